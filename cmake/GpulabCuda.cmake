@@ -1,0 +1,72 @@
+# Finding the CUDA toolkit.
+#
+# CMake finds nvcc only through CMAKE_CUDA_COMPILER, $CUDACXX or PATH. A fresh machine often has
+# the toolkit in /usr/local/cuda without it being on PATH, so gpulab looks in the usual places
+# itself before enabling the CUDA language: CMAKE_CUDA_COMPILER, $CUDACXX, CUDAToolkit_ROOT (CMake
+# variable or environment), $CUDA_PATH, $CUDA_HOME, PATH, /usr/local/cuda, /opt/cuda.
+#
+# Sets GPULAB_HAVE_CUDA (ON when the cuda backend is built), GPULAB_BACKENDS ("cuda;sim" or "sim")
+# and GPULAB_CUDA_STATUS (one line saying why the cuda backend is on or off).
+
+set(GPULAB_MIN_CUDA_VERSION 12.0)
+
+function(_gpulab_find_nvcc out)
+  if(CMAKE_CUDA_COMPILER)
+    set(${out} "${CMAKE_CUDA_COMPILER}" PARENT_SCOPE)
+    return()
+  endif()
+  set(hints "")
+  foreach(root IN ITEMS "${CUDAToolkit_ROOT}" "$ENV{CUDAToolkit_ROOT}" "$ENV{CUDA_PATH}"
+                        "$ENV{CUDA_HOME}")
+    if(root)
+      list(APPEND hints "${root}/bin")
+    endif()
+  endforeach()
+  if(DEFINED ENV{CUDACXX} AND EXISTS "$ENV{CUDACXX}")
+    set(${out} "$ENV{CUDACXX}" PARENT_SCOPE)
+    return()
+  endif()
+  find_program(GPULAB_NVCC nvcc HINTS ${hints} PATHS /usr/local/cuda/bin /opt/cuda/bin
+               DOC "nvcc used for the cuda backend")
+  set(${out} "${GPULAB_NVCC}" PARENT_SCOPE)
+endfunction()
+
+macro(gpulab_setup_cuda)
+  set(GPULAB_HAVE_CUDA OFF)
+  if(NOT GPULAB_ENABLE_CUDA)
+    set(GPULAB_CUDA_STATUS "cuda backend off: GPULAB_ENABLE_CUDA=OFF")
+  else()
+    _gpulab_find_nvcc(_gpulab_nvcc)
+    if(NOT _gpulab_nvcc)
+      string(CONCAT GPULAB_CUDA_STATUS "cuda backend off: no CUDA toolkit found (looked for nvcc in "
+                             "CUDAToolkit_ROOT, CUDA_PATH, PATH, /usr/local/cuda); building the sim backend only")
+    else()
+      execute_process(COMMAND "${_gpulab_nvcc}" --version OUTPUT_VARIABLE _nvcc_out
+                      RESULT_VARIABLE _nvcc_rc ERROR_QUIET)
+      string(REGEX MATCH "release ([0-9]+\\.[0-9]+)" _ "${_nvcc_out}")
+      set(_nvcc_version "${CMAKE_MATCH_1}")
+      if(NOT _nvcc_rc EQUAL 0 OR NOT _nvcc_version)
+        set(GPULAB_CUDA_STATUS "cuda backend off: ${_gpulab_nvcc} --version failed")
+      elseif(_nvcc_version VERSION_LESS GPULAB_MIN_CUDA_VERSION)
+        string(CONCAT GPULAB_CUDA_STATUS "cuda backend off: CUDA ${_nvcc_version} at ${_gpulab_nvcc} is older "
+                               "than the ${GPULAB_MIN_CUDA_VERSION} gpulab needs")
+      else()
+        set(CMAKE_CUDA_COMPILER "${_gpulab_nvcc}" CACHE FILEPATH "CUDA compiler" FORCE)
+        set(CMAKE_CUDA_ARCHITECTURES "${GPULAB_CUDA_ARCHITECTURES}")
+        # CMake 3.25 has no CUDA20 dialect flag for nvcc: C++20 is passed to nvcc directly by
+        # gpulab_add_backend_library (-std=c++20).
+        enable_language(CUDA)
+        find_package(CUDAToolkit ${GPULAB_MIN_CUDA_VERSION} REQUIRED)
+        set(GPULAB_HAVE_CUDA ON)
+        string(CONCAT GPULAB_CUDA_STATUS "cuda backend on: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), "
+                               "architectures ${GPULAB_CUDA_ARCHITECTURES}")
+      endif()
+    endif()
+  endif()
+  if(GPULAB_HAVE_CUDA)
+    set(GPULAB_BACKENDS cuda sim)
+  else()
+    set(GPULAB_BACKENDS sim)
+  endif()
+  message(STATUS "gpulab: ${GPULAB_CUDA_STATUS}")
+endmacro()

@@ -1,0 +1,90 @@
+// Console output: aligned tables with units in the headers, number formatting, and a progress bar
+// for long work that stays quiet when its stream is not a terminal.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulab {
+
+/// Horizontal alignment of a table column.
+enum class Align { left, right };
+
+/// One column of a Table: a header, an optional unit shown as "header (unit)", an alignment.
+struct Column {
+  std::string header;          ///< column title
+  std::string unit;            ///< unit shown in the header, e.g. "GB/s"; empty for none
+  Align align = Align::right;  ///< numbers right, text left
+};
+
+/// A text table with aligned columns. Cells are strings; format numbers with format_fixed().
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns);
+
+  /// Appends a row; throws std::invalid_argument when its cell count differs from the columns.
+  void add_row(std::vector<std::string> cells);
+  /// Number of rows added so far.
+  [[nodiscard]] std::size_t rows() const { return rows_.size(); }
+  /// The table as text: header, a rule, one line per row, each ending in '\n'.
+  [[nodiscard]] std::string render() const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// Writes Table::render() to the stream.
+std::ostream& operator<<(std::ostream& out, const Table& table);
+
+/// Fixed-point formatting with `decimals` digits: format_fixed(3350, 0) == "3350".
+/// NaN prints as "n/a", infinities as "inf"/"-inf".
+[[nodiscard]] std::string format_fixed(double value, int decimals);
+
+/// A byte count in decimal units with one decimal: 80e9 -> "80.0 GB", 50e6 -> "50.0 MB",
+/// 512 -> "512 B".
+[[nodiscard]] std::string format_bytes(double bytes);
+
+/// True when the stream is a terminal (isatty on its file descriptor).
+[[nodiscard]] bool is_terminal(std::FILE* stream);
+
+/// A progress bar for long work, drawn on one terminal line ("label [=====>    ] 12/40 0:03").
+/// When the stream is not a terminal it draws nothing, so logs and pipes stay clean.
+class ProgressBar {
+ public:
+  /// total: units of work; stream: where to draw (stderr by default); interactive: override of
+  /// the terminal check (tests use it).
+  ProgressBar(std::string label, std::size_t total, std::FILE* stream = stderr);
+  ProgressBar(std::string label, std::size_t total, std::FILE* stream, bool interactive);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  /// Marks `units` more done and redraws (at most every 50 ms, and always at the end).
+  void advance(std::size_t units = 1);
+  /// Completes the bar and ends its line; called by the destructor if not called before.
+  void finish();
+  /// Units done so far.
+  [[nodiscard]] std::size_t done() const { return done_; }
+  /// Whether this bar draws at all.
+  [[nodiscard]] bool interactive() const { return interactive_; }
+
+ private:
+  void draw();
+
+  std::string label_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::FILE* stream_;
+  bool interactive_;
+  bool finished_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+}  // namespace gpulab
