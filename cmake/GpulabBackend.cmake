@@ -52,7 +52,7 @@ function(_gpulab_backend_configure target backend)
   if(backend STREQUAL "cuda")
     target_link_libraries(${target} PUBLIC CUDA::cudart)
     # -lineinfo maps SASS back to source lines in Nsight Compute and compute-sanitizer.
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 -lineinfo>)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
     set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${GPULAB_CUDA_ARCHITECTURES}")
   else()
     target_link_libraries(${target} PUBLIC gpulab.sim.runtime)

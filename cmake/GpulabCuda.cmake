@@ -53,9 +53,16 @@ macro(gpulab_setup_cuda)
       else()
         set(CMAKE_CUDA_COMPILER "${_gpulab_nvcc}" CACHE FILEPATH "CUDA compiler" FORCE)
         set(CMAKE_CUDA_ARCHITECTURES "${GPULAB_CUDA_ARCHITECTURES}")
-        # CMake 3.25 has no CUDA20 dialect flag for nvcc: C++20 is passed to nvcc directly by
-        # gpulab_add_backend_library (-std=c++20).
         enable_language(CUDA)
+        # CMake 3.25 does not know nvcc's C++20 flag (nvcc 12+ accepts -std=c++20); tell it, so
+        # CUDA targets get the same C++20 as host code (CXX_STANDARD also applies to CUDA).
+        if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+          set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+          set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+        endif()
+        set(CMAKE_CUDA_STANDARD 20)
+        set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+        set(CMAKE_CUDA_EXTENSIONS OFF)
         find_package(CUDAToolkit ${GPULAB_MIN_CUDA_VERSION} REQUIRED)
         set(GPULAB_HAVE_CUDA ON)
         string(CONCAT GPULAB_CUDA_STATUS "cuda backend on: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), "

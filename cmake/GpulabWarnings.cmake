@@ -4,7 +4,7 @@ add_library(gpulab_warnings INTERFACE)
 add_library(gpulab::warnings ALIAS gpulab_warnings)
 
 set(_gpulab_cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
-    -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+    -Wcast-align -Wunused -Woverloaded-virtual -Wdouble-promotion -Wformat=2
     -Wimplicit-fallthrough)
 if(GPULAB_WERROR)
   list(APPEND _gpulab_cxx_warnings -Werror)

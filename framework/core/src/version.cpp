@@ -6,9 +6,13 @@ extern const char* const kVersion;
 extern const char* const kGitRevision;
 }  // namespace detail
 
-std::string_view version() noexcept { return detail::kVersion; }
+std::string_view version() noexcept {
+  return detail::kVersion;
+}
 
-std::string_view git_revision() noexcept { return detail::kGitRevision; }
+std::string_view git_revision() noexcept {
+  return detail::kGitRevision;
+}
 
 std::string version_string() {
   std::string text = "gpulab " + std::string(version());

@@ -1,0 +1,34 @@
+// The subcommands of `gpulab`. Each registers its options on the CLI11 app and runs when chosen;
+// run functions return the process exit code (0 success, 1 failure, 2 bad arguments).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace gpulab::cli {
+
+/// Exit codes of every gpulab command.
+enum ExitCode : int { kSuccess = 0, kFailure = 1, kUsage = 2 };
+
+/// An error the user can fix: printed as one line "gpulab: error: <message>", exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A registered subcommand: its CLI11 app and what runs when the command line names it.
+struct Command {
+  CLI::App* app = nullptr;   ///< the subcommand, owned by the parent app
+  std::function<int()> run;  ///< returns the exit code
+};
+
+/// `gpulab device [--json FILE]`: what the machine has, or why there is no CUDA device.
+Command add_device_command(CLI::App& app);
+/// `gpulab specs [NAME]`: the GPU spec database as a table, or one GPU in detail.
+Command add_specs_command(CLI::App& app);
+/// `gpulab show FILE`: a saved results file as a report.
+Command add_show_command(CLI::App& app);
+
+}  // namespace gpulab::cli

@@ -1,0 +1,67 @@
+// gpulab: the command-line entry point. See `gpulab --help`.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/version.hpp"
+
+namespace {
+
+using gpulab::cli::kFailure;
+using gpulab::cli::kSuccess;
+using gpulab::cli::kUsage;
+
+// One line for a bad command line, never CLI11's multi-line text.
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "gpulab: error: %s (see gpulab --help)\n", message.c_str());
+  return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpulab: measure, profile and fix GPU kernels; labs, autograder and viewer.",
+               "gpulab"};
+  app.set_version_flag("--version",
+                       gpulab::version_string() + ", " + gpulab::backend_name() + " backend");
+  app.require_subcommand(1);
+  app.footer(
+      "Run `gpulab COMMAND --help` for a command's options. Exit codes: 0 success, 1 failure, "
+      "2 bad arguments.");
+
+  const std::vector<gpulab::cli::Command> commands = {
+      gpulab::cli::add_device_command(app),
+      gpulab::cli::add_specs_command(app),
+      gpulab::cli::add_show_command(app),
+  };
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what());
+  }
+
+  try {
+    for (const gpulab::cli::Command& command : commands) {
+      if (command.app->parsed()) {
+        return command.run();
+      }
+    }
+    return usage_error("no command given");
+  } catch (const gpulab::cli::UsageError& e) {
+    return usage_error(e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulab: error: %s\n", e.what());
+    return kFailure;
+  }
+  return kSuccess;
+}

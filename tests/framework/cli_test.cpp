@@ -1,0 +1,145 @@
+// The gpulab command, run as a user would: exit codes, one-line errors, --help everywhere.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("gpulab_cli_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// Runs `gpulab <args>` through the shell; stdout and stderr captured separately.
+Outcome gpulab(const std::string& args, const std::string& env = "") {
+  const std::filesystem::path err_path = temp_path("stderr");
+  const std::string command =
+      env + " '" + std::string(GPULAB_EXE) + "' " + args + " 2>'" + err_path.string() + "'";
+  Outcome run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen failed for " << command;
+    return run;
+  }
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+    run.out.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream err_file(err_path);
+  std::stringstream err;
+  err << err_file.rdbuf();
+  run.err = err.str();
+  std::filesystem::remove(err_path);
+  return run;
+}
+
+std::size_t count_lines(const std::string& text) {
+  std::size_t lines = 0;
+  for (char c : text) {
+    lines += c == '\n' ? 1 : 0;
+  }
+  return lines;
+}
+
+TEST(Cli, VersionPrintsVersionAndBackend) {
+  const Outcome run = gpulab("--version");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("gpulab 0."), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("backend"), std::string::npos) << run.out;
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* command : {"", "device", "specs", "show"}) {
+    SCOPED_TRACE(command);
+    const Outcome run = gpulab(std::string(command) + " --help");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("Usage"), std::string::npos) << run.out;
+  }
+}
+
+TEST(Cli, BadArgumentsGiveOneLineAndExitCode2) {
+  for (const char* args :
+       {"", "no-such-command", "device --no-such-flag", "specs a b", "show", "specs no-such-gpu"}) {
+    SCOPED_TRACE(args);
+    const Outcome run = gpulab(args);
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_EQ(count_lines(run.err), 1u) << run.err;
+    EXPECT_EQ(run.err.rfind("gpulab: error: ", 0), 0u) << run.err;
+  }
+}
+
+TEST(Cli, DeviceExitsZeroAndNamesTheDeviceOrTheReason) {
+  const Outcome run = gpulab("device");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const bool has_device = run.out.find("\ndevice 0: ") != std::string::npos;
+  const bool explains = run.out.find("no CUDA device: ") != std::string::npos &&
+                        run.out.find("the sim backend will be used") != std::string::npos;
+  EXPECT_TRUE(has_device || explains) << run.out;
+}
+
+TEST(Cli, DeviceJsonIsAValidResultsFileThatShowPrints) {
+  const std::filesystem::path json = temp_path("device.json");
+  const Outcome device = gpulab("device --json '" + json.string() + "'");
+  ASSERT_EQ(device.exit_code, 0) << device.err;
+  const Outcome show = gpulab("show '" + json.string() + "'");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("backend"), std::string::npos) << show.out;
+  std::filesystem::remove(json);
+}
+
+TEST(Cli, SpecsListsTheDatabaseWithH100Peaks) {
+  const Outcome run = gpulab("specs");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_GE(count_lines(run.out), 2u + 11u) << run.out;
+  std::istringstream lines(run.out);
+  std::string line;
+  bool found = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("h100-sxm ", 0) == 0) {
+      found = true;
+      EXPECT_NE(line.find(" 3350 "), std::string::npos) << line;
+      EXPECT_NE(line.find(" 989."), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(found) << run.out;
+}
+
+TEST(Cli, SpecsNameShowsOneGpuWithSources) {
+  const Outcome run = gpulab("specs 'H100 SXM'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("3350 GB/s"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("source:"), std::string::npos) << run.out;
+}
+
+TEST(Cli, ShowRejectsMalformedFilesWithOneLine) {
+  const std::filesystem::path bad = temp_path("bad.json");
+  for (const char* content : {"{\"context\": {", "not json at all", "[1, 2, 3]", ""}) {
+    SCOPED_TRACE(content);
+    std::ofstream(bad) << content;
+    const Outcome run = gpulab("show '" + bad.string() + "'");
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_LT(run.exit_code, 128) << "crashed";
+    EXPECT_EQ(count_lines(run.err), 1u) << run.err;
+    EXPECT_NE(run.err.find(bad.filename().string()), std::string::npos) << run.err;
+  }
+  std::filesystem::remove(bad);
+  const Outcome missing = gpulab("show /nonexistent/results.json");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(count_lines(missing.err), 1u) << missing.err;
+}
+
+}  // namespace

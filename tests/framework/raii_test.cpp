@@ -1,0 +1,249 @@
+// Move-only RAII types: DeviceBuffer, PinnedBuffer, Stream, Event. On the cuda backend these need
+// a device and skip without one; on the sim backend they always run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/stream.hpp"
+#include "test_device.hpp"
+
+#if GPULAB_BACKEND_SIM
+#include "gpulab/sim/runtime.hpp"
+#endif
+
+namespace {
+
+using gpulab::DeviceBuffer;
+using gpulab::Event;
+using gpulab::PinnedBuffer;
+using gpulab::Stream;
+
+static_assert(!std::is_copy_constructible_v<DeviceBuffer<float>>);
+static_assert(!std::is_copy_assignable_v<DeviceBuffer<float>>);
+static_assert(std::is_nothrow_move_constructible_v<DeviceBuffer<float>>);
+static_assert(!std::is_copy_constructible_v<PinnedBuffer<float>>);
+static_assert(!std::is_copy_constructible_v<Stream>);
+static_assert(std::is_nothrow_move_assignable_v<Stream>);
+static_assert(!std::is_copy_constructible_v<Event>);
+static_assert(std::is_nothrow_move_assignable_v<Event>);
+
+std::vector<float> iota(std::size_t n) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), 1.0f);
+  return v;
+}
+
+TEST(DeviceBuffer, DefaultIsEmptyAndOwnsNothing) {
+  DeviceBuffer<float> buffer;
+  EXPECT_TRUE(buffer.empty());
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(buffer.bytes(), 0u);
+}
+
+TEST(DeviceBuffer, CopyRoundTripPreservesData) {
+  GPULAB_REQUIRE_DEVICE();
+  const std::vector<float> host = iota(1000);
+  DeviceBuffer<float> buffer(host.size());
+  EXPECT_EQ(buffer.size(), 1000u);
+  EXPECT_EQ(buffer.bytes(), 4000u);
+  EXPECT_NE(buffer.data(), nullptr);
+  buffer.copy_from(host);
+  EXPECT_EQ(buffer.to_vector(), host);
+}
+
+TEST(DeviceBuffer, SizeMismatchIsRejectedBeforeAnyCopy) {
+  GPULAB_REQUIRE_DEVICE();
+  DeviceBuffer<float> buffer(10);
+  const std::vector<float> wrong(11);
+  EXPECT_THROW(buffer.copy_from(wrong), std::invalid_argument);
+  std::vector<float> out(9);
+  EXPECT_THROW(buffer.copy_to(out), std::invalid_argument);
+}
+
+TEST(DeviceBuffer, PoisoningWithFFBytesGivesNaN) {
+  GPULAB_REQUIRE_DEVICE();
+  DeviceBuffer<float> buffer(64);
+  buffer.fill_bytes(0xFF);
+  for (float value : buffer.to_vector()) {
+    ASSERT_TRUE(std::isnan(value));
+  }
+}
+
+TEST(DeviceBuffer, MoveTransfersOwnershipAndLeavesSourceEmpty) {
+  GPULAB_REQUIRE_DEVICE();
+  DeviceBuffer<int> a(16);
+  int* pointer = a.data();
+  DeviceBuffer<int> b(std::move(a));
+  EXPECT_EQ(b.data(), pointer);
+  EXPECT_EQ(b.size(), 16u);
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): checking the moved-from state
+  EXPECT_TRUE(a.empty());
+  DeviceBuffer<int> c(4);
+  c = std::move(b);
+  EXPECT_EQ(c.data(), pointer);
+  EXPECT_EQ(c.size(), 16u);
+}
+
+TEST(DeviceBuffer, DestructorAndMoveAssignmentFreeDeviceMemory) {
+  GPULAB_REQUIRE_DEVICE();
+  std::size_t free_before = 0;
+  std::size_t total = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_before, &total));
+  {
+    DeviceBuffer<char> a(256 << 20);
+    DeviceBuffer<char> b(256 << 20);
+    a = std::move(b);  // a's first 256 MiB must be freed here
+    std::size_t free_now = 0;
+    GPULAB_CHECK(cudaMemGetInfo(&free_now, &total));
+    EXPECT_LT(free_before - free_now, std::size_t{400} << 20) << "move assignment leaked";
+    EXPECT_GE(free_before - free_now, std::size_t{256} << 20);
+  }
+  std::size_t free_after = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_after, &total));
+  EXPECT_GE(free_after + (std::size_t{64} << 20), free_before) << "destructor leaked";
+}
+
+TEST(DeviceBuffer, OutOfMemoryThrowsMemoryAllocationError) {
+  GPULAB_REQUIRE_DEVICE();
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  try {
+    DeviceBuffer<char> too_big(total + (std::size_t{1} << 30));
+    FAIL() << "allocating more than the device's memory succeeded";
+  } catch (const gpulab::CudaError& e) {
+    EXPECT_EQ(e.error_name(), "cudaErrorMemoryAllocation");
+  }
+  (void)cudaGetLastError();
+}
+
+TEST(DeviceBuffer, ElementCountOverflowIsALengthError) {
+  EXPECT_THROW(DeviceBuffer<double>(std::numeric_limits<std::size_t>::max() / 4),
+               std::length_error);
+}
+
+TEST(PinnedBuffer, AllocatesWritableHostMemoryAndMoves) {
+  GPULAB_REQUIRE_DEVICE();
+  PinnedBuffer<double> a(100);
+  ASSERT_NE(a.data(), nullptr);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<double>(i);
+  }
+  EXPECT_EQ(a.span().size(), 100u);
+  EXPECT_EQ(a.bytes(), 800u);
+  PinnedBuffer<double> b = std::move(a);
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b[99], 99.0);
+}
+
+TEST(Stream, AsyncCopiesOnAStreamRoundTrip) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  ASSERT_NE(stream.get(), nullptr);
+  PinnedBuffer<float> in(4096);
+  PinnedBuffer<float> out(4096);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    in[i] = static_cast<float>(i) * 0.5f;
+  }
+  DeviceBuffer<float> device(4096);
+  device.copy_from_async(in.span(), stream);
+  device.copy_to_async(out.span(), stream);
+  stream.synchronize();
+  EXPECT_TRUE(stream.ready());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(out[i], in[i]) << "index " << i;
+  }
+}
+
+TEST(Stream, MoveLeavesSourceWithoutHandle) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream a;
+  cudaStream_t handle = a.get();
+  Stream b(std::move(a));
+  EXPECT_EQ(b.get(), handle);
+  EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move)
+  Stream c;
+  c = std::move(b);
+  EXPECT_EQ(c.get(), handle);
+}
+
+TEST(Event, ElapsedTimeBetweenRecordedEventsIsNonNegative) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  Event start;
+  Event stop;
+  DeviceBuffer<char> buffer(1 << 20);
+  start.record(stream);
+  GPULAB_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), stream));
+  stop.record(stream);
+  stop.synchronize();
+  EXPECT_TRUE(stop.ready());
+  const float ms = Event::elapsed_ms(start, stop);
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_LT(ms, 10'000.0f);
+}
+
+TEST(Event, ElapsedTimeOfUnrecordedOrUntimedEventsThrows) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  Event recorded;
+  Event never_recorded;
+  recorded.record(stream);
+  stream.synchronize();
+  EXPECT_THROW((void)Event::elapsed_ms(recorded, never_recorded), gpulab::CudaError);
+  Event untimed(cudaEventDisableTiming);
+  untimed.record(stream);
+  stream.synchronize();
+  EXPECT_THROW((void)Event::elapsed_ms(recorded, untimed), gpulab::CudaError);
+  (void)cudaGetLastError();
+}
+
+TEST(Event, MoveLeavesSourceWithoutHandle) {
+  GPULAB_REQUIRE_DEVICE();
+  Event a;
+  cudaEvent_t handle = a.get();
+  Event b(std::move(a));
+  EXPECT_EQ(b.get(), handle);
+  EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move)
+}
+
+#if GPULAB_BACKEND_SIM
+TEST(SimRuntime, CopiesOutsideAnAllocationAreRejected) {
+  DeviceBuffer<float> buffer(8);
+  std::vector<float> host(16);
+  EXPECT_EQ(cudaMemcpy(buffer.data(), host.data(), 16 * sizeof(float), cudaMemcpyHostToDevice),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(host.data(), buffer.data() + 4, 4 * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+}
+
+TEST(SimRuntime, AllocationsAreAccountedAndFreed) {
+  const std::size_t before = gpulab::sim::allocated_bytes();
+  {
+    DeviceBuffer<char> a(1000);
+    EXPECT_EQ(gpulab::sim::allocated_bytes(), before + 1000);
+  }
+  EXPECT_EQ(gpulab::sim::allocated_bytes(), before);
+  int not_allocated = 0;
+  EXPECT_EQ(cudaFree(&not_allocated), cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+}
+
+TEST(SimRuntime, DestroyedHandlesAreInvalid) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaErrorInvalidResourceHandle);
+  (void)cudaGetLastError();
+}
+#endif
+
+}  // namespace
