@@ -1,0 +1,56 @@
+// The backend-neutral members of device.hpp: formatting and arithmetic on DeviceInfo, and the
+// explanations of device-query failures. The query itself is in device_query.cpp.
+#include "gpulab/core/device.hpp"
+
+#include <string>
+
+namespace gpulab {
+
+std::string DeviceInfo::compute_capability() const {
+  return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+}
+
+double DeviceInfo::theoretical_bandwidth_gb_s() const {
+  // Data moves on both clock edges (double data rate), bus_width_bits / 8 bytes per transfer.
+  const double transfers_per_s = 2.0 * memory_clock_khz * 1e3;
+  const double bytes_per_transfer = memory_bus_width_bits / 8.0;
+  return transfers_per_s * bytes_per_transfer / 1e9;
+}
+
+std::string explain_device_error(int cuda_error_code) {
+  // Codes and meanings: the cudaError enum in the CUDA Runtime API reference (driver_types.h).
+  switch (cuda_error_code) {
+    case 3:  // cudaErrorInitializationError
+      return "the CUDA driver and runtime could not be initialized: check that the NVIDIA kernel "
+             "module is loaded (nvidia-smi) and /dev/nvidia* is accessible";
+    case 34:  // cudaErrorStubLibrary
+      return "the CUDA driver library found is a stub, not a real driver: remove the toolkit's "
+             "lib64/stubs directory from LD_LIBRARY_PATH, or install the NVIDIA driver";
+    case 35:  // cudaErrorInsufficientDriver
+      return "no NVIDIA driver is loaded, or the driver is older than the CUDA runtime gpulab "
+             "was built with";
+    case 46:  // cudaErrorDevicesUnavailable
+      return "all CUDA devices are busy or unavailable: a GPU in exclusive-process or prohibited "
+             "compute mode is in use by another process (see nvidia-smi)";
+    case 100:  // cudaErrorNoDevice
+      return "the NVIDIA driver found no CUDA-capable device";
+    case 101:  // cudaErrorInvalidDevice
+      return "the requested CUDA device does not exist: check CUDA_VISIBLE_DEVICES";
+    case 802:  // cudaErrorSystemNotReady
+      return "the system is not ready for CUDA: on NVSwitch systems, start the NVIDIA Fabric "
+             "Manager service";
+    case 803:  // cudaErrorSystemDriverMismatch
+      return "the NVIDIA kernel driver and the CUDA user-mode driver (libcuda) have different "
+             "versions: reboot after a driver update, or reinstall the driver";
+    case 804:  // cudaErrorCompatNotSupportedOnDevice
+      return "the CUDA forward-compatibility package is in use but this GPU does not support "
+             "it: remove the compat libraries from the library path";
+    case 999:  // cudaErrorUnknown
+      return "the CUDA driver failed with an unknown error: check nvidia-smi and the kernel log "
+             "(dmesg); a driver reload or reboot may be needed";
+    default:
+      return "CUDA error " + std::to_string(cuda_error_code);
+  }
+}
+
+}  // namespace gpulab

@@ -23,34 +23,34 @@ enum class SpecOrigin {
 
 /// Datasheet peaks and per-SM limits of one GPU.
 struct GpuSpec {
-  std::string key;           ///< short lookup key, e.g. "h100-sxm"
-  std::string name;          ///< display name, e.g. "H100 SXM"
-  std::string architecture;  ///< e.g. "Hopper"
-  int cc_major = 0;          ///< compute capability, major
-  int cc_minor = 0;          ///< compute capability, minor
-  int sm_count = 0;          ///< streaming multiprocessors
-  double boost_clock_mhz = 0;          ///< boost clock the peaks assume
-  std::uint64_t memory_bytes = 0;      ///< DRAM capacity
-  int memory_bus_width_bits = 0;       ///< DRAM interface width
-  double dram_bandwidth_gb_s = 0;      ///< peak DRAM bandwidth
-  double fp32_tflop_s = 0;             ///< peak FP32 (non-tensor)
-  double tf32_tensor_tflop_s = 0;      ///< dense TF32 tensor; 0 where unsupported
-  double fp16_tensor_tflop_s = 0;      ///< dense FP16 tensor, FP32 accumulate
-  double bf16_tensor_tflop_s = 0;      ///< dense BF16 tensor, FP32 accumulate; 0 where unsupported
-  std::uint64_t l2_bytes = 0;          ///< L2 cache
+  std::string key;                 ///< short lookup key, e.g. "h100-sxm"
+  std::string name;                ///< display name, e.g. "H100 SXM"
+  std::string architecture;        ///< e.g. "Hopper"
+  int cc_major = 0;                ///< compute capability, major
+  int cc_minor = 0;                ///< compute capability, minor
+  int sm_count = 0;                ///< streaming multiprocessors
+  double boost_clock_mhz = 0;      ///< boost clock the peaks assume
+  std::uint64_t memory_bytes = 0;  ///< DRAM capacity
+  int memory_bus_width_bits = 0;   ///< DRAM interface width
+  double dram_bandwidth_gb_s = 0;  ///< peak DRAM bandwidth
+  double fp32_tflop_s = 0;         ///< peak FP32 (non-tensor)
+  double tf32_tensor_tflop_s = 0;  ///< dense TF32 tensor; 0 where unsupported
+  double fp16_tensor_tflop_s = 0;  ///< dense FP16 tensor, FP32 accumulate
+  double bf16_tensor_tflop_s = 0;  ///< dense BF16 tensor, FP32 accumulate; 0 where unsupported
+  std::uint64_t l2_bytes = 0;      ///< L2 cache
   // Per-SM limits (CUDA C++ Programming Guide, "Compute Capabilities" table).
-  int max_threads_per_sm = 0;                          ///< resident threads per SM
-  int max_warps_per_sm = 0;                            ///< resident warps per SM
-  int max_blocks_per_sm = 0;                           ///< resident blocks per SM
-  int max_threads_per_block = 1024;                    ///< threads per block
-  int registers_per_sm = 0;                            ///< 32-bit registers per SM
-  int max_registers_per_thread = 255;                  ///< registers per thread
-  std::uint64_t shared_memory_per_sm_bytes = 0;        ///< shared memory per SM
-  std::uint64_t shared_memory_per_block_optin_bytes = 0;    ///< per block with opt-in
+  int max_threads_per_sm = 0;                                ///< resident threads per SM
+  int max_warps_per_sm = 0;                                  ///< resident warps per SM
+  int max_blocks_per_sm = 0;                                 ///< resident blocks per SM
+  int max_threads_per_block = 1024;                          ///< threads per block
+  int registers_per_sm = 0;                                  ///< 32-bit registers per SM
+  int max_registers_per_thread = 255;                        ///< registers per thread
+  std::uint64_t shared_memory_per_sm_bytes = 0;              ///< shared memory per SM
+  std::uint64_t shared_memory_per_block_optin_bytes = 0;     ///< per block with opt-in
   std::uint64_t reserved_shared_memory_per_block_bytes = 0;  ///< reserved per block by CUDA
-  int warp_size = 32;                                  ///< threads per warp
-  SpecOrigin origin = SpecOrigin::datasheet;           ///< datasheet or estimated
-  std::string source;                                  ///< where the numbers come from
+  int warp_size = 32;                                        ///< threads per warp
+  SpecOrigin origin = SpecOrigin::datasheet;                 ///< datasheet or estimated
+  std::string source;                                        ///< where the numbers come from
 
   /// Compute capability as "9.0".
   [[nodiscard]] std::string compute_capability() const;
@@ -60,7 +60,9 @@ struct GpuSpec {
 [[nodiscard]] std::span<const GpuSpec> all_specs();
 
 /// Looks a spec up by key or name, ignoring case, spaces, '-' and '_' ("H100 SXM", "h100-sxm",
-/// "h100sxm"). nullopt when nothing matches.
+/// "h100sxm"). Also accepts the name the CUDA driver reports ("NVIDIA H100 80GB HBM3") and short
+/// names, which pick the SXM board and for A100 the 80GB part ("h100", "a100"; "a100-40gb",
+/// "a100-pcie" for the others). nullopt when nothing matches.
 [[nodiscard]] std::optional<GpuSpec> find_spec(std::string_view name);
 
 /// The spec of a detected device: the database entry whose name the device's name matches
