@@ -1,0 +1,1132 @@
+// The results model: validation, JSON in and out, atomic saving and the report for a person.
+//
+// Reading is built to survive hostile input. The text is parsed with nlohmann's SAX interface
+// into a DOM we build ourselves, so that the nesting limit stops the parse at the first bracket too
+// deep (nothing recursive ever sees a deep document), duplicate keys are refused instead of "last
+// one wins", and numbers that underflow a double (1e-400 would silently become 0) are refused like
+// the ones that overflow (nlohmann already refuses 1e400 rather than storing inf). Every error ends
+// as one ResultsError line: "SOURCE:LINE:COLUMN: ..." or "SOURCE: results[2].name: ...".
+#include "gpulab/core/results.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/core/console.hpp"
+#include "gpulab/core/version.hpp"
+
+namespace gpulab {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Units
+// ---------------------------------------------------------------------------------------------
+
+struct Unit {
+  std::string_view suffix;  // as written in a metric name, after '_'
+  std::string_view label;   // as shown to a person
+};
+
+// Decimal multiples only (GB = 1e9 bytes): gpulab never mixes GB and GiB.
+// clang-format off
+constexpr std::array kUnits{
+    // time and clocks
+    Unit{"ns", "ns"}, Unit{"us", "us"}, Unit{"ms", "ms"}, Unit{"s", "s"},
+    Unit{"cycles", "cycles"}, Unit{"hz", "Hz"}, Unit{"khz", "kHz"}, Unit{"mhz", "MHz"},
+    Unit{"ghz", "GHz"},
+    // sizes and bandwidths
+    Unit{"bytes", "bytes"}, Unit{"kb", "kB"}, Unit{"mb", "MB"}, Unit{"gb", "GB"}, Unit{"tb", "TB"},
+    Unit{"bytes_s", "B/s"}, Unit{"mb_s", "MB/s"}, Unit{"gb_s", "GB/s"}, Unit{"tb_s", "TB/s"},
+    // work, rates and arithmetic intensity
+    Unit{"flop", "FLOP"}, Unit{"gflop", "GFLOP"}, Unit{"tflop", "TFLOP"}, Unit{"flop_s", "FLOP/s"},
+    Unit{"gflop_s", "GFLOP/s"}, Unit{"tflop_s", "TFLOP/s"}, Unit{"flop_per_byte", "FLOP/byte"},
+    // shares
+    Unit{"percent", "%"}, Unit{"ratio", "ratio"}, Unit{"fraction", "fraction"},
+    // counts
+    Unit{"count", "count"}, Unit{"elements", "elements"}, Unit{"threads", "threads"},
+    Unit{"blocks", "blocks"}, Unit{"warps", "warps"}, Unit{"registers", "registers"},
+    // power
+    Unit{"w", "W"},
+};
+// clang-format on
+
+// The longest unit that is the whole name or follows a '_' at its end ("bandwidth_gb_s" is GB/s,
+// not s); nullptr when there is none. "_ms" alone has no stem and does not count.
+const Unit* find_unit(std::string_view name) noexcept {
+  const Unit* best = nullptr;
+  for (const Unit& unit : kUnits) {
+    if (!name.ends_with(unit.suffix)) {
+      continue;
+    }
+    const std::size_t stem = name.size() - unit.suffix.size();
+    const bool whole = stem == 0;
+    const bool after_stem = stem >= 2 && name[stem - 1] == '_';
+    if ((whole || after_stem) && (best == nullptr || unit.suffix.size() > best->suffix.size())) {
+      best = &unit;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text: UTF-8 checks and single-line, terminal-safe rendering of untrusted strings
+// ---------------------------------------------------------------------------------------------
+
+// Length of the well-formed UTF-8 sequence starting at text[i] (Unicode table 3-7: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0 when it is ill-formed. `code` receives the
+// code point.
+std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) {
+    code = b0;
+    return 1;
+  }
+  std::size_t length = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    length = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    length = 3;
+    lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    hi = b0 == 0xED ? 0x9F : 0xBF;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    length = 4;
+    lo = b0 == 0xF0 ? 0x90 : 0x80;
+    hi = b0 == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) {
+    return 0;
+  }
+  const unsigned char b1 = byte(i + 1);
+  if (b1 < lo || b1 > hi) {
+    return 0;
+  }
+  char32_t value = b0 & (0x7Fu >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    const unsigned char b = byte(i + k);
+    if (b < 0x80 || b > 0xBF) {
+      return 0;
+    }
+    value = (value << 6) | (b & 0x3Fu);
+  }
+  code = value;
+  return length;
+}
+
+bool is_valid_utf8(std::string_view text) noexcept {
+  char32_t code = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence(text, i, code);
+    if (length == 0) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// Line and paragraph separators and invisible format characters that can make text on a terminal
+// read differently from what it is (byte order mark, zero-width and bidirectional controls).
+bool is_invisible(char32_t code) noexcept {
+  return code == 0x2028 || code == 0x2029 || code == 0xFEFF || (code >= 0x200B && code <= 0x200F) ||
+         (code >= 0x202A && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+}
+
+// `text` made safe for one line of a terminal: control characters (C0, DEL, C1), invisible ones
+// (above) and ill-formed UTF-8 bytes become escapes (\n, \x1b, ...); longer texts are cut to about
+// `max_bytes` with "...". Idempotent, so a message can be passed through it twice.
+std::string printable(std::string_view text, std::size_t max_bytes = 120) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 8);
+  char32_t code = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const std::size_t length = utf8_sequence(text, i, code);
+    const bool control = length == 0 || code < 0x20 || code == 0x7F ||
+                         (code >= 0x80 && code <= 0x9F) || is_invisible(code);
+    if (!control) {
+      out.append(text.substr(i, length));
+      i += length;
+      continue;
+    }
+    if (length == 1 && code == '\n') {
+      out += "\\n";
+    } else if (length == 1 && code == '\r') {
+      out += "\\r";
+    } else if (length == 1 && code == '\t') {
+      out += "\\t";
+    } else {
+      const std::size_t bytes = length == 0 ? 1 : length;
+      for (std::size_t k = 0; k < bytes; ++k) {
+        const auto b = static_cast<unsigned char>(text[i + k]);
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 0xF];
+      }
+    }
+    i += length == 0 ? 1 : length;
+  }
+  return out;
+}
+
+std::string quote_text(std::string_view text, std::size_t max_bytes = 60) {
+  return "\"" + printable(text, max_bytes) + "\"";
+}
+
+// Throws the one-line ResultsError "SOURCE: WHERE: WHAT" (WHERE may be empty).
+[[noreturn]] void fail(std::string_view source, std::string_view where, std::string_view what) {
+  std::string message = source.empty() ? std::string("<input>") : printable(source, 300);
+  message += ": ";
+  if (!where.empty()) {
+    message += where;
+    message += ": ";
+  }
+  message += what;
+  throw ResultsError(printable(message, std::string::npos));
+}
+
+// "expected X, found Y" for a JSON value that is present but wrong; never dumps containers (they
+// can be huge or deep).
+std::string describe(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "integer " + value.dump();
+    case json::value_t::number_float:
+      return "number " + value.dump();
+    case json::value_t::string:
+      return "string " + quote_text(value.get_ref<const std::string&>());
+    case json::value_t::array:
+      return "an array of " + std::to_string(value.size()) + " element(s)";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::binary:
+    case json::value_t::discarded:
+      break;
+  }
+  return std::string(value.type_name());
+}
+
+// A JSON path segment for an object key: ".name" or ["odd key"].
+std::string key_path(std::string_view key) {
+  const bool identifier = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  return identifier ? "." + std::string(key) : "[" + quote_text(key, 40) + "]";
+}
+
+std::string index_path(std::string_view base, std::size_t index) {
+  return std::string(base) + "[" + std::to_string(index) + "]";
+}
+
+std::string join(std::string_view base, std::string_view key) {
+  std::string path = key_path(key);
+  if (base.empty() && path.front() == '.') {
+    path.erase(0, 1);
+  }
+  return std::string(base) + path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation shared by to_json() and results_from_json(): what may be written may be read back.
+// ---------------------------------------------------------------------------------------------
+
+void check_text(std::string_view source, const std::string& path, const std::string& value,
+                bool required, std::string_view expected) {
+  if (required && value.empty()) {
+    fail(source, path, "expected " + std::string(expected) + ", found an empty string");
+  }
+  if (!is_valid_utf8(value)) {
+    fail(source, path, "expected valid UTF-8 text, found " + quote_text(value));
+  }
+}
+
+std::string format_value(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+void validate_metric(std::string_view source, const std::string& path, const Metric& metric) {
+  const std::string name_path = path + ".name";
+  check_text(source, name_path, metric.name, true, "a metric name with a unit suffix (time_ms)");
+  if (!has_unit_suffix(metric.name)) {
+    fail(source, name_path,
+         "expected a name ending in a unit suffix such as _ms, _bytes, _gb_s or _percent, "
+         "found " +
+             quote_text(metric.name));
+  }
+  switch (metric.provenance) {
+    case Provenance::measured:
+    case Provenance::modeled:
+      if (!metric.value.has_value()) {
+        fail(source, path + ".value",
+             "expected a finite number for a " + std::string(to_string(metric.provenance)) +
+                 " metric, found nothing");
+      }
+      if (!std::isfinite(*metric.value)) {
+        fail(source, path + ".value",
+             "expected a finite number, found " + format_value(*metric.value));
+      }
+      if (metric.provenance == Provenance::modeled) {
+        check_text(source, path + ".spec", metric.spec, true,
+                   "the spec a modeled metric was modeled for (\"H100 SXM\")");
+      }
+      break;
+    case Provenance::unavailable:
+      if (metric.value.has_value()) {
+        fail(source, path + ".value",
+             "expected no value for an unavailable metric, found " + format_value(*metric.value));
+      }
+      check_text(source, path + ".reason", metric.reason, true,
+                 "the reason an unavailable metric is unavailable");
+      break;
+    default:
+      fail(source, path + ".provenance",
+           "expected measured, modeled or unavailable, found the value " +
+               std::to_string(static_cast<int>(metric.provenance)));
+  }
+}
+
+void validate_result(std::string_view source, const std::string& path, const Result& result) {
+  check_text(source, path + ".name", result.name, true, "a result name");
+  for (const auto& [key, value] : result.params) {
+    const std::string param_path = path + ".params" + key_path(key);
+    check_text(source, param_path, key, false, "");
+    check_text(source, param_path, value, false, "");
+  }
+  for (std::size_t i = 0; i < result.metrics.size(); ++i) {
+    validate_metric(source, index_path(path + ".metrics", i), result.metrics[i]);
+  }
+}
+
+std::string schema_mismatch(std::string_view found) {
+  return "written with results schema " + std::string(found) + "; this gpulab reads schema " +
+         std::to_string(kResultsSchemaVersion);
+}
+
+void validate_context(std::string_view source, const ResultsContext& context) {
+  if (context.schema_version != kResultsSchemaVersion) {
+    fail(source, "context.schema_version", schema_mismatch(std::to_string(context.schema_version)));
+  }
+  check_text(source, "context.gpulab_version", context.gpulab_version, true, "the gpulab version");
+  check_text(source, "context.git_revision", context.git_revision, false, "");
+  check_text(source, "context.backend", context.backend, true, "a backend (\"cuda\" or \"sim\")");
+  check_text(source, "context.device", context.device, false, "");
+  check_text(source, "context.spec", context.spec, false, "");
+  check_text(source, "context.date", context.date, true, "an ISO 8601 UTC date");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a JSON DOM (type checks with paths; then the shared validation)
+// ---------------------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void expected(const std::string& path, std::string_view what,
+                             const json* found) const {
+    fail(source_, path,
+         "expected " + std::string(what) + ", found " + (found ? describe(*found) : "nothing"));
+  }
+
+  // The member `key` of `object` (which is an object), or nullptr.
+  static const json* member(const json& object, std::string_view key) {
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const json& object_at(const json& parent, const std::string& base, std::string_view key) const {
+    const json* value = member(parent, key);
+    if (value == nullptr || !value->is_object()) {
+      expected(join(base, key), "an object", value);
+    }
+    return *value;
+  }
+
+  const json& array_at(const json& parent, const std::string& base, std::string_view key) const {
+    const json* value = member(parent, key);
+    if (value == nullptr || !value->is_array()) {
+      expected(join(base, key), "an array", value);
+    }
+    return *value;
+  }
+
+  // A string member; absent is "" unless required.
+  std::string string_at(const json& parent, const std::string& base, std::string_view key,
+                        bool required) const {
+    const json* value = member(parent, key);
+    if (value == nullptr && !required) {
+      return {};
+    }
+    if (value == nullptr || !value->is_string()) {
+      expected(join(base, key), "a string", value);
+    }
+    return value->get<std::string>();
+  }
+
+  ResultsContext context(const json& root) const {
+    const json& object = object_at(root, "", "context");
+    ResultsContext context;
+    // The schema version first: a file from another schema may differ in everything else.
+    const std::string version_path = "context.schema_version";
+    const json* version = member(object, "schema_version");
+    if (version == nullptr || !version->is_number_integer()) {
+      expected(version_path, "the results schema version (an integer)", version);
+    }
+    if (version->is_number_unsigned() ? version->get<std::uint64_t>() == 0
+                                      : version->get<std::int64_t>() <= 0) {
+      expected(version_path, "a positive schema version", version);
+    }
+    // Parsed text gives unsigned numbers, a DOM built in code signed ones.
+    const bool supported =
+        version->is_number_unsigned()
+            ? version->get<std::uint64_t>() == static_cast<std::uint64_t>(kResultsSchemaVersion)
+            : version->get<std::int64_t>() == kResultsSchemaVersion;
+    if (!supported) {
+      fail(source_, version_path, schema_mismatch(version->dump()));
+    }
+    context.schema_version = kResultsSchemaVersion;
+    context.gpulab_version = string_at(object, "context", "gpulab_version", true);
+    context.git_revision = string_at(object, "context", "git_revision", false);
+    context.backend = string_at(object, "context", "backend", true);
+    context.device = string_at(object, "context", "device", false);
+    context.spec = string_at(object, "context", "spec", false);
+    context.date = string_at(object, "context", "date", true);
+    validate_context(source_, context);
+    return context;
+  }
+
+  Metric metric(const json& object, const std::string& path) const {
+    if (!object.is_object()) {
+      expected(path, "a metric object", &object);
+    }
+    Metric metric;
+    metric.name = string_at(object, path, "name", true);
+    const std::string provenance = string_at(object, path, "provenance", true);
+    if (provenance == "measured") {
+      metric.provenance = Provenance::measured;
+    } else if (provenance == "modeled") {
+      metric.provenance = Provenance::modeled;
+    } else if (provenance == "unavailable") {
+      metric.provenance = Provenance::unavailable;
+    } else {
+      fail(
+          source_, path + ".provenance",
+          "expected \"measured\", \"modeled\" or \"unavailable\", found " + quote_text(provenance));
+    }
+    const json* value = member(object, "value");
+    if (value != nullptr && !value->is_null()) {
+      if (!value->is_number()) {
+        expected(path + ".value", "a number", value);
+      }
+      metric.value = value->get<double>();
+    } else if (metric.provenance != Provenance::unavailable) {
+      expected(path + ".value", "a finite number for a " + provenance + " metric", value);
+    }
+    if (metric.provenance == Provenance::modeled) {
+      metric.spec = string_at(object, path, "spec", true);
+    }
+    if (metric.provenance == Provenance::unavailable) {
+      metric.reason = string_at(object, path, "reason", true);
+    }
+    validate_metric(source_, path, metric);
+    return metric;
+  }
+
+  Result result(const json& object, const std::string& path) const {
+    if (!object.is_object()) {
+      expected(path, "a result object", &object);
+    }
+    Result result;
+    result.name = string_at(object, path, "name", true);
+    if (const json* params = member(object, "params"); params != nullptr) {
+      if (!params->is_object()) {
+        expected(path + ".params", "an object of strings", params);
+      }
+      for (const auto& [key, value] : params->items()) {
+        if (!value.is_string()) {
+          expected(path + ".params" + key_path(key), "a string", &value);
+        }
+        result.params.emplace(key, value.get<std::string>());
+      }
+    }
+    const json& metrics = array_at(object, path, "metrics");
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      result.metrics.push_back(metric(metrics[i], index_path(path + ".metrics", i)));
+    }
+    validate_result(source_, path, result);
+    return result;
+  }
+
+  ResultsFile file(const json& root) const {
+    if (!root.is_object()) {
+      expected("", "a JSON object with \"context\" and \"results\"", &root);
+    }
+    ResultsFile file;
+    file.context = context(root);
+    const json& results = array_at(root, "", "results");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      file.results.push_back(result(results[i], index_path("results", i)));
+    }
+    return file;
+  }
+
+ private:
+  std::string_view source_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Parsing text: a SAX handler that builds the DOM with limits
+// ---------------------------------------------------------------------------------------------
+
+// An iterator over the text that records how far the parser has read, so that errors our handler
+// raises (nlohmann tells positions only to parse_error) can name a line and column.
+struct CountingIterator {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  const char* at = nullptr;
+  const char* begin = nullptr;
+  std::size_t* consumed = nullptr;
+
+  reference operator*() const { return *at; }
+  CountingIterator& operator++() {
+    ++at;
+    *consumed = static_cast<std::size_t>(at - begin);
+    return *this;
+  }
+  CountingIterator operator++(int) {
+    CountingIterator before = *this;
+    ++*this;
+    return before;
+  }
+  friend bool operator==(const CountingIterator& a, const CountingIterator& b) {
+    return a.at == b.at;
+  }
+};
+
+// Builds the DOM; stops (returns false) on the first error, recording its message and offset.
+class DomBuilder {
+ public:
+  DomBuilder(json& root, std::string_view text, int max_depth, const std::size_t& consumed)
+      : root_(root), text_(text), max_depth_(max_depth), consumed_(consumed) {}
+
+  bool null() { return add(json(nullptr)); }
+  bool boolean(bool value) { return add(json(value)); }
+  bool number_integer(json::number_integer_t value) { return add(json(value)); }
+  bool number_unsigned(json::number_unsigned_t value) { return add(json(value)); }
+  bool number_float(json::number_float_t value, const std::string& token) {
+    if (!std::isfinite(value)) {  // nlohmann reports overflow itself; kept as a guard
+      return stop_at_token(token, "number too large for a double, found " + token_text(token));
+    }
+    // strtod turns 1e-400 into 0 without a word: a silent wrong value. (Subnormals such as
+    // 5e-324 are kept: they are what to_json() writes for such values.)
+    const std::string_view mantissa = std::string_view(token).substr(0, token.find_first_of("eE"));
+    if (value == 0.0 && mantissa.find_first_of("123456789") != std::string_view::npos) {
+      return stop_at_token(
+          token, "number too small for a double (it would become 0), found " + token_text(token));
+    }
+    return add(json(value));
+  }
+  bool string(std::string& value) { return add(json(std::move(value))); }
+  bool binary(json::binary_t& /*value*/) {
+    return stop(consumed_, "binary data is not allowed in a results file");
+  }
+  bool start_object(std::size_t /*elements*/) { return open(json::object()); }
+  bool start_array(std::size_t /*elements*/) { return open(json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& key) {
+    const json& object = *stack_.back();
+    if (object.find(key) != object.end()) {
+      return stop(consumed_, "duplicate key " + quote_text(key) + " (each key may appear once)");
+    }
+    key_ = std::move(key);
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const json::exception& error) {
+    offset_ = error.id == 406 ? token_offset(last_token, position) : position;
+    message_ = describe_error(error, last_token, offset_);
+    return false;
+  }
+
+  [[nodiscard]] std::size_t offset() const { return offset_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  static std::string token_text(const std::string& token) {
+    return "'" + printable(token, 40) + "'";
+  }
+
+  // nlohmann echoes everything read since the last string or number began (an invalid literal
+  // after a key comes as "\"key\": N"). Inside a string we keep its end, where the error is;
+  // elsewhere we show the whole word around the error in the original text ('NaN', 'garbage').
+  std::string found_token(const std::string& token, bool in_string, std::size_t offset) const {
+    if (in_string) {
+      const std::string_view tail =
+          token.size() > 40 ? std::string_view(token).substr(token.size() - 40) : token;
+      return "'" + std::string(tail.size() < token.size() ? "..." : "") + printable(tail, 100) +
+             "'";
+    }
+    if (text_.empty()) {
+      return "''";
+    }
+    const auto in_word = [](char c) {
+      return std::string_view(" \t\r\n{}[],:\"").find(c) == std::string_view::npos;
+    };
+    const std::size_t at = std::min(offset == 0 ? 0 : offset - 1, text_.size() - 1);
+    std::size_t begin = at;
+    std::size_t end = at + 1;
+    if (in_word(text_[at])) {
+      while (begin > 0 && at - begin < 40 && in_word(text_[begin - 1])) {
+        --begin;
+      }
+      while (end < text_.size() && end - at < 40 && in_word(text_[end])) {
+        ++end;
+      }
+    }
+    return "'" + printable(text_.substr(begin, end - begin), 100) + "'";
+  }
+
+  // nlohmann's message without its "[json.exception...] parse error at line L, column C: "
+  // prefix (we add our own location), with the echoed token shortened and made printable.
+  std::string describe_error(const json::exception& error, const std::string& last_token,
+                             std::size_t offset) const {
+    if (error.id == 406) {  // out_of_range.406: the number does not fit in a double
+      return "number too large for a double, found " + token_text(last_token);
+    }
+    std::string text = error.what();
+    const bool in_string = text.find("invalid string") != std::string::npos;
+    if (!in_string && offset > 0 && offset <= text_.size() && text_[offset - 1] == '\0') {
+      return "expected JSON text, found a NUL byte";  // nlohmann: "unexpected end of input"
+    }
+    if (const auto column = text.find("column "); column != std::string::npos) {
+      if (const auto colon = text.find(": ", column); colon != std::string::npos) {
+        text.erase(0, colon + 2);
+      }
+    } else if (const auto bracket = text.find("] "); bracket != std::string::npos) {
+      text.erase(0, bracket + 2);
+    }
+    const std::string echoed = "last read: '" + last_token + "'";
+    if (const auto at = text.find(echoed); at != std::string::npos) {
+      text.replace(at, echoed.size(), "found " + found_token(last_token, in_string, offset));
+    }
+    return text;
+  }
+
+  bool stop(std::size_t offset, std::string message) {
+    offset_ = offset;
+    message_ = std::move(message);
+    return false;
+  }
+
+  // Errors about a number point at its first character. The number ends at `read` or one
+  // character before it (the lexer reads one character past a number).
+  std::size_t token_offset(const std::string& token, std::size_t read) const {
+    if (read >= token.size()) {
+      const std::size_t start = text_.rfind(token, read - token.size());
+      if (start != std::string_view::npos) {
+        return start + 1;
+      }
+    }
+    return read;
+  }
+
+  bool stop_at_token(const std::string& token, std::string message) {
+    return stop(token_offset(token, consumed_), std::move(message));
+  }
+
+  // Inserts into the open container (or as the root); returns where the value now lives.
+  json* insert(json&& value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      auto& array = parent.get_ref<json::array_t&>();
+      array.push_back(std::move(value));
+      return &array.back();
+    }
+    auto& object = parent.get_ref<json::object_t&>();
+    return &object.emplace(std::move(key_), std::move(value)).first->second;
+  }
+
+  bool add(json&& value) {
+    insert(std::move(value));
+    return true;
+  }
+
+  bool open(json&& container) {
+    if (stack_.size() >= static_cast<std::size_t>(std::max(max_depth_, 0))) {
+      return stop(consumed_, "nesting deeper than the limit of " + std::to_string(max_depth_) +
+                                 " levels of arrays and objects");
+    }
+    stack_.push_back(insert(std::move(container)));
+    return true;
+  }
+
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  json& root_;
+  std::string_view text_;
+  int max_depth_;
+  const std::size_t& consumed_;
+  std::vector<json*> stack_;  // open containers; pointers stay valid while they are open
+  std::string key_;           // the key of the next object member
+  std::size_t offset_ = 0;
+  std::string message_ = "malformed JSON";
+};
+
+// "LINE:COLUMN" of the character at 1-based `offset` (how many characters the parser had read).
+std::string line_column(std::string_view text, std::size_t offset) {
+  const std::size_t index = std::min(offset == 0 ? 0 : offset - 1, text.size());
+  const std::string_view before = text.substr(0, index);
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const std::size_t newline = before.rfind('\n');
+  const std::size_t column = newline == std::string_view::npos ? index + 1 : index - newline;
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+[[noreturn]] void fail_at(std::string_view source, std::string_view text, std::size_t offset,
+                          std::string_view what) {
+  const std::string where = source.empty() ? std::string("<input>") : printable(source, 300);
+  throw ResultsError(printable(where + ":" + line_column(text, offset) + ": " + std::string(what),
+                               std::string::npos));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------
+
+// About four significant digits; integers stay integers; very large or small in e-notation.
+std::string format_number(double value) {
+  const double magnitude = std::fabs(value);
+  if (!std::isfinite(value)) {
+    return format_fixed(value, 0);
+  }
+  if (magnitude != 0.0 && (magnitude >= 1e15 || magnitude < 1e-6)) {
+    std::array<char, 32> buffer{};
+    std::snprintf(buffer.data(), buffer.size(), "%.3e", value);
+    return buffer.data();
+  }
+  if (value == std::trunc(value)) {
+    return format_fixed(value, 0);
+  }
+  const int digits = static_cast<int>(std::floor(std::log10(magnitude)));
+  return format_fixed(value, std::clamp(3 - digits, 0, 9));
+}
+
+bool looks_numeric(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789.+-eExX") == std::string_view::npos;
+}
+
+// A metric column of one table: one per metric name, and one per (name, spec) for modeled values.
+struct MetricColumn {
+  std::string name;
+  std::string spec;  // empty for measured and unavailable values
+};
+
+std::string column_title(const MetricColumn& column) {
+  const std::string_view stem = metric_stem(column.name);
+  const std::string_view unit = unit_label(column.name);
+  // "bandwidth (GB/s)"; a bare unit ("bytes") or a name without one is shown as it is.
+  std::string title = stem.empty() || unit.empty()
+                          ? printable(column.name, 60)
+                          : printable(stem, 40) + " (" + std::string(unit) + ")";
+  if (!column.spec.empty()) {
+    title += " modeled (" + printable(column.spec, 40) + ")";
+  }
+  return title;
+}
+
+void render_group(std::ostringstream& out, const std::string& name,
+                  const std::vector<const Result*>& group) {
+  std::vector<std::string> params;
+  std::vector<MetricColumn> metrics;
+  for (const Result* result : group) {
+    for (const auto& [key, value] : result->params) {
+      if (std::find(params.begin(), params.end(), key) == params.end()) {
+        params.push_back(key);
+      }
+    }
+    for (const Metric& metric : result->metrics) {
+      MetricColumn column{metric.name,
+                          metric.provenance == Provenance::modeled ? metric.spec : std::string()};
+      const auto same = [&](const MetricColumn& c) {
+        return c.name == column.name && c.spec == column.spec;
+      };
+      if (std::none_of(metrics.begin(), metrics.end(), same)) {
+        metrics.push_back(std::move(column));
+      }
+    }
+  }
+
+  std::vector<Column> columns;
+  for (const std::string& key : params) {
+    const bool numeric = std::all_of(group.begin(), group.end(), [&](const Result* result) {
+      const auto it = result->params.find(key);
+      return it == result->params.end() || looks_numeric(it->second);
+    });
+    columns.push_back(Column{printable(key, 40), "", numeric ? Align::right : Align::left});
+  }
+  for (const MetricColumn& column : metrics) {
+    columns.push_back(Column{column_title(column), "", Align::right});
+  }
+
+  Table table(columns);
+  std::vector<std::string> reasons;  // "title: reason", each once
+  for (const Result* result : group) {
+    std::vector<std::string> row;
+    for (const std::string& key : params) {
+      const auto it = result->params.find(key);
+      row.push_back(it == result->params.end() ? "-" : printable(it->second, 40));
+    }
+    for (const MetricColumn& column : metrics) {
+      std::string cell;
+      for (const Metric& metric : result->metrics) {
+        const std::string spec =
+            metric.provenance == Provenance::modeled ? metric.spec : std::string();
+        if (metric.name != column.name || spec != column.spec) {
+          continue;
+        }
+        std::string text = "n/a";
+        if (metric.provenance == Provenance::unavailable) {
+          const std::string reason = column_title(column) + ": " + printable(metric.reason, 200);
+          if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+            reasons.push_back(reason);
+          }
+        } else if (metric.value.has_value()) {
+          text = format_number(*metric.value);
+        }
+        cell += cell.empty() ? text : ", " + text;
+      }
+      row.push_back(cell.empty() ? "-" : cell);
+    }
+    table.add_row(std::move(row));
+  }
+
+  out << "\n" << printable(name, 80) << "\n" << table.render();
+  for (const std::string& reason : reasons) {
+    out << "  n/a " << reason << "\n";
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------------------------
+
+std::string_view to_string(Provenance provenance) noexcept {
+  switch (provenance) {
+    case Provenance::measured:
+      return "measured";
+    case Provenance::modeled:
+      return "modeled";
+    case Provenance::unavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
+
+bool has_unit_suffix(std::string_view name) noexcept {
+  return find_unit(name) != nullptr;
+}
+
+std::string_view unit_label(std::string_view name) noexcept {
+  const Unit* unit = find_unit(name);
+  return unit == nullptr ? std::string_view() : unit->label;
+}
+
+std::string_view metric_stem(std::string_view name) noexcept {
+  const Unit* unit = find_unit(name);
+  if (unit == nullptr) {
+    return name;
+  }
+  const std::size_t stem = name.size() - unit->suffix.size();
+  return name.substr(0, stem == 0 ? 0 : stem - 1);
+}
+
+ResultsContext make_context(std::string backend, std::string device, std::string spec) {
+  ResultsContext context;
+  context.gpulab_version = std::string(version());
+  context.git_revision = std::string(git_revision());
+  context.backend = std::move(backend);
+  context.device = std::move(device);
+  context.spec = std::move(spec);
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> date{};
+  std::strftime(date.data(), date.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  context.date = date.data();
+  return context;
+}
+
+namespace {
+
+// to_json() with `source` naming the destination in error messages.
+json build_json(const ResultsFile& file, std::string_view source) {
+  validate_context(source, file.context);
+  for (std::size_t i = 0; i < file.results.size(); ++i) {
+    validate_result(source, index_path("results", i), file.results[i]);
+  }
+
+  const ResultsContext& c = file.context;
+  json context = {{"schema_version", c.schema_version},
+                  {"gpulab_version", c.gpulab_version},
+                  {"backend", c.backend},
+                  {"device", c.device},
+                  {"spec", c.spec},
+                  {"date", c.date}};
+  if (!c.git_revision.empty()) {
+    context["git_revision"] = c.git_revision;
+  }
+  json results = json::array();
+  for (const Result& result : file.results) {
+    json metrics = json::array();
+    for (const Metric& metric : result.metrics) {
+      json entry = {{"name", metric.name}, {"provenance", to_string(metric.provenance)}};
+      if (metric.value.has_value()) {
+        entry["value"] = *metric.value;
+      }
+      if (metric.provenance == Provenance::modeled) {
+        entry["spec"] = metric.spec;
+      }
+      if (metric.provenance == Provenance::unavailable) {
+        entry["reason"] = metric.reason;
+      }
+      metrics.push_back(std::move(entry));
+    }
+    results.push_back({{"name", result.name}, {"params", result.params}, {"metrics", metrics}});
+  }
+  return {{"context", std::move(context)}, {"results", std::move(results)}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ResultsFile& file) {
+  return build_json(file, "results to write");
+}
+
+ResultsFile results_from_json(const nlohmann::json& json, std::string_view source) {
+  return Reader(source).file(json);
+}
+
+ResultsFile parse_results(std::string_view text, std::string_view source,
+                          const LoadLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    fail(source, "",
+         "expected at most " + std::to_string(limits.max_bytes) + " bytes, found " +
+             std::to_string(text.size()));
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    fail(source, "",
+         "expected a JSON object with \"context\" and \"results\", found an empty document");
+  }
+  json root;
+  std::size_t consumed = 0;
+  DomBuilder builder(root, text, limits.max_depth, consumed);
+  const CountingIterator first{text.data(), text.data(), &consumed};
+  const CountingIterator last{text.data() + text.size(), text.data(), &consumed};
+  bool parsed = false;
+  try {
+    parsed = json::sax_parse(first, last, &builder, json::input_format_t::json, /*strict=*/true,
+                             /*ignore_comments=*/false);
+  } catch (const json::exception& error) {  // not expected with a SAX handler; kept as a guard
+    fail(source, "", std::string("malformed JSON: ") + error.what());
+  } catch (const std::bad_alloc&) {
+    fail(source, "", "out of memory while parsing");
+  }
+  if (!parsed) {
+    fail_at(source, text, builder.offset(), builder.message());
+  }
+  // nlohmann takes a NUL byte outside a string for the end of the input: a document followed by
+  // a NUL and anything at all would pass. (A NUL inside a string is an error of its own.)
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    fail_at(source, text, nul + 1, "expected JSON text, found a NUL byte");
+  }
+  return results_from_json(root, source);
+}
+
+ResultsFile load_results(const std::filesystem::path& path, const LoadLimits& limits) {
+  namespace fs = std::filesystem;
+  const std::string source = path.string();
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (status.type() == fs::file_type::not_found) {
+    fail(source, "", "cannot read the file: it does not exist");
+  }
+  if (error) {
+    fail(source, "", "cannot read the file: " + error.message());
+  }
+  if (fs::is_directory(status)) {
+    fail(source, "", "expected a results JSON file, found a directory");
+  }
+  if (!fs::is_regular_file(status)) {
+    fail(source, "", "expected a results JSON file, found a special file");
+  }
+  const std::uintmax_t size = fs::file_size(path, error);
+  if (!error && size > limits.max_bytes) {
+    fail(source, "",
+         "expected at most " + std::to_string(limits.max_bytes) + " bytes, found " +
+             std::to_string(size));
+  }
+
+  const auto close = [](std::FILE* f) { std::fclose(f); };
+  const std::unique_ptr<std::FILE, decltype(close)> stream(std::fopen(source.c_str(), "rb"), close);
+  if (!stream) {
+    fail(source, "",
+         "cannot open the file: " + std::error_code(errno, std::generic_category()).message());
+  }
+  // Read at most one byte past the limit: the file may have grown since it was measured.
+  std::string text;
+  std::array<char, 65536> chunk{};
+  while (text.size() <= limits.max_bytes) {
+    const std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stream.get());
+    text.append(chunk.data(), got);
+    if (got < chunk.size()) {
+      if (std::ferror(stream.get()) != 0) {
+        fail(source, "",
+             "cannot read the file: " + std::error_code(errno, std::generic_category()).message());
+      }
+      break;
+    }
+  }
+  return parse_results(text, source, limits);
+}
+
+void save_results(const std::filesystem::path& path, const ResultsFile& file) {
+  namespace fs = std::filesystem;
+  const std::string target = path.string();
+  if (path.filename().empty()) {
+    fail(target, "", "expected a file name to write the results to");
+  }
+  std::string text;
+  try {
+    text = build_json(file, target).dump(2) + "\n";
+  } catch (const json::exception& error) {
+    fail(target, "", std::string("cannot encode the results: ") + error.what());
+  }
+
+  // A temporary file next to the target, then rename(): readers see the old file or the new one,
+  // never a half-written one.
+  const fs::path directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::string temporary = (directory / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    fail(target, "",
+         "cannot create a temporary file in " + directory.string() + ": " +
+             std::error_code(errno, std::generic_category()).message());
+  }
+  const auto give_up = [&](std::string_view step, int code, bool open) {
+    if (open) {
+      ::close(fd);
+    }
+    ::unlink(temporary.c_str());
+    fail(target, "",
+         "cannot " + std::string(step) + ": " +
+             std::error_code(code, std::generic_category()).message());
+  };
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      give_up("write the file", n < 0 ? errno : EIO, true);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) {  // mkstemp creates 0600; results files are for sharing
+    give_up("set the file permissions", errno, true);
+  }
+  if (::fsync(fd) != 0) {
+    give_up("flush the file to disk", errno, true);
+  }
+  if (::close(fd) != 0) {
+    give_up("close the file", errno, false);
+  }
+  if (::rename(temporary.c_str(), target.c_str()) != 0) {
+    give_up("replace the file", errno, false);
+  }
+}
+
+std::string render_report(const ResultsFile& file) {
+  const ResultsContext& c = file.context;
+  const auto or_unknown = [](const std::string& text) {
+    return text.empty() ? std::string("unknown") : printable(text, 200);
+  };
+  std::ostringstream out;
+  out << "gpulab results (schema " << c.schema_version << ")\n";
+  out << "  gpulab    " << or_unknown(c.gpulab_version) << "\n";
+  out << "  revision  " << or_unknown(c.git_revision) << "\n";
+  out << "  backend   " << or_unknown(c.backend);
+  if (c.backend == "sim") {
+    out << " (measured times are CPU time of the simulation, not GPU time)";
+  }
+  out << "\n";
+  out << "  device    " << or_unknown(c.device) << "\n";
+  out << "  spec      " << (c.spec.empty() ? std::string("none") : printable(c.spec, 200)) << "\n";
+  out << "  date      " << or_unknown(c.date) << "\n";
+
+  if (file.results.empty()) {
+    out << "\n(no results)\n";
+    return out.str();
+  }
+  // One table per result name, in order of first appearance.
+  std::vector<std::pair<std::string, std::vector<const Result*>>> groups;
+  for (const Result& result : file.results) {
+    const auto it = std::find_if(groups.begin(), groups.end(),
+                                 [&](const auto& group) { return group.first == result.name; });
+    if (it == groups.end()) {
+      groups.push_back({result.name, {&result}});
+    } else {
+      it->second.push_back(&result);
+    }
+  }
+  for (const auto& [name, group] : groups) {
+    render_group(out, name, group);
+  }
+  return out.str();
+}
+
+}  // namespace gpulab

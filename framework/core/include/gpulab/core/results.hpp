@@ -6,6 +6,35 @@
 // ("time_ms", "bandwidth_gb_s", "bytes") and says whether it was measured, modeled (for which
 // spec) or is unavailable (and why). Readers ignore unknown fields; the loader bounds file size and
 // nesting depth and turns malformed input into a ResultsError naming the location.
+//
+// Schema 1, as written by to_json() (fields marked * are optional on read):
+//
+//   {
+//     "context": {
+//       "schema_version": 1,                  // a positive integer; other versions are refused
+//       "gpulab_version": "0.1.0",
+//       "git_revision": "abc123def456",       // * written only when known
+//       "backend": "sim",                     // "cuda" or "sim" (any non-empty string is read)
+//       "device": "simulated device",         // *
+//       "spec": "H100 SXM",                   // *
+//       "date": "2026-11-22T10:15:00Z"        // ISO 8601 UTC
+//     },
+//     "results": [
+//       {
+//         "name": "vector_add",
+//         "params": {"n": "1048576"},         // * string values only
+//         "metrics": [
+//           {"name": "time_ms", "provenance": "measured", "value": 0.81},
+//           {"name": "time_ms", "provenance": "modeled", "spec": "H100 SXM", "value": 0.0038},
+//           {"name": "sm_efficiency_percent", "provenance": "unavailable",
+//            "reason": "needs CUPTI (cuda backend only)"}   // "value" absent or null
+//         ]
+//       }
+//     ]
+//   }
+//
+// Every ResultsError message is a single line: "SOURCE:LINE:COLUMN: ..." for syntax errors and
+// "SOURCE: results[2].metrics[0].value: expected ..., found ..." for content errors.
 #pragma once
 
 #include <cstddef>
@@ -37,38 +66,48 @@ enum class Provenance {
 
 /// One number with its unit in its name.
 struct Metric {
-  std::string name;                  ///< unit-suffixed, e.g. "time_ms" (see has_unit_suffix)
-  std::optional<double> value;       ///< finite; empty when unavailable
+  std::string name;  ///< unit-suffixed, e.g. "time_ms" (see has_unit_suffix)
+  std::optional<double>
+      value;  ///< finite; required when measured or modeled, empty when unavailable
   Provenance provenance = Provenance::measured;  ///< measured, modeled or unavailable
-  std::string spec;                  ///< for modeled metrics: the spec, e.g. "H100 SXM"
-  std::string reason;                ///< for unavailable metrics: why
+  std::string spec;    ///< modeled metrics only (required there): the spec, e.g. "H100 SXM"
+  std::string reason;  ///< unavailable metrics only (required there): why
+
+  friend bool operator==(const Metric&, const Metric&) = default;
 };
 
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).
 struct Result {
-  std::string name;                             ///< e.g. "vector_add"
-  std::map<std::string, std::string> params;    ///< configuration, e.g. {"n": "1048576"}
-  std::vector<Metric> metrics;                  ///< the numbers
+  std::string name;                           ///< e.g. "vector_add"; never empty
+  std::map<std::string, std::string> params;  ///< configuration, e.g. {"n": "1048576"}
+  std::vector<Metric> metrics;                ///< the numbers
+
+  friend bool operator==(const Result&, const Result&) = default;
 };
 
 /// What produced a results file.
 struct ResultsContext {
   int schema_version = kResultsSchemaVersion;  ///< schema of the file
-  std::string gpulab_version;   ///< gpulab version that wrote it
-  std::string git_revision;     ///< empty when unknown
-  std::string backend;          ///< "cuda" or "sim"
-  std::string device;           ///< device name, or the simulated device on sim
-  std::string spec;             ///< the spec used for modeled numbers, e.g. "H100 SXM"
-  std::string date;             ///< ISO 8601 UTC, e.g. "2026-11-22T10:15:00Z"
+  std::string gpulab_version;                  ///< gpulab version that wrote it; never empty
+  std::string git_revision;                    ///< empty when unknown
+  std::string backend;                         ///< "cuda" or "sim"; never empty
+  std::string device;  ///< device name, or the simulated device on sim; may be empty
+  std::string spec;    ///< the spec used for modeled numbers, e.g. "H100 SXM"; may be empty
+  std::string date;    ///< ISO 8601 UTC, e.g. "2026-11-22T10:15:00Z"; never empty
+
+  friend bool operator==(const ResultsContext&, const ResultsContext&) = default;
 };
 
 /// A whole results file.
 struct ResultsFile {
-  ResultsContext context;        ///< provenance of the file
-  std::vector<Result> results;   ///< the results, in order
+  ResultsContext context;       ///< provenance of the file
+  std::vector<Result> results;  ///< the results, in order
+
+  friend bool operator==(const ResultsFile&, const ResultsFile&) = default;
 };
 
-/// A results file or document that cannot be read: the message names the source and location.
+/// A results file or document that cannot be read or written: the message is one line naming
+/// the source, the location and what was expected versus found.
 class ResultsError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -76,34 +115,56 @@ class ResultsError : public std::runtime_error {
 
 /// Bounds on what the loader accepts.
 struct LoadLimits {
-  std::uintmax_t max_bytes = 64ull * 1000 * 1000;  ///< largest file accepted
-  int max_depth = 32;                              ///< deepest nesting of arrays/objects
+  std::uintmax_t max_bytes = 64ull * 1000 * 1000;  ///< largest file or text accepted, in bytes
+  int max_depth = 32;  ///< deepest nesting of arrays/objects (a valid file needs 5)
 };
 
-/// True when `name` ends in one of the unit suffixes gpulab uses (_ms, _us, _ns, _s, _bytes, _gb,
-/// _gb_s, _gflop, _gflop_s, _tflop_s, _flop, _percent, _ratio, _count, _hz, _mhz, ...).
+/// True when `name` is a unit or ends in '_' + a unit. The units (decimal multiples throughout):
+///   time       ns us ms s cycles
+///   frequency  hz khz mhz ghz
+///   size       bytes kb mb gb tb
+///   bandwidth  bytes_s mb_s gb_s tb_s
+///   work       flop gflop tflop; rate flop_s gflop_s tflop_s; intensity flop_per_byte
+///   shares     percent ratio fraction
+///   counts     count elements threads blocks warps registers
+///   power      w
+/// so "time_ms", "bandwidth_gb_s", "bytes" and "occupancy_percent" pass and "time" does not.
 [[nodiscard]] bool has_unit_suffix(std::string_view name) noexcept;
+/// The unit of a metric name as shown to a person: "bandwidth_gb_s" -> "GB/s", "time_ms" -> "ms",
+/// "occupancy_percent" -> "%"; empty when the name has no unit suffix.
+[[nodiscard]] std::string_view unit_label(std::string_view name) noexcept;
+/// The name without its unit suffix: "bandwidth_gb_s" -> "bandwidth", "bytes" -> "".
+[[nodiscard]] std::string_view metric_stem(std::string_view name) noexcept;
 
 /// A context filled in for this process: version, revision, backend, current UTC date.
 [[nodiscard]] ResultsContext make_context(std::string backend, std::string device,
                                           std::string spec);
 
-/// The results file as JSON (validated first: throws ResultsError on a metric without a unit,
-/// a non-finite value, or an unavailable metric without a reason).
+/// The results file as JSON. Validated first: throws ResultsError (naming the field, e.g.
+/// "results[0].metrics[1].value") on a schema version other than kResultsSchemaVersion, an empty
+/// gpulab version, backend, date or result name, a metric without a unit suffix, a missing or
+/// non-finite value, an unavailable metric with a value or without a reason, a modeled metric
+/// without a spec, or a string that is not valid UTF-8.
 [[nodiscard]] nlohmann::json to_json(const ResultsFile& file);
-/// Reads a results file from JSON; `source` (a file name) prefixes error messages.
+/// Reads a results file from JSON; `source` (a file name) prefixes error messages. Unknown
+/// fields are ignored; everything to_json() checks is checked here too.
 [[nodiscard]] ResultsFile results_from_json(const nlohmann::json& json, std::string_view source);
-/// Parses JSON text with the limits; errors name `source`, line and column.
+/// Parses JSON text with the limits; errors name `source`, line and column. Rejects NUL bytes,
+/// duplicate keys, NaN/Infinity, numbers that overflow a double or underflow to zero (1e400,
+/// 1e-400), trailing data and invalid UTF-8; a leading UTF-8 byte order mark is skipped.
 [[nodiscard]] ResultsFile parse_results(std::string_view text, std::string_view source,
                                         const LoadLimits& limits = {});
-/// Loads a file; errors (missing, too large, malformed) are ResultsError with the path.
+/// Loads a file; errors (missing, a directory, too large, malformed) are ResultsError with the
+/// path.
 [[nodiscard]] ResultsFile load_results(const std::filesystem::path& path,
                                        const LoadLimits& limits = {});
-/// Writes a file atomically (temporary file, then rename), so a failure never leaves a partial
-/// file behind; throws ResultsError on I/O failure.
+/// Writes a file atomically (temporary file in the same directory, then rename), so a failure
+/// never leaves a partial file behind; throws ResultsError on invalid data or I/O failure.
 void save_results(const std::filesystem::path& path, const ResultsFile& file);
 
-/// A report for a person: the context, then one table per result name.
+/// A report for a person (`gpulab show FILE`): the context, then one table per result name with
+/// the params and metrics as columns; modeled metrics get their own "... modeled (SPEC)" column,
+/// unavailable ones show "n/a" with the reasons listed under the table.
 [[nodiscard]] std::string render_report(const ResultsFile& file);
 
 }  // namespace gpulab
