@@ -13,16 +13,23 @@
 namespace gpulab::cli {
 namespace {
 
-// The spec the sim backend simulates: GPULAB_SIM_SPEC or the default.
-std::string simulated_spec_name() {
+// The spec the sim backend simulates (GPULAB_SIM_SPEC or the default), or why it cannot run: the
+// same rule as the sim runtime's.
+struct SimulatedSpec {
+  std::string name;   ///< the spec's name; empty when the variable names no known GPU
+  std::string error;  ///< why the sim backend is unavailable
+};
+
+SimulatedSpec simulated_spec() {
   const char* requested = std::getenv("GPULAB_SIM_SPEC");
   if (requested == nullptr || *requested == '\0') {
-    return default_spec().name;
+    return {default_spec().name, ""};
   }
   if (auto spec = find_spec(requested)) {
-    return spec->name;
+    return {spec->name, ""};
   }
-  return std::string("unknown GPU '") + requested + "' (GPULAB_SIM_SPEC; see `gpulab specs`)";
+  return {"", std::string("GPULAB_SIM_SPEC names an unknown GPU '") + requested +
+                  "' (see `gpulab specs`)"};
 }
 
 Table device_table(const DeviceInfo& d) {
@@ -90,7 +97,12 @@ int run(const std::string& json_path) {
     const DeviceUnavailable& why = *query.unavailable;
     std::cout << "no CUDA device: " << why.error_name << " (" << why.error_code
               << "): " << why.reason << "; the sim backend will be used\n";
-    std::cout << "sim backend: simulates " << simulated_spec_name()
+    const SimulatedSpec sim = simulated_spec();
+    if (!sim.error.empty()) {
+      std::cout << "sim backend unavailable: " << sim.error << "\n";
+      return kFailure;
+    }
+    std::cout << "sim backend: simulates " << sim.name
               << " (choose another with GPULAB_SIM_SPEC=NAME; see `gpulab specs`)\n";
   }
 #endif
@@ -114,7 +126,7 @@ int run(const std::string& json_path) {
                                                    : "none: " + query.unavailable->error_name +
                                                          ": " + query.unavailable->reason;
     const std::string spec_name =
-        query.usable() ? spec_for_device(query.devices.front()).name : simulated_spec_name();
+        query.usable() ? spec_for_device(query.devices.front()).name : simulated_spec().name;
     ResultsFile file{make_context(query.backend, device_name, spec_name), {}};
     for (const DeviceInfo& device : query.devices) {
       file.results.push_back(device_result(device));

@@ -91,6 +91,18 @@ TEST(Cli, DeviceExitsZeroAndNamesTheDeviceOrTheReason) {
   EXPECT_TRUE(has_device || explains) << run.out;
 }
 
+TEST(Cli, DeviceWithAnUnknownSimSpecFailsWithTheReasonWhenNoDevice) {
+  const Outcome run = gpulab("device", "GPULAB_SIM_SPEC=no-such-gpu");
+  if (run.out.find("no CUDA device: ") == std::string::npos) {
+    GTEST_SKIP() << "this machine has a CUDA device: the sim backend is not used";
+  }
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("sim backend unavailable: GPULAB_SIM_SPEC names an unknown GPU "
+                         "'no-such-gpu'"),
+            std::string::npos)
+      << run.out;
+}
+
 TEST(Cli, DeviceJsonIsAValidResultsFileThatShowPrints) {
   const std::filesystem::path json = temp_path("device.json");
   const Outcome device = gpulab("device --json '" + json.string() + "'");

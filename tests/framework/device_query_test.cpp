@@ -37,6 +37,7 @@ TEST(DeviceQuery, EitherDevicesOrAnExplainedCudaError) {
   }
 }
 
+#if GPULAB_BACKEND_CUDA
 TEST(DeviceQuery, WithoutADriverTheErrorIs35AndSaysSo) {
   const gpulab::DeviceQuery query = gpulab::query_devices();
   if (query.usable() || query.unavailable->error_code != 35) {
@@ -45,6 +46,7 @@ TEST(DeviceQuery, WithoutADriverTheErrorIs35AndSaysSo) {
   EXPECT_EQ(query.unavailable->error_name, "cudaErrorInsufficientDriver");
   EXPECT_NE(query.unavailable->reason.find("driver"), std::string::npos);
 }
+#endif
 
 TEST(DeviceQuery, DevicePropertiesAreConsistent) {
   GPULAB_REQUIRE_DEVICE();
