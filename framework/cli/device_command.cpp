@@ -44,43 +44,16 @@ Table device_table(const DeviceInfo& d) {
       {"DRAM bandwidth (from clocks)", format_fixed(d.theoretical_bandwidth_gb_s(), 0) + " GB/s"});
   table.add_row({"global memory", format_bytes(static_cast<double>(d.global_memory_bytes))});
   table.add_row({"L2 cache", format_bytes(static_cast<double>(d.l2_bytes))});
-  table.add_row(
-      {"shared memory per SM", format_bytes(static_cast<double>(d.shared_memory_per_sm_bytes))});
-  table.add_row({"shared memory per block",
-                 format_bytes(static_cast<double>(d.shared_memory_per_block_bytes))});
+  table.add_row({"shared memory per SM", format_bytes_kib(d.shared_memory_per_sm_bytes)});
+  table.add_row({"shared memory per block", format_bytes_kib(d.shared_memory_per_block_bytes)});
   table.add_row({"shared memory per block (opt-in)",
-                 format_bytes(static_cast<double>(d.shared_memory_per_block_optin_bytes))});
+                 format_bytes_kib(d.shared_memory_per_block_optin_bytes)});
   table.add_row({"registers per SM", std::to_string(d.registers_per_sm)});
   table.add_row({"max threads per SM", std::to_string(d.max_threads_per_sm)});
   table.add_row({"max threads per block", std::to_string(d.max_threads_per_block)});
   table.add_row({"max blocks per SM", std::to_string(d.max_blocks_per_sm)});
   table.add_row({"warp size", std::to_string(d.warp_size)});
   return table;
-}
-
-Result device_result(const DeviceInfo& d) {
-  Result result;
-  result.name = "device";
-  result.params = {{"index", std::to_string(d.index)},
-                   {"name", d.name},
-                   {"compute_capability", d.compute_capability()}};
-  const auto add = [&result](std::string name, double value) {
-    result.metrics.push_back(Metric{std::move(name), value, Provenance::measured, "", ""});
-  };
-  add("sm_count", d.sm_count);
-  add("sm_clock_mhz", d.sm_clock_khz / 1000.0);
-  add("memory_clock_mhz", d.memory_clock_khz / 1000.0);
-  add("memory_bus_width_bits", d.memory_bus_width_bits);
-  add("theoretical_bandwidth_gb_s", d.theoretical_bandwidth_gb_s());
-  add("global_memory_bytes", static_cast<double>(d.global_memory_bytes));
-  add("l2_bytes", static_cast<double>(d.l2_bytes));
-  add("shared_memory_per_sm_bytes", static_cast<double>(d.shared_memory_per_sm_bytes));
-  add("shared_memory_per_block_optin_bytes",
-      static_cast<double>(d.shared_memory_per_block_optin_bytes));
-  add("registers_per_sm_count", d.registers_per_sm);
-  add("max_threads_per_sm_count", d.max_threads_per_sm);
-  add("max_blocks_per_sm_count", d.max_blocks_per_sm);
-  return result;
 }
 
 int run(const std::string& json_path) {
@@ -129,7 +102,7 @@ int run(const std::string& json_path) {
         query.usable() ? spec_for_device(query.devices.front()).name : simulated_spec().name;
     ResultsFile file{make_context(query.backend, device_name, spec_name), {}};
     for (const DeviceInfo& device : query.devices) {
-      file.results.push_back(device_result(device));
+      file.results.push_back(device_properties_result(device));
     }
     save_results(json_path, file);
     std::cout << "\nwrote " << json_path << "\n";

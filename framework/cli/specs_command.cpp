@@ -43,10 +43,6 @@ void print_all() {
 void print_one(const GpuSpec& spec) {
   Table table({{"property", "", Align::left}, {"value", "", Align::right}});
   const auto bytes = [](std::uint64_t b) { return format_bytes(static_cast<double>(b)); };
-  // Shared memory is sized in KiB by the hardware and the CUDA documentation; show exact bytes.
-  const auto kib = [](std::uint64_t b) {
-    return std::to_string(b) + " B (" + format_fixed(static_cast<double>(b) / 1024.0, 0) + " KiB)";
-  };
   table.add_row({"architecture", spec.architecture});
   table.add_row({"compute capability", spec.compute_capability()});
   table.add_row({"SMs", std::to_string(spec.sm_count)});
@@ -63,11 +59,11 @@ void print_one(const GpuSpec& spec) {
   table.add_row({"max warps per SM", std::to_string(spec.max_warps_per_sm)});
   table.add_row({"max blocks per SM", std::to_string(spec.max_blocks_per_sm)});
   table.add_row({"registers per SM", std::to_string(spec.registers_per_sm)});
-  table.add_row({"shared memory per SM", kib(spec.shared_memory_per_sm_bytes)});
-  table.add_row(
-      {"shared memory per block (opt-in)", kib(spec.shared_memory_per_block_optin_bytes)});
-  table.add_row(
-      {"reserved shared memory per block", kib(spec.reserved_shared_memory_per_block_bytes)});
+  table.add_row({"shared memory per SM", format_bytes_kib(spec.shared_memory_per_sm_bytes)});
+  table.add_row({"shared memory per block (opt-in)",
+                 format_bytes_kib(spec.shared_memory_per_block_optin_bytes)});
+  table.add_row({"reserved shared memory per block",
+                 format_bytes_kib(spec.reserved_shared_memory_per_block_bytes)});
   // Ridge point: the arithmetic intensity where the roofline turns from memory- to compute-bound.
   table.add_row(
       {"FP32 ridge point",

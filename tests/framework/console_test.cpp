@@ -54,6 +54,12 @@ TEST(Format, BytesUseDecimalUnits) {
   EXPECT_EQ(gpulab::format_bytes(1.5e12), "1.5 TB");
 }
 
+TEST(Format, BytesKibShowsExactBytesAndKib) {
+  EXPECT_EQ(gpulab::format_bytes_kib(233472), "233472 B (228 KiB)");
+  EXPECT_EQ(gpulab::format_bytes_kib(1024), "1024 B (1 KiB)");
+  EXPECT_EQ(gpulab::format_bytes_kib(1536 + 100), "1636 B (1.6 KiB)");
+}
+
 std::string contents(std::FILE* file) {
   std::rewind(file);
   std::string text;

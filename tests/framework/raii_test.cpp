@@ -118,6 +118,9 @@ TEST(DeviceBuffer, OutOfMemoryThrowsMemoryAllocationError) {
     FAIL() << "allocating more than the device's memory succeeded";
   } catch (const gpulab::CudaError& e) {
     EXPECT_EQ(e.error_name(), "cudaErrorMemoryAllocation");
+    EXPECT_EQ(e.call(), "cudaMalloc");
+    // The error points at the allocation in the caller's code, not inside memory.hpp.
+    EXPECT_NE(e.file().find("raii_test.cpp"), std::string::npos) << e.file();
   }
   (void)cudaGetLastError();
 }

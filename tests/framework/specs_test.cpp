@@ -3,6 +3,7 @@
 #include "gpulab/core/specs.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <set>
@@ -510,6 +511,42 @@ TEST(SpecForDevice, SimDeviceMapsToTheSpecItSimulates) {
   const gpulab::GpuSpec spec = gpulab::spec_for_device(device);
   EXPECT_EQ(spec.key, "l4");
   EXPECT_EQ(spec.origin, gpulab::SpecOrigin::datasheet);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(DeviceInfo, PropertiesResultIsAValidResultsEntry) {
+  gpulab::DeviceInfo device;
+  device.index = 1;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.sm_clock_khz = 1'980'000;
+  device.memory_clock_khz = 2'619'000;
+  device.memory_bus_width_bits = 5120;
+  device.global_memory_bytes = 85'000'000'000;
+  device.registers_per_sm = 65536;
+  const gpulab::Result result = gpulab::device_properties_result(device);
+  EXPECT_EQ(result.name, "device");
+  EXPECT_EQ(result.params.at("index"), "1");
+  EXPECT_EQ(result.params.at("compute_capability"), "9.0");
+  // Every metric passes the results validation (units in names, finite, measured) and survives
+  // a JSON round trip.
+  const gpulab::ResultsFile file{gpulab::make_context("cuda", device.name, "H100 SXM"), {result}};
+  const gpulab::ResultsFile back = gpulab::results_from_json(gpulab::to_json(file), "device");
+  ASSERT_EQ(back.results.size(), 1u);
+  EXPECT_EQ(back.results[0], result);
+  bool found_bus = false;
+  for (const gpulab::Metric& metric : result.metrics) {
+    EXPECT_EQ(metric.provenance, gpulab::Provenance::measured) << metric.name;
+    if (metric.name == "memory_bus_width_bits") {
+      found_bus = true;
+      EXPECT_EQ(metric.value, 5120.0);
+    }
+  }
+  EXPECT_TRUE(found_bus);
 }
 
 }  // namespace

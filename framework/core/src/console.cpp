@@ -120,6 +120,12 @@ std::string format_bytes(double bytes) {
   return format_fixed(bytes, unit == 0 ? 0 : 1) + " " + kUnits[unit];
 }
 
+std::string format_bytes_kib(std::uint64_t bytes) {
+  const bool whole = bytes % 1024 == 0;
+  return std::to_string(bytes) + " B (" +
+         format_fixed(static_cast<double>(bytes) / 1024.0, whole ? 0 : 1) + " KiB)";
+}
+
 bool is_terminal(std::FILE* stream) {
   return stream != nullptr && isatty(fileno(stream)) == 1;
 }

@@ -53,4 +53,29 @@ std::string explain_device_error(int cuda_error_code) {
   }
 }
 
+Result device_properties_result(const DeviceInfo& d) {
+  Result result;
+  result.name = "device";
+  result.params = {{"index", std::to_string(d.index)},
+                   {"name", d.name},
+                   {"compute_capability", d.compute_capability()}};
+  const auto add = [&result](std::string name, double value) {
+    result.metrics.push_back(Metric{std::move(name), value, Provenance::measured, "", ""});
+  };
+  add("sm_count", d.sm_count);
+  add("sm_clock_mhz", d.sm_clock_khz / 1000.0);
+  add("memory_clock_mhz", d.memory_clock_khz / 1000.0);
+  add("memory_bus_width_bits", d.memory_bus_width_bits);
+  add("theoretical_bandwidth_gb_s", d.theoretical_bandwidth_gb_s());
+  add("global_memory_bytes", static_cast<double>(d.global_memory_bytes));
+  add("l2_bytes", static_cast<double>(d.l2_bytes));
+  add("shared_memory_per_sm_bytes", static_cast<double>(d.shared_memory_per_sm_bytes));
+  add("shared_memory_per_block_optin_bytes",
+      static_cast<double>(d.shared_memory_per_block_optin_bytes));
+  add("registers_per_sm_count", d.registers_per_sm);
+  add("max_threads_per_sm_count", d.max_threads_per_sm);
+  add("max_blocks_per_sm_count", d.max_blocks_per_sm);
+  return result;
+}
+
 }  // namespace gpulab

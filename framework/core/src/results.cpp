@@ -51,7 +51,8 @@ constexpr std::array kUnits{
     Unit{"cycles", "cycles"}, Unit{"hz", "Hz"}, Unit{"khz", "kHz"}, Unit{"mhz", "MHz"},
     Unit{"ghz", "GHz"},
     // sizes and bandwidths
-    Unit{"bytes", "bytes"}, Unit{"kb", "kB"}, Unit{"mb", "MB"}, Unit{"gb", "GB"}, Unit{"tb", "TB"},
+    Unit{"bits", "bits"}, Unit{"bytes", "bytes"}, Unit{"kb", "kB"}, Unit{"mb", "MB"}, Unit{"gb", "GB"},
+    Unit{"tb", "TB"},
     Unit{"bytes_s", "B/s"}, Unit{"mb_s", "MB/s"}, Unit{"gb_s", "GB/s"}, Unit{"tb_s", "TB/s"},
     // work, rates and arithmetic intensity
     Unit{"flop", "FLOP"}, Unit{"gflop", "GFLOP"}, Unit{"tflop", "TFLOP"}, Unit{"flop_s", "FLOP/s"},

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -49,6 +50,10 @@ std::ostream& operator<<(std::ostream& out, const Table& table);
 /// A byte count in decimal units with one decimal: 80e9 -> "80.0 GB", 50e6 -> "50.0 MB",
 /// 512 -> "512 B".
 [[nodiscard]] std::string format_bytes(double bytes);
+
+/// Exact bytes with the KiB the hardware is sized in, for shared memory and register files:
+/// 233472 -> "233472 B (228 KiB)"; sizes that are not whole KiB get one decimal.
+[[nodiscard]] std::string format_bytes_kib(std::uint64_t bytes);
 
 /// True when the stream is a terminal (isatty on its file descriptor).
 [[nodiscard]] bool is_terminal(std::FILE* stream);

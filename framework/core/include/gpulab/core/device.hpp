@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/core/results.hpp"
+
 namespace gpulab {
 
 /// Properties of one CUDA device, as the runtime reports them.
@@ -57,6 +59,10 @@ struct DeviceQuery {
   /// True when at least one device can run kernels.
   [[nodiscard]] bool usable() const { return !devices.empty(); }
 };
+
+/// A device's properties as a results-file entry named "device" (params: index, name, compute
+/// capability; metrics with units in their names, provenance measured: read from the runtime).
+[[nodiscard]] Result device_properties_result(const DeviceInfo& device);
 
 /// Queries every device of this backend. Never throws; a failing CUDA call becomes `unavailable`.
 [[nodiscard]] DeviceQuery query_devices() noexcept;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <source_location>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -38,27 +39,30 @@ inline void require_same_size(std::size_t host, std::size_t device, const char* 
   }
 }
 
-}  // namespace detail
-
-/// Device memory for `size()` elements of T, freed on destruction. // move-only
-template <class T>
-class DeviceBuffer {
-  static_assert(std::is_trivially_copyable_v<T>, "device buffers hold trivially copyable types");
+/// Owns `size()` elements of T allocated by Memory::allocate and freed by Memory::release; the
+/// shared half of DeviceBuffer and PinnedBuffer. // move-only
+template <class T, class Memory>
+class OwnedMemory {
+  static_assert(std::is_trivially_copyable_v<T>, "CUDA buffers hold trivially copyable types");
 
  public:
-  DeviceBuffer() noexcept = default;
-  /// Allocates `count` elements (uninitialised). Throws CudaError (cudaErrorMemoryAllocation).
-  explicit DeviceBuffer(std::size_t count) : size_(count) {
+  OwnedMemory() noexcept = default;
+  /// Allocates `count` elements (uninitialised). Throws CudaError (cudaErrorMemoryAllocation)
+  /// naming the caller's file and line.
+  explicit OwnedMemory(std::size_t count,
+                       std::source_location where = std::source_location::current())
+      : size_(count) {
     if (count > 0) {
-      GPULAB_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), detail::checked_bytes<T>(count)));
+      check(Memory::allocate(reinterpret_cast<void**>(&data_), checked_bytes<T>(count)),
+            Memory::kAllocateCall, where.file_name(), static_cast<int>(where.line()));
     }
   }
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept
+  ~OwnedMemory() { reset(); }
+  OwnedMemory(const OwnedMemory&) = delete;
+  OwnedMemory& operator=(const OwnedMemory&) = delete;
+  OwnedMemory(OwnedMemory&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  OwnedMemory& operator=(OwnedMemory&& other) noexcept {
     if (this != &other) {
       reset();
       data_ = std::exchange(other.data_, nullptr);
@@ -67,7 +71,7 @@ class DeviceBuffer {
     return *this;
   }
 
-  /// Device pointer (nullptr when empty).
+  /// The memory (nullptr when empty).
   [[nodiscard]] T* data() noexcept { return data_; }
   [[nodiscard]] const T* data() const noexcept { return data_; }
   /// Number of elements.
@@ -79,39 +83,10 @@ class DeviceBuffer {
   /// Frees the memory now; the buffer becomes empty.
   void reset() noexcept {
     if (data_ != nullptr) {
-      GPULAB_CHECK_NOEXCEPT(cudaFree(data_));
+      check_noexcept(Memory::release(data_), Memory::kReleaseCall, __FILE__, __LINE__);
     }
     data_ = nullptr;
     size_ = 0;
-  }
-
-  /// Copies host -> device; the span must have size() elements. Synchronous.
-  void copy_from(std::span<const T> host) {
-    detail::require_same_size(host.size(), size_, "DeviceBuffer::copy_from");
-    GPULAB_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
-  }
-  /// Copies device -> host; the span must have size() elements. Synchronous.
-  void copy_to(std::span<T> host) const {
-    detail::require_same_size(host.size(), size_, "DeviceBuffer::copy_to");
-    GPULAB_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
-  }
-  /// Enqueues host -> device on `stream`; host memory should be pinned to overlap.
-  void copy_from_async(std::span<const T> host, cudaStream_t stream) {
-    detail::require_same_size(host.size(), size_, "DeviceBuffer::copy_from_async");
-    GPULAB_CHECK(cudaMemcpyAsync(data_, host.data(), bytes(), cudaMemcpyHostToDevice, stream));
-  }
-  /// Enqueues device -> host on `stream`.
-  void copy_to_async(std::span<T> host, cudaStream_t stream) const {
-    detail::require_same_size(host.size(), size_, "DeviceBuffer::copy_to_async");
-    GPULAB_CHECK(cudaMemcpyAsync(host.data(), data_, bytes(), cudaMemcpyDeviceToHost, stream));
-  }
-  /// Sets every byte to `value` (0xFF on float data gives NaN: poisoning before a kernel runs).
-  void fill_bytes(unsigned char value) { GPULAB_CHECK(cudaMemset(data_, value, bytes())); }
-  /// The contents as a host vector. Synchronous.
-  [[nodiscard]] std::vector<T> to_vector() const {
-    std::vector<T> host(size_);
-    copy_to(host);
-    return host;
   }
 
  private:
@@ -119,57 +94,82 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
+struct DeviceMemory {
+  static constexpr const char* kAllocateCall = "cudaMalloc";
+  static constexpr const char* kReleaseCall = "cudaFree";
+  static cudaError_t allocate(void** pointer, std::size_t bytes) noexcept {
+    return cudaMalloc(pointer, bytes);
+  }
+  static cudaError_t release(void* pointer) noexcept { return cudaFree(pointer); }
+};
+
+struct PinnedMemory {
+  static constexpr const char* kAllocateCall = "cudaMallocHost";
+  static constexpr const char* kReleaseCall = "cudaFreeHost";
+  static cudaError_t allocate(void** pointer, std::size_t bytes) noexcept {
+    return cudaMallocHost(pointer, bytes);
+  }
+  static cudaError_t release(void* pointer) noexcept { return cudaFreeHost(pointer); }
+};
+
+}  // namespace detail
+
+/// Device memory for `size()` elements of T (cudaMalloc), freed on destruction. // move-only
+template <class T>
+class DeviceBuffer : public detail::OwnedMemory<T, detail::DeviceMemory> {
+  using Base = detail::OwnedMemory<T, detail::DeviceMemory>;
+
+ public:
+  using Base::Base;
+  using Base::bytes;
+  using Base::data;
+  using Base::size;
+
+  /// Copies host -> device; the span must have size() elements. Synchronous.
+  void copy_from(std::span<const T> host) {
+    detail::require_same_size(host.size(), size(), "DeviceBuffer::copy_from");
+    GPULAB_CHECK(cudaMemcpy(data(), host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  /// Copies device -> host; the span must have size() elements. Synchronous.
+  void copy_to(std::span<T> host) const {
+    detail::require_same_size(host.size(), size(), "DeviceBuffer::copy_to");
+    GPULAB_CHECK(cudaMemcpy(host.data(), data(), bytes(), cudaMemcpyDeviceToHost));
+  }
+  /// Enqueues host -> device on `stream`; host memory should be pinned to overlap.
+  void copy_from_async(std::span<const T> host, cudaStream_t stream) {
+    detail::require_same_size(host.size(), size(), "DeviceBuffer::copy_from_async");
+    GPULAB_CHECK(cudaMemcpyAsync(data(), host.data(), bytes(), cudaMemcpyHostToDevice, stream));
+  }
+  /// Enqueues device -> host on `stream`.
+  void copy_to_async(std::span<T> host, cudaStream_t stream) const {
+    detail::require_same_size(host.size(), size(), "DeviceBuffer::copy_to_async");
+    GPULAB_CHECK(cudaMemcpyAsync(host.data(), data(), bytes(), cudaMemcpyDeviceToHost, stream));
+  }
+  /// Sets every byte to `value` (0xFF on float data gives NaN: poisoning before a kernel runs).
+  void fill_bytes(unsigned char value) { GPULAB_CHECK(cudaMemset(data(), value, bytes())); }
+  /// The contents as a host vector. Synchronous.
+  [[nodiscard]] std::vector<T> to_vector() const {
+    std::vector<T> host(size());
+    copy_to(host);
+    return host;
+  }
+};
+
 /// Page-locked host memory (cudaMallocHost) for `size()` elements: the source or target of
 /// copies that overlap with kernels. Freed on destruction. // move-only
 template <class T>
-class PinnedBuffer {
-  static_assert(std::is_trivially_copyable_v<T>, "pinned buffers hold trivially copyable types");
+class PinnedBuffer : public detail::OwnedMemory<T, detail::PinnedMemory> {
+  using Base = detail::OwnedMemory<T, detail::PinnedMemory>;
 
  public:
-  PinnedBuffer() noexcept = default;
-  /// Allocates `count` elements (uninitialised). Throws CudaError.
-  explicit PinnedBuffer(std::size_t count) : size_(count) {
-    if (count > 0) {
-      GPULAB_CHECK(
-          cudaMallocHost(reinterpret_cast<void**>(&data_), detail::checked_bytes<T>(count)));
-    }
-  }
-  ~PinnedBuffer() { reset(); }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
-    if (this != &other) {
-      reset();
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-    }
-    return *this;
-  }
+  using Base::Base;
+  using Base::data;
+  using Base::size;
 
-  [[nodiscard]] T* data() noexcept { return data_; }
-  [[nodiscard]] const T* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::size_t bytes() const noexcept { return size_ * sizeof(T); }
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  [[nodiscard]] std::span<T> span() noexcept { return {data_, size_}; }
-  [[nodiscard]] std::span<const T> span() const noexcept { return {data_, size_}; }
-  T& operator[](std::size_t i) noexcept { return data_[i]; }
-  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
-
-  /// Frees the memory now; the buffer becomes empty.
-  void reset() noexcept {
-    if (data_ != nullptr) {
-      GPULAB_CHECK_NOEXCEPT(cudaFreeHost(data_));
-    }
-    data_ = nullptr;
-    size_ = 0;
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
+  [[nodiscard]] std::span<T> span() noexcept { return {data(), size()}; }
+  [[nodiscard]] std::span<const T> span() const noexcept { return {data(), size()}; }
+  T& operator[](std::size_t i) noexcept { return data()[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data()[i]; }
 };
 
 }  // namespace gpulab

@@ -122,7 +122,7 @@ struct LoadLimits {
 /// True when `name` is a unit or ends in '_' + a unit. The units (decimal multiples throughout):
 ///   time       ns us ms s cycles
 ///   frequency  hz khz mhz ghz
-///   size       bytes kb mb gb tb
+///   size       bits bytes kb mb gb tb
 ///   bandwidth  bytes_s mb_s gb_s tb_s
 ///   work       flop gflop tflop; rate flop_s gflop_s tflop_s; intensity flop_per_byte
 ///   shares     percent ratio fraction

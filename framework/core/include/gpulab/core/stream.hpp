@@ -15,101 +15,102 @@
 
 namespace gpulab {
 
+namespace detail {
+
+/// Owns a CUDA handle destroyed by Traits::destroy; the shared half of Stream and Event.
+/// // move-only
+template <class Handle, class Traits>
+class UniqueHandle {
+ public:
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  UniqueHandle(UniqueHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  UniqueHandle& operator=(UniqueHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~UniqueHandle() { reset(); }
+
+  /// The handle; nullptr after a move.
+  [[nodiscard]] Handle get() const noexcept { return handle_; }
+
+ protected:
+  UniqueHandle() = default;
+  Handle handle_ = nullptr;
+
+ private:
+  void reset() noexcept {
+    if (handle_ != nullptr) {
+      check_noexcept(Traits::destroy(handle_), Traits::kDestroyCall, __FILE__, __LINE__);
+      handle_ = nullptr;
+    }
+  }
+};
+
+struct StreamTraits {
+  static constexpr const char* kDestroyCall = "cudaStreamDestroy";
+  static cudaError_t destroy(cudaStream_t stream) noexcept { return cudaStreamDestroy(stream); }
+};
+
+struct EventTraits {
+  static constexpr const char* kDestroyCall = "cudaEventDestroy";
+  static cudaError_t destroy(cudaEvent_t event) noexcept { return cudaEventDestroy(event); }
+};
+
+/// True when `status` says the work is done, false for cudaErrorNotReady; throws otherwise.
+inline bool ready(cudaError_t status, const char* call) {
+  if (status == cudaErrorNotReady) {
+    return false;
+  }
+  check(status, call, __FILE__, __LINE__);
+  return true;
+}
+
+}  // namespace detail
+
 /// A CUDA stream, destroyed on destruction. // move-only
-class Stream {
+class Stream : public detail::UniqueHandle<cudaStream_t, detail::StreamTraits> {
  public:
   /// Creates a stream. The default, cudaStreamNonBlocking, does not synchronize with the legacy
   /// default stream (stream 0), so other work on stream 0 cannot stretch a measurement.
   explicit Stream(unsigned int flags = cudaStreamNonBlocking) {
-    GPULAB_CHECK(cudaStreamCreateWithFlags(&stream_, flags));
-  }
-  ~Stream() { reset(); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  Stream& operator=(Stream&& other) noexcept {
-    if (this != &other) {
-      reset();
-      stream_ = std::exchange(other.stream_, nullptr);
-    }
-    return *this;
+    GPULAB_CHECK(cudaStreamCreateWithFlags(&handle_, flags));
   }
 
-  /// The handle, for launches and async calls. nullptr after a move.
-  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
-  operator cudaStream_t() const noexcept { return stream_; }  // NOLINT: handle conversion
+  operator cudaStream_t() const noexcept { return get(); }  // NOLINT: handle conversion
   /// Blocks until all work enqueued so far has finished.
-  void synchronize() const { GPULAB_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() const { GPULAB_CHECK(cudaStreamSynchronize(get())); }
   /// True when all enqueued work has finished (cudaStreamQuery), without blocking.
   [[nodiscard]] bool ready() const {
-    const cudaError_t status = cudaStreamQuery(stream_);
-    if (status == cudaErrorNotReady) {
-      return false;
-    }
-    GPULAB_CHECK(status);
-    return true;
+    return detail::ready(cudaStreamQuery(get()), "cudaStreamQuery");
   }
-
- private:
-  void reset() noexcept {
-    if (stream_ != nullptr) {
-      GPULAB_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
-      stream_ = nullptr;
-    }
-  }
-
-  cudaStream_t stream_ = nullptr;
 };
 
 /// A CUDA event, destroyed on destruction. // move-only
-class Event {
+class Event : public detail::UniqueHandle<cudaEvent_t, detail::EventTraits> {
  public:
   /// Creates an event; cudaEventDefault records timing, cudaEventDisableTiming does not.
   explicit Event(unsigned int flags = cudaEventDefault) {
-    GPULAB_CHECK(cudaEventCreateWithFlags(&event_, flags));
-  }
-  ~Event() { reset(); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  Event& operator=(Event&& other) noexcept {
-    if (this != &other) {
-      reset();
-      event_ = std::exchange(other.event_, nullptr);
-    }
-    return *this;
+    GPULAB_CHECK(cudaEventCreateWithFlags(&handle_, flags));
   }
 
-  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
   /// Enqueues the event on `stream`: it completes when the work before it has finished.
-  void record(cudaStream_t stream) { GPULAB_CHECK(cudaEventRecord(event_, stream)); }
+  void record(cudaStream_t stream) { GPULAB_CHECK(cudaEventRecord(get(), stream)); }
   /// Blocks until the event has completed.
-  void synchronize() const { GPULAB_CHECK(cudaEventSynchronize(event_)); }
+  void synchronize() const { GPULAB_CHECK(cudaEventSynchronize(get())); }
   /// True when the event has completed, without blocking.
   [[nodiscard]] bool ready() const {
-    const cudaError_t status = cudaEventQuery(event_);
-    if (status == cudaErrorNotReady) {
-      return false;
-    }
-    GPULAB_CHECK(status);
-    return true;
+    return detail::ready(cudaEventQuery(get()), "cudaEventQuery");
   }
   /// Milliseconds between two completed events recorded with timing (resolution about 0.5 us).
   [[nodiscard]] static float elapsed_ms(const Event& start, const Event& stop) {
     float ms = 0.0f;
-    GPULAB_CHECK(cudaEventElapsedTime(&ms, start.event_, stop.event_));
+    GPULAB_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     return ms;
   }
-
- private:
-  void reset() noexcept {
-    if (event_ != nullptr) {
-      GPULAB_CHECK_NOEXCEPT(cudaEventDestroy(event_));
-      event_ = nullptr;
-    }
-  }
-
-  cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace gpulab
