@@ -70,6 +70,14 @@ std::string contents(std::FILE* file) {
   return text;
 }
 
+TEST(Console, FilesAndNullAreNotTerminals) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  EXPECT_FALSE(gpulab::is_terminal(file));
+  EXPECT_FALSE(gpulab::is_terminal(nullptr));
+  std::fclose(file);
+}
+
 TEST(ProgressBar, StaysQuietWhenNotATerminal) {
   std::FILE* file = std::tmpfile();
   ASSERT_NE(file, nullptr);

@@ -12,10 +12,6 @@
 #include "gpulab/core/stream.hpp"
 #include "test_device.hpp"
 
-#if GPULAB_BACKEND_SIM
-#include "gpulab/sim/runtime.hpp"
-#endif
-
 namespace {
 
 using gpulab::DeviceBuffer;
@@ -214,39 +210,5 @@ TEST(Event, MoveLeavesSourceWithoutHandle) {
   EXPECT_EQ(b.get(), handle);
   EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move)
 }
-
-#if GPULAB_BACKEND_SIM
-TEST(SimRuntime, CopiesOutsideAnAllocationAreRejected) {
-  DeviceBuffer<float> buffer(8);
-  std::vector<float> host(16);
-  EXPECT_EQ(cudaMemcpy(buffer.data(), host.data(), 16 * sizeof(float), cudaMemcpyHostToDevice),
-            cudaErrorInvalidValue);
-  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(host.data(), buffer.data() + 4, 4 * sizeof(float), cudaMemcpyDeviceToHost),
-            cudaSuccess);
-}
-
-TEST(SimRuntime, AllocationsAreAccountedAndFreed) {
-  const std::size_t before = gpulab::sim::allocated_bytes();
-  {
-    DeviceBuffer<char> a(1000);
-    EXPECT_EQ(gpulab::sim::allocated_bytes(), before + 1000);
-  }
-  EXPECT_EQ(gpulab::sim::allocated_bytes(), before);
-  int not_allocated = 0;
-  EXPECT_EQ(cudaFree(&not_allocated), cudaErrorInvalidValue);
-  (void)cudaGetLastError();
-}
-
-TEST(SimRuntime, DestroyedHandlesAreInvalid) {
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-  EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle);
-  EXPECT_EQ(cudaStreamDestroy(stream), cudaErrorInvalidResourceHandle);
-  (void)cudaGetLastError();
-}
-#endif
 
 }  // namespace

@@ -1,0 +1,207 @@
+// The sim backend's CUDA runtime and cuBLAS subset: the contracts of the CUDA functions it
+// replaces (error codes, last-error state, allocation checks, handles, device description).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpulab/core/memory.hpp"
+#include "gpulab/sim/runtime.hpp"
+
+namespace {
+
+using gpulab::DeviceBuffer;
+
+TEST(SimRuntime, ErrorNamesAndStringsFollowTheCudaRuntime) {
+  EXPECT_STREQ(cudaGetErrorName(cudaSuccess), "cudaSuccess");
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorMemoryAllocation), "cudaErrorMemoryAllocation");
+  EXPECT_STREQ(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory");
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorInsufficientDriver), "cudaErrorInsufficientDriver");
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorNoDevice), "cudaErrorNoDevice");
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorIllegalAddress), "cudaErrorIllegalAddress");
+  EXPECT_STREQ(cudaGetErrorString(static_cast<cudaError_t>(12345)), "unrecognized error code");
+}
+
+TEST(SimRuntime, LastErrorIsSetByFailuresAndClearedByGetLastError) {
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaSetDevice(1), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaErrorInvalidDevice) << "peek must not clear";
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(SimRuntime, DescribesOneDeviceWithAttributesMatchingProperties) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  EXPECT_EQ(count, 1);
+  int device = -1;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_EQ(device, 0);
+  cudaDeviceProp props{};
+  ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  EXPECT_EQ(sms, props.multiProcessorCount);
+  int optin = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+            cudaSuccess);
+  EXPECT_EQ(static_cast<std::size_t>(optin), props.sharedMemPerBlockOptin);
+  EXPECT_EQ(cudaGetDeviceProperties(&props, 1), cudaErrorInvalidDevice);
+  int value = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&value, static_cast<cudaDeviceAttr>(9999), 0),
+            cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+}
+
+TEST(SimRuntime, MemGetInfoAccountsForAllocations) {
+  std::size_t free_before = 0;
+  std::size_t total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  cudaDeviceProp props{};
+  ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
+  EXPECT_EQ(total, props.totalGlobalMem);
+  DeviceBuffer<char> buffer(4096);
+  std::size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(free_before - free_after, 4096u);
+}
+
+TEST(SimRuntime, TypedAllocationOverloadsCompileAndWork) {
+  float* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, 16 * sizeof(float)), cudaSuccess);
+  double* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, 4 * sizeof(double)), cudaSuccess);
+  pinned[3] = 1.5;
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+  EXPECT_EQ(cudaFree(device), cudaSuccess);
+}
+
+TEST(SimRuntime, ZeroByteAllocationsAreNullWithoutError) {
+  void* pointer = &pointer;
+  EXPECT_EQ(cudaMalloc(&pointer, 0), cudaSuccess);
+  EXPECT_EQ(pointer, nullptr);
+  EXPECT_EQ(cudaFree(nullptr), cudaSuccess);
+}
+
+TEST(SimRuntime, MemsetOutsideAnAllocationIsRejected) {
+  DeviceBuffer<char> buffer(64);
+  EXPECT_EQ(cudaMemset(buffer.data(), 0, 65), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemset(buffer.data() + 32, 0, 32), cudaSuccess);
+  std::vector<char> host(64);
+  EXPECT_EQ(cudaMemset(host.data(), 0, host.size()), cudaErrorInvalidValue) << "host pointer";
+  (void)cudaGetLastError();
+}
+
+TEST(SimRuntime, EventsMeasureHostTimeBetweenRecords) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(cudaEventRecord(stop), cudaSuccess);
+  float ms = 0.0f;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+  EXPECT_GE(ms, 19.0f);
+  EXPECT_LT(ms, 2000.0f);
+  EXPECT_EQ(cudaEventDestroy(start), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(stop), cudaSuccess);
+}
+
+TEST(SimRuntime, InvalidFlagsAreRejected) {
+  cudaStream_t stream = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&stream, 0x80), cudaErrorInvalidValue);
+  cudaEvent_t event = nullptr;
+  EXPECT_EQ(cudaEventCreateWithFlags(&event, 0x80), cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+}
+
+TEST(SimCublas, HandlesCarryTheirStreamAndAreDestroyedOnce) {
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  EXPECT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_SUCCESS);
+  cudaStream_t got = nullptr;
+  EXPECT_EQ(cublasGetStream(handle, &got), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(got, stream);
+  EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_NOT_INITIALIZED);
+  EXPECT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_NOT_INITIALIZED);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(SimCublas, StatusNamesFollowCublas) {
+  EXPECT_STREQ(cublasGetStatusName(CUBLAS_STATUS_SUCCESS), "CUBLAS_STATUS_SUCCESS");
+  EXPECT_STREQ(cublasGetStatusName(CUBLAS_STATUS_EXECUTION_FAILED),
+               "CUBLAS_STATUS_EXECUTION_FAILED");
+  EXPECT_STREQ(cublasGetStatusString(CUBLAS_STATUS_ALLOC_FAILED), "the resource allocation failed");
+}
+
+// "threadsafe" death tests re-execute the binary, so the child reads the environment afresh.
+TEST(SimRuntimeDeathTest, MemoryLimitFromTheEnvironmentCausesOutOfMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_MEMORY_BYTES", "1000000", 1);
+        void* a = nullptr;
+        void* b = nullptr;
+        const bool ok = cudaMalloc(&a, 600'000) == cudaSuccess &&
+                        cudaMalloc(&b, 600'000) == cudaErrorMemoryAllocation &&
+                        cudaFree(a) == cudaSuccess && cudaMalloc(&b, 600'000) == cudaSuccess;
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(SimRuntimeDeathTest, MalformedMemoryLimitMakesTheDeviceUnavailable) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_MEMORY_BYTES", "lots", 1);
+        int count = -1;
+        const bool ok = cudaGetDeviceCount(&count) == cudaErrorInitializationError && count == 0 &&
+                        gpulab::sim::configuration_error().find("lots") != std::string::npos;
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(SimRuntime, CopiesOutsideAnAllocationAreRejected) {
+  DeviceBuffer<float> buffer(8);
+  std::vector<float> host(16);
+  EXPECT_EQ(cudaMemcpy(buffer.data(), host.data(), 16 * sizeof(float), cudaMemcpyHostToDevice),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(host.data(), buffer.data() + 4, 4 * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+}
+
+TEST(SimRuntime, AllocationsAreAccountedAndFreed) {
+  const std::size_t before = gpulab::sim::allocated_bytes();
+  {
+    DeviceBuffer<char> a(1000);
+    EXPECT_EQ(gpulab::sim::allocated_bytes(), before + 1000);
+  }
+  EXPECT_EQ(gpulab::sim::allocated_bytes(), before);
+  int not_allocated = 0;
+  EXPECT_EQ(cudaFree(&not_allocated), cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+}
+
+TEST(SimRuntime, DestroyedHandlesAreInvalid) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaErrorInvalidResourceHandle);
+  (void)cudaGetLastError();
+}
+}  // namespace
