@@ -25,6 +25,7 @@ TEST(SimRuntime, ErrorNamesAndStringsFollowTheCudaRuntime) {
   EXPECT_STREQ(cudaGetErrorName(cudaErrorNoDevice), "cudaErrorNoDevice");
   EXPECT_STREQ(cudaGetErrorName(cudaErrorIllegalAddress), "cudaErrorIllegalAddress");
   EXPECT_STREQ(cudaGetErrorString(static_cast<cudaError_t>(12345)), "unrecognized error code");
+  EXPECT_STREQ(cublasGetStatusName(static_cast<cublasStatus_t>(12345)), "CUBLAS_STATUS_UNKNOWN");
 }
 
 TEST(SimRuntime, LastErrorIsSetByFailuresAndClearedByGetLastError) {
@@ -112,6 +113,14 @@ TEST(SimRuntime, EventsMeasureHostTimeBetweenRecords) {
   EXPECT_LT(ms, 2000.0f);
   EXPECT_EQ(cudaEventDestroy(start), cudaSuccess);
   EXPECT_EQ(cudaEventDestroy(stop), cudaSuccess);
+}
+
+TEST(SimRuntime, UnknownCopyDirectionIsRejected) {
+  DeviceBuffer<char> buffer(8);
+  char host[8] = {};
+  EXPECT_EQ(cudaMemcpy(buffer.data(), host, 8, static_cast<cudaMemcpyKind>(7)),
+            cudaErrorInvalidMemcpyDirection);
+  (void)cudaGetLastError();
 }
 
 TEST(SimRuntime, InvalidFlagsAreRejected) {

@@ -5,7 +5,7 @@
 #include "gpulab/sim/runtime.hpp"
 
 /// cuBLAS status codes.
-typedef enum {  // NOLINT: the cuBLAS spelling
+typedef enum : int {  // NOLINT: the cuBLAS spelling
   CUBLAS_STATUS_SUCCESS = 0,
   CUBLAS_STATUS_NOT_INITIALIZED = 1,
   CUBLAS_STATUS_ALLOC_FAILED = 3,

@@ -2,8 +2,9 @@
 // on the CPU. Code built for the sim backend includes <cuda_runtime.h> and gets this file.
 //
 // Names, signatures, enum values and error codes follow the CUDA runtime (cuda_runtime_api.h,
-// driver_types.h of CUDA 13), so the same source compiles against either. The functions have C++
-// linkage, so they can never be mistaken for libcudart's C symbols.
+// driver_types.h of CUDA 13), so the same source compiles against either. The enums have a fixed
+// underlying type (int), so any code a program casts in, e.g. an unknown error, is a valid value.
+// The functions have C++ linkage, so they can never be mistaken for libcudart's C symbols.
 //
 // The simulated device is a spec from gpulab's database: H100 SXM unless the environment variable
 // GPULAB_SIM_SPEC names another (see `gpulab specs`). Device memory is host memory, accounted
@@ -21,7 +22,7 @@
 // ------------------------------------------------------------------------------------------------
 
 /// CUDA runtime error codes (values as in driver_types.h).
-enum cudaError {
+enum cudaError : int {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
@@ -57,7 +58,7 @@ enum cudaError {
 typedef enum cudaError cudaError_t;  // NOLINT: the CUDA spelling
 
 /// Copy directions.
-enum cudaMemcpyKind {
+enum cudaMemcpyKind : int {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,
   cudaMemcpyDeviceToHost = 2,
@@ -66,7 +67,7 @@ enum cudaMemcpyKind {
 };
 
 /// Device attributes (values as in driver_types.h; the subset gpulab queries).
-enum cudaDeviceAttr {
+enum cudaDeviceAttr : int {
   cudaDevAttrMaxThreadsPerBlock = 1,
   cudaDevAttrMaxBlockDimX = 2,
   cudaDevAttrMaxBlockDimY = 3,
