@@ -1051,7 +1051,9 @@ void save_results(const std::filesystem::path& path, const ResultsFile& file) {
   // A temporary file next to the target, then rename(): readers see the old file or the new one,
   // never a half-written one.
   const fs::path directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string temporary = (directory / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  // mkstemp replaces the template's trailing six 'X' with a unique suffix.
+  std::string temporary =
+      (directory / ("." + path.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) {
     fail(target, "",

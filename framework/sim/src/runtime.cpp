@@ -145,6 +145,35 @@ cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   return fail(cudaErrorInvalidMemcpyDirection);
 }
 
+// Creates a handle and registers it as live (streams and events follow the same contract).
+template <class Handle>
+cudaError_t create_handle(std::set<Handle*> State::*live, Handle** out, Handle initial) noexcept {
+  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+    return error;
+  }
+  auto* created = new (std::nothrow) Handle(initial);
+  if (created == nullptr) {
+    return fail(cudaErrorMemoryAllocation);
+  }
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  (s.*live).insert(created);
+  *out = created;
+  return cudaSuccess;
+}
+
+// Unregisters and deletes a live handle; anything else is an invalid handle.
+template <class Handle>
+cudaError_t destroy_handle(std::set<Handle*> State::*live, Handle* handle) noexcept {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  if (handle == nullptr || (s.*live).erase(handle) == 0) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  delete handle;
+  return cudaSuccess;
+}
+
 struct ErrorText {
   cudaError_t error;
   const char* name;
@@ -557,18 +586,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
   if (stream == nullptr || (flags & ~cudaStreamNonBlocking) != 0) {
     return fail(cudaErrorInvalidValue);
   }
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
-    return error;
-  }
-  auto* created = new (std::nothrow) CUstream_st{flags};
-  if (created == nullptr) {
-    return fail(cudaErrorMemoryAllocation);
-  }
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  s.streams.insert(created);
-  *stream = created;
-  return cudaSuccess;
+  return gpulab::sim::create_handle(&gpulab::sim::State::streams, stream, CUstream_st{flags});
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) noexcept {
@@ -576,13 +594,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) noexcept {
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) noexcept {
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  if (stream == nullptr || s.streams.erase(stream) == 0) {
-    return fail(cudaErrorInvalidResourceHandle);
-  }
-  delete stream;
-  return cudaSuccess;
+  return gpulab::sim::destroy_handle(&gpulab::sim::State::streams, stream);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) noexcept {
@@ -599,18 +611,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) noe
   if (event == nullptr || (flags & ~(cudaEventBlockingSync | cudaEventDisableTiming)) != 0) {
     return fail(cudaErrorInvalidValue);
   }
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
-    return error;
-  }
-  auto* created = new (std::nothrow) CUevent_st{flags, std::nullopt};
-  if (created == nullptr) {
-    return fail(cudaErrorMemoryAllocation);
-  }
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  s.events.insert(created);
-  *event = created;
-  return cudaSuccess;
+  return gpulab::sim::create_handle(&gpulab::sim::State::events, event,
+                                    CUevent_st{flags, std::nullopt});
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) noexcept {
@@ -618,13 +620,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) noexcept {
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) noexcept {
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  if (event == nullptr || s.events.erase(event) == 0) {
-    return fail(cudaErrorInvalidResourceHandle);
-  }
-  delete event;
-  return cudaSuccess;
+  return gpulab::sim::destroy_handle(&gpulab::sim::State::events, event);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
