@@ -1,5 +1,4 @@
 // `gpulab device`: the CUDA devices of this machine, or why there is none and what runs instead.
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -12,25 +11,6 @@
 
 namespace gpulab::cli {
 namespace {
-
-// The spec the sim backend simulates (GPULAB_SIM_SPEC or the default), or why it cannot run: the
-// same rule as the sim runtime's.
-struct SimulatedSpec {
-  std::string name;   ///< the spec's name; empty when the variable names no known GPU
-  std::string error;  ///< why the sim backend is unavailable
-};
-
-SimulatedSpec simulated_spec() {
-  const char* requested = std::getenv("GPULAB_SIM_SPEC");
-  if (requested == nullptr || *requested == '\0') {
-    return {default_spec().name, ""};
-  }
-  if (auto spec = find_spec(requested)) {
-    return {spec->name, ""};
-  }
-  return {"", std::string("GPULAB_SIM_SPEC names an unknown GPU '") + requested +
-                  "' (see `gpulab specs`)"};
-}
 
 Table device_table(const DeviceInfo& d) {
   Table table({{"property", "", Align::left}, {"value", "", Align::right}});
@@ -70,12 +50,12 @@ int run(const std::string& json_path) {
     const DeviceUnavailable& why = *query.unavailable;
     std::cout << "no CUDA device: " << why.error_name << " (" << why.error_code
               << "): " << why.reason << "; the sim backend will be used\n";
-    const SimulatedSpec sim = simulated_spec();
-    if (!sim.error.empty()) {
+    const SimSpecChoice sim = choose_sim_spec(sim_spec_request());
+    if (!sim.spec) {
       std::cout << "sim backend unavailable: " << sim.error << "\n";
       return kFailure;
     }
-    std::cout << "sim backend: simulates " << sim.name
+    std::cout << "sim backend: simulates " << sim.spec->name
               << " (choose another with GPULAB_SIM_SPEC=NAME; see `gpulab specs`)\n";
   }
 #endif
@@ -98,8 +78,10 @@ int run(const std::string& json_path) {
     const std::string device_name = query.usable() ? query.devices.front().name
                                                    : "none: " + query.unavailable->error_name +
                                                          ": " + query.unavailable->reason;
-    const std::string spec_name =
-        query.usable() ? spec_for_device(query.devices.front()).name : simulated_spec().name;
+    const SimSpecChoice sim = choose_sim_spec(sim_spec_request());
+    const std::string spec_name = query.usable() ? spec_for_device(query.devices.front()).name
+                                  : sim.spec     ? sim.spec->name
+                                                 : "";
     ResultsFile file{make_context(query.backend, device_name, spec_name), {}};
     for (const DeviceInfo& device : query.devices) {
       file.results.push_back(device_properties_result(device));

@@ -550,3 +550,27 @@ TEST(DeviceInfo, PropertiesResultIsAValidResultsEntry) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SimSpecChoice, EmptyRequestIsTheDefaultSpec) {
+  const gpulab::SimSpecChoice choice = gpulab::choose_sim_spec("");
+  ASSERT_TRUE(choice.spec.has_value());
+  EXPECT_EQ(choice.spec->key, gpulab::default_spec().key);
+  EXPECT_TRUE(choice.error.empty());
+}
+
+TEST(SimSpecChoice, NamedSpecIsLookedUpLikeFindSpec) {
+  const gpulab::SimSpecChoice choice = gpulab::choose_sim_spec("A100 40GB SXM");
+  ASSERT_TRUE(choice.spec.has_value());
+  EXPECT_EQ(choice.spec->key, "a100-sxm-40gb");
+}
+
+TEST(SimSpecChoice, UnknownNameGivesNoSpecAndTheReason) {
+  const gpulab::SimSpecChoice choice = gpulab::choose_sim_spec("no-such-gpu");
+  EXPECT_FALSE(choice.spec.has_value());
+  EXPECT_EQ(choice.error,
+            "GPULAB_SIM_SPEC names an unknown GPU 'no-such-gpu' (see `gpulab specs`)");
+}
+
+}  // namespace

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -633,6 +634,22 @@ const GpuSpec& default_spec() {
     return h100 != nullptr ? *h100 : database().front();
   }();
   return spec;
+}
+
+SimSpecChoice choose_sim_spec(std::string_view requested) {
+  if (requested.empty()) {
+    return {default_spec(), ""};
+  }
+  if (auto spec = find_spec(requested)) {
+    return {std::move(spec), ""};
+  }
+  return {std::nullopt, "GPULAB_SIM_SPEC names an unknown GPU '" + std::string(requested) +
+                            "' (see `gpulab specs`)"};
+}
+
+std::string sim_spec_request() {
+  const char* value = std::getenv("GPULAB_SIM_SPEC");
+  return value != nullptr ? value : "";
 }
 
 }  // namespace gpulab

@@ -44,16 +44,11 @@ struct Device {
 const Device& device() {
   static const Device instance = [] {
     Device d;
-    const char* requested = std::getenv("GPULAB_SIM_SPEC");
-    if (requested != nullptr && *requested != '\0') {
-      if (auto spec = find_spec(requested)) {
-        d.spec = *spec;
-      } else {
-        d.error = std::string("GPULAB_SIM_SPEC names an unknown GPU '") + requested +
-                  "' (see `gpulab specs`)";
-      }
+    SimSpecChoice choice = choose_sim_spec(sim_spec_request());
+    if (choice.spec) {
+      d.spec = std::move(*choice.spec);
     } else {
-      d.spec = default_spec();
+      d.error = std::move(choice.error);
     }
     d.capacity_bytes = static_cast<std::size_t>(d.spec.memory_bytes);
     if (const char* limit = std::getenv("GPULAB_SIM_MEMORY_BYTES"); limit != nullptr) {

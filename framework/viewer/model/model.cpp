@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <utility>
 
@@ -56,14 +55,14 @@ SpecRow tflops_row(std::string property, double value, const std::string& origin
 // ---------------------------------------------------------------------------------------------
 
 Model::Model(DeviceQuery devices, std::string sim_spec_env) : devices_(std::move(devices)) {
-  // The simulated GPU, chosen the way the sim runtime chooses it, so the viewer names the same
-  // GPU a sim run would model.
+  // The simulated GPU, chosen by the sim runtime's rule (choose_sim_spec), so the viewer names
+  // the same GPU a sim run would model.
   simulated_spec_ = default_spec();
   simulated_origin_ = "default";
   bool env_valid = false;
   if (!sim_spec_env.empty()) {
-    if (auto spec = find_spec(sim_spec_env)) {
-      simulated_spec_ = *spec;
+    if (auto choice = choose_sim_spec(sim_spec_env); choice.spec) {
+      simulated_spec_ = std::move(*choice.spec);
       simulated_origin_ = "GPULAB_SIM_SPEC=" + displayable(sim_spec_env, 60);
       env_valid = true;
     } else {
@@ -107,8 +106,7 @@ Model::Model(DeviceQuery devices, std::string sim_spec_env) : devices_(std::move
 }
 
 Model Model::detect() {
-  const char* env = std::getenv("GPULAB_SIM_SPEC");
-  return Model(query_devices(), env != nullptr ? env : "");
+  return Model(query_devices(), sim_spec_request());
 }
 
 bool Model::select_spec(std::size_t index) {

@@ -73,4 +73,15 @@ struct GpuSpec {
 /// The spec used when none is chosen: H100 SXM.
 [[nodiscard]] const GpuSpec& default_spec();
 
+/// The GPU the sim backend simulates for a value of GPULAB_SIM_SPEC: default_spec() when
+/// `requested` is empty, the named spec when it exists, otherwise no spec and the reason.
+struct SimSpecChoice {
+  std::optional<GpuSpec> spec;  ///< empty when `requested` names no known GPU
+  std::string error;            ///< why there is no spec; empty when there is one
+};
+[[nodiscard]] SimSpecChoice choose_sim_spec(std::string_view requested);
+
+/// The value of the environment variable GPULAB_SIM_SPEC ("" when unset).
+[[nodiscard]] std::string sim_spec_request();
+
 }  // namespace gpulab
