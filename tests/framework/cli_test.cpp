@@ -8,13 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using gpulab::testing::Outcome;
 
 std::filesystem::path temp_path(const std::string& name) {
   return std::filesystem::temp_directory_path() /
@@ -23,28 +21,8 @@ std::filesystem::path temp_path(const std::string& name) {
 
 // Runs `gpulab <args>` through the shell; stdout and stderr captured separately.
 Outcome gpulab(const std::string& args, const std::string& env = "") {
-  const std::filesystem::path err_path = temp_path("stderr");
-  const std::string command =
-      env + " '" + std::string(GPULAB_EXE) + "' " + args + " 2>'" + err_path.string() + "'";
-  Outcome run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed for " << command;
-    return run;
-  }
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-    run.out.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream err_file(err_path);
-  std::stringstream err;
-  err << err_file.rdbuf();
-  run.err = err.str();
-  std::filesystem::remove(err_path);
-  return run;
+  return gpulab::testing::run_command(env + " " + gpulab::testing::shell_quote(GPULAB_EXE) + " " +
+                                      args);
 }
 
 std::size_t count_lines(const std::string& text) {

@@ -1,6 +1,5 @@
 // GPULAB_CHECK_LAUNCH on real launches: a good launch passes and computes; a bad configuration
-// is reported by the check after the launch, with the CUDA error name. Built by nvcc for the cuda
-// backend (the sim backend runs kernels from a later release on).
+// is reported by the check after the launch, with the CUDA error name. Runs on both backends.
 #include <gtest/gtest.h>
 
 #include <vector>

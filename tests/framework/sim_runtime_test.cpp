@@ -107,6 +107,7 @@ TEST(SimRuntime, EventsMeasureHostTimeBetweenRecords) {
   ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(cudaEventRecord(stop), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);  // records complete on the device thread
   float ms = 0.0f;
   ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
   EXPECT_GE(ms, 19.0f);

@@ -1,6 +1,7 @@
 #include "gpulab/sim/runtime.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -8,14 +9,18 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "gpulab/core/specs.hpp"
+#include "queue.hpp"
 
 // The version of the CUDA API this runtime follows (13.0), as cudaRuntimeGetVersion encodes it.
 namespace {
@@ -26,9 +31,16 @@ struct CUstream_st {
   unsigned int flags = 0;
 };
 
+// An event's latest record: the queue position it waits for and, once the device thread reached
+// it, the time. Shared with the queued work, so destroying a pending event is safe.
+struct EventRecord {
+  std::uint64_t seq = 0;
+  std::chrono::steady_clock::time_point time;
+};
+
 struct CUevent_st {
   unsigned int flags = 0;
-  std::optional<std::chrono::steady_clock::time_point> recorded_at;
+  std::shared_ptr<EventRecord> record;  // null until recorded
 };
 
 namespace gpulab::sim {
@@ -39,6 +51,7 @@ struct Device {
   GpuSpec spec;
   std::string error;  // why the device cannot be used; empty when it can
   std::size_t capacity_bytes = 0;
+  Schedule schedule;  // GPULAB_SIM_SCHEDULE
 };
 
 const Device& device() {
@@ -61,19 +74,36 @@ const Device& device() {
         d.capacity_bytes = static_cast<std::size_t>(bytes);
       }
     }
+    if (const char* text = std::getenv("GPULAB_SIM_SCHEDULE"); text != nullptr && *text != '\0') {
+      std::string why;
+      if (!Schedule::parse(text, d.schedule, why)) {
+        d.error = "GPULAB_SIM_SCHEDULE: " + why;
+      }
+    }
     return d;
   }();
   return instance;
 }
 
+// What is recorded about a kernel (cudaFuncSetAttribute, set_kernel_resources).
+struct KernelRecord {
+  int registers = 0;
+  std::size_t static_shared_bytes = 0;
+  int max_dynamic_shared_bytes = 48 * 1024;  // without opt-in, on every architecture
+  int carveout = -1;
+};
+
 // Live allocations and handles. One mutex: the runtime is called from any host thread.
 struct State {
   std::mutex mutex;
   std::map<std::uintptr_t, std::size_t> device_allocations;  // start -> bytes
-  std::set<void*> host_allocations;
+  std::map<std::uintptr_t, std::size_t> host_allocations;    // pinned (cudaMallocHost)
   std::set<CUstream_st*> streams;
   std::set<CUevent_st*> events;
+  std::map<const void*, KernelRecord> kernels;
   std::size_t allocated = 0;
+  Schedule schedule = device().schedule;
+  std::uint64_t launches = 0;
 };
 
 State& state() {
@@ -93,11 +123,27 @@ cudaError_t check_device() noexcept {
   return device().error.empty() ? cudaSuccess : fail(cudaErrorInitializationError);
 }
 
-// True when [pointer, pointer + bytes) lies inside one live device allocation.
-bool inside_device_allocation(const State& s, const void* pointer, std::size_t bytes) {
+// The device is configured and holds no sticky error (a failed kernel's).
+cudaError_t check_usable() noexcept {
+  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+    return error;
+  }
+  const cudaError_t sticky = detail::DeviceQueue::instance().sticky();
+  return sticky == cudaSuccess ? cudaSuccess : fail(sticky);
+}
+
+// Waits until the queue has run everything up to `seq`; then the sticky error, if any.
+cudaError_t wait_for(std::uint64_t seq) noexcept {
+  detail::DeviceQueue::instance().wait(seq);
+  return check_usable();
+}
+
+// True when [pointer, pointer + bytes) lies inside one live allocation of `table`.
+bool inside(const std::map<std::uintptr_t, std::size_t>& table, const void* pointer,
+            std::size_t bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  auto it = s.device_allocations.upper_bound(address);
-  if (it == s.device_allocations.begin()) {
+  auto it = table.upper_bound(address);
+  if (it == table.begin()) {
     return false;
   }
   --it;
@@ -105,13 +151,24 @@ bool inside_device_allocation(const State& s, const void* pointer, std::size_t b
   return address >= it->first && address <= end && bytes <= end - address;
 }
 
+bool inside_device_allocation(const State& s, const void* pointer, std::size_t bytes) {
+  return inside(s.device_allocations, pointer, bytes);
+}
+
 bool valid_stream(const State& s, cudaStream_t stream) {
   return stream == nullptr || s.streams.contains(stream);
 }
 
-// Checks both sides of a copy against the allocation table for the given direction.
+// Which host sides of a copy are pageable (not from cudaMallocHost): the CUDA runtime makes such
+// copies synchronous where the host could otherwise see or change the memory too early.
+struct CopySides {
+  bool src_pageable = false;
+  bool dst_pageable = false;
+};
+
+// Checks both sides of a copy against the allocation tables for the given direction.
 cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, CopySides& sides) {
   State& s = state();
   std::scoped_lock lock(s.mutex);
   if (!valid_stream(s, stream)) {
@@ -125,6 +182,8 @@ cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   }
   const bool dst_device = inside_device_allocation(s, dst, bytes);
   const bool src_device = inside_device_allocation(s, src, bytes);
+  sides.src_pageable = !src_device && !inside(s.host_allocations, src, bytes);
+  sides.dst_pageable = !dst_device && !inside(s.host_allocations, dst, bytes);
   switch (kind) {
     case cudaMemcpyHostToHost:
       return cudaSuccess;
@@ -143,7 +202,7 @@ cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
 // Creates a handle and registers it as live (streams and events follow the same contract).
 template <class Handle>
 cudaError_t create_handle(std::set<Handle*> State::*live, Handle** out, Handle initial) noexcept {
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+  if (const cudaError_t error = check_usable(); error != cudaSuccess) {
     return error;
   }
   auto* created = new (std::nothrow) Handle(initial);
@@ -258,12 +317,16 @@ const char* cudaGetErrorString(cudaError_t error) noexcept {
   return text != nullptr ? text->description : "unrecognized error code";
 }
 
+// A sticky error (from a failed kernel) is returned by both and never cleared, as on a GPU.
 cudaError_t cudaGetLastError() noexcept {
-  return std::exchange(gpulab::sim::last_error, cudaSuccess);
+  const cudaError_t sticky = gpulab::sim::detail::DeviceQueue::instance().sticky();
+  const cudaError_t last = std::exchange(gpulab::sim::last_error, cudaSuccess);
+  return sticky != cudaSuccess ? sticky : last;
 }
 
 cudaError_t cudaPeekAtLastError() noexcept {
-  return gpulab::sim::last_error;
+  const cudaError_t sticky = gpulab::sim::detail::DeviceQueue::instance().sticky();
+  return sticky != cudaSuccess ? sticky : gpulab::sim::last_error;
 }
 
 cudaError_t cudaDriverGetVersion(int* version) noexcept {
@@ -441,7 +504,41 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int dev
 }
 
 cudaError_t cudaDeviceSynchronize() noexcept {
-  return check_device();
+  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+    return error;
+  }
+  return gpulab::sim::wait_for(gpulab::sim::detail::DeviceQueue::instance().last_any());
+}
+
+cudaError_t cudaDeviceReset() noexcept {
+  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+    return error;
+  }
+  auto& queue = gpulab::sim::detail::DeviceQueue::instance();
+  queue.wait(queue.last_any());
+  auto& s = state();
+  std::scoped_lock lock(s.mutex);
+  for (const auto& [address, bytes] : s.device_allocations) {
+    ::operator delete (reinterpret_cast<void*>(address), std::align_val_t{256});
+  }
+  for (const auto& [address, bytes] : s.host_allocations) {
+    ::operator delete (reinterpret_cast<void*>(address), std::align_val_t{256});
+  }
+  for (CUstream_st* stream : s.streams) {
+    queue.forget(stream);
+    delete stream;
+  }
+  for (CUevent_st* event : s.events) {
+    delete event;
+  }
+  s.device_allocations.clear();
+  s.host_allocations.clear();
+  s.streams.clear();
+  s.events.clear();
+  s.allocated = 0;
+  queue.clear_sticky();
+  gpulab::sim::last_error = cudaSuccess;
+  return cudaSuccess;
 }
 
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
@@ -449,7 +546,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
     return fail(cudaErrorInvalidValue);
   }
   *pointer = nullptr;
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
   if (bytes == 0) {
@@ -460,7 +557,8 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   if (bytes > gpulab::sim::device().capacity_bytes - s.allocated) {
     return fail(cudaErrorMemoryAllocation);
   }
-  // 256-byte alignment, as cudaMalloc guarantees.
+  // 256-byte alignment, as cudaMalloc guarantees; exactly `bytes`, so AddressSanitizer reports a
+  // kernel's access past the end.
   void* memory = ::operator new (bytes, std::align_val_t{256}, std::nothrow);
   if (memory == nullptr) {
     return fail(cudaErrorMemoryAllocation);
@@ -471,20 +569,35 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   return cudaSuccess;
 }
 
-cudaError_t cudaFree(void* pointer) noexcept {
+namespace {
+
+// Frees an allocation of `table` after the device finished the work queued before (cudaFree and
+// cudaFreeHost synchronize the device, as on a GPU).
+cudaError_t free_allocation(std::map<std::uintptr_t, std::size_t> gpulab::sim::State::*table,
+                            void* pointer) noexcept {
   if (pointer == nullptr) {
     return cudaSuccess;
   }
+  auto& queue = gpulab::sim::detail::DeviceQueue::instance();
+  queue.wait(queue.last_any());
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  const auto it = s.device_allocations.find(reinterpret_cast<std::uintptr_t>(pointer));
-  if (it == s.device_allocations.end()) {
+  const auto it = (s.*table).find(reinterpret_cast<std::uintptr_t>(pointer));
+  if (it == (s.*table).end()) {
     return fail(cudaErrorInvalidValue);
   }
-  s.allocated -= it->second;
-  s.device_allocations.erase(it);
+  if (table == &gpulab::sim::State::device_allocations) {
+    s.allocated -= it->second;
+  }
+  (s.*table).erase(it);
   ::operator delete (pointer, std::align_val_t{256});
   return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t cudaFree(void* pointer) noexcept {
+  return free_allocation(&gpulab::sim::State::device_allocations, pointer);
 }
 
 cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
@@ -492,6 +605,9 @@ cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
     return fail(cudaErrorInvalidValue);
   }
   *pointer = nullptr;
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
   if (bytes == 0) {
     return cudaSuccess;
   }
@@ -501,29 +617,20 @@ cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
   }
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  s.host_allocations.insert(memory);
+  s.host_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), bytes);
   *pointer = memory;
   return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void* pointer) noexcept {
-  if (pointer == nullptr) {
-    return cudaSuccess;
-  }
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  if (s.host_allocations.erase(pointer) == 0) {
-    return fail(cudaErrorInvalidValue);
-  }
-  ::operator delete (pointer, std::align_val_t{256});
-  return cudaSuccess;
+  return free_allocation(&gpulab::sim::State::host_allocations, pointer);
 }
 
 cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) noexcept {
   if (free_bytes == nullptr || total_bytes == nullptr) {
     return fail(cudaErrorInvalidValue);
   }
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
   auto& s = state();
@@ -533,27 +640,52 @@ cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) no
   return cudaSuccess;
 }
 
+// Copies as the CUDA runtime does them: asynchronous between device and pinned memory; to
+// pageable memory the call returns when the copy is done; from pageable memory the data is staged
+// at the call, so the host may reuse its buffer as soon as the call returns.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) noexcept {
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
-  if (const cudaError_t error = gpulab::sim::check_copy(dst, src, bytes, kind, stream);
+  gpulab::sim::CopySides sides;
+  if (const cudaError_t error = gpulab::sim::check_copy(dst, src, bytes, kind, stream, sides);
       error != cudaSuccess || bytes == 0) {
     return error;
   }
-  std::memmove(dst, src, bytes);
-  return cudaSuccess;
+  using gpulab::sim::detail::enqueue;
+  cudaError_t error = cudaSuccess;
+  try {
+    if (sides.dst_pageable) {
+      error = enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+      if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(stream);
+      }
+    } else if (sides.src_pageable) {
+      auto staged = std::make_shared<std::vector<unsigned char>>(
+          static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
+      error = enqueue(stream, [=] { std::memcpy(dst, staged->data(), bytes); });
+    } else {
+      error = enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+    }
+  } catch (const std::bad_alloc&) {
+    return fail(cudaErrorMemoryAllocation);
+  }
+  return error;
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes,
                        cudaMemcpyKind kind) noexcept {
-  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+  if (const cudaError_t error = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+      error != cudaSuccess) {
+    return error;
+  }
+  return cudaStreamSynchronize(nullptr);
 }
 
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
                             cudaStream_t stream) noexcept {
-  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
   {
@@ -569,12 +701,47 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
       return fail(cudaErrorInvalidValue);
     }
   }
-  std::memset(pointer, value, bytes);
-  return cudaSuccess;
+  return gpulab::sim::detail::enqueue(stream, [=] { std::memset(pointer, value, bytes); });
 }
 
 cudaError_t cudaMemset(void* pointer, int value, std::size_t bytes) noexcept {
   return cudaMemsetAsync(pointer, value, bytes, nullptr);
+}
+
+namespace {
+
+// Copies to or from a __constant__/__device__ variable (host memory on sim) once the device is
+// idle: the symbol copies are synchronous.
+cudaError_t copy_symbol(void* dst, const void* src, std::size_t symbol_bytes, std::size_t bytes,
+                        std::size_t offset, bool to_symbol, cudaMemcpyKind kind) noexcept {
+  const cudaMemcpyKind host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+    return fail(cudaErrorInvalidMemcpyDirection);
+  }
+  if (offset > symbol_bytes || bytes > symbol_bytes - offset || dst == nullptr || src == nullptr) {
+    return fail(cudaErrorInvalidValue);
+  }
+  if (const cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
+    return error;
+  }
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t cudaMemcpyToSymbol(void* symbol, std::size_t symbol_bytes, const void* src,
+                               std::size_t bytes, std::size_t offset,
+                               cudaMemcpyKind kind) noexcept {
+  return copy_symbol(static_cast<unsigned char*>(symbol) + offset, src, symbol_bytes, bytes, offset,
+                     true, kind);
+}
+
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, std::size_t symbol_bytes,
+                                 std::size_t bytes, std::size_t offset,
+                                 cudaMemcpyKind kind) noexcept {
+  return copy_symbol(dst, static_cast<const unsigned char*>(symbol) + offset, symbol_bytes, bytes,
+                     offset, false, kind);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) noexcept {
@@ -588,26 +755,72 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) noexcept {
   return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
 }
 
+// As on a GPU, destroying a stream with queued work returns at once; the work still runs.
 cudaError_t cudaStreamDestroy(cudaStream_t stream) noexcept {
+  gpulab::sim::detail::DeviceQueue::instance().forget(stream);
   return gpulab::sim::destroy_handle(&gpulab::sim::State::streams, stream);
 }
 
+namespace {
+
+// The last queue position of a live stream, or an invalid-handle error.
+cudaError_t stream_position(cudaStream_t stream, std::uint64_t& seq) noexcept {
+  if (const cudaError_t error = check_device(); error != cudaSuccess) {
+    return error;
+  }
+  {
+    auto& s = state();
+    std::scoped_lock lock(s.mutex);
+    if (!gpulab::sim::valid_stream(s, stream)) {
+      return fail(cudaErrorInvalidResourceHandle);
+    }
+  }
+  // The legacy default stream waits for every stream; other streams only for their own work.
+  auto& queue = gpulab::sim::detail::DeviceQueue::instance();
+  seq = stream == nullptr ? queue.last_any() : queue.last(stream);
+  return cudaSuccess;
+}
+
+}  // namespace
+
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) noexcept {
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  return gpulab::sim::valid_stream(s, stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  std::uint64_t seq = 0;
+  if (const cudaError_t error = stream_position(stream, seq); error != cudaSuccess) {
+    return error;
+  }
+  return gpulab::sim::wait_for(seq);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept {
-  return cudaStreamSynchronize(stream);
+  std::uint64_t seq = 0;
+  if (const cudaError_t error = stream_position(stream, seq); error != cudaSuccess) {
+    return error;
+  }
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  return gpulab::sim::detail::DeviceQueue::instance().done(seq) ? cudaSuccess : cudaErrorNotReady;
+}
+
+// One FIFO runs all streams in order, so work queued after an event's record always runs after it.
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int flags) noexcept {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  auto& s = state();
+  std::scoped_lock lock(s.mutex);
+  if (!s.events.contains(event) || !gpulab::sim::valid_stream(s, stream)) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  return flags == 0 ? cudaSuccess : fail(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) noexcept {
   if (event == nullptr || (flags & ~(cudaEventBlockingSync | cudaEventDisableTiming)) != 0) {
     return fail(cudaErrorInvalidValue);
   }
-  return gpulab::sim::create_handle(&gpulab::sim::State::events, event,
-                                    CUevent_st{flags, std::nullopt});
+  return gpulab::sim::create_handle(&gpulab::sim::State::events, event, CUevent_st{flags, {}});
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) noexcept {
@@ -619,39 +832,342 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) noexcept {
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
   auto& s = state();
   std::scoped_lock lock(s.mutex);
   if (!s.events.contains(event) || !gpulab::sim::valid_stream(s, stream)) {
     return fail(cudaErrorInvalidResourceHandle);
   }
-  event->recorded_at = std::chrono::steady_clock::now();
+  auto record = std::make_shared<EventRecord>();
+  record->seq = gpulab::sim::detail::DeviceQueue::instance().push(
+      stream, [record] { record->time = std::chrono::steady_clock::now(); });
+  event->record = std::move(record);
   return cudaSuccess;
 }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t event) noexcept {
+namespace {
+
+// The queue position of an event's last record (0: never recorded), or an invalid-handle error.
+cudaError_t event_record(cudaEvent_t event, std::shared_ptr<EventRecord>& record) noexcept {
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  return s.events.contains(event) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  if (!s.events.contains(event)) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  record = event->record;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) noexcept {
+  std::shared_ptr<EventRecord> record;
+  if (const cudaError_t error = event_record(event, record); error != cudaSuccess) {
+    return error;
+  }
+  return gpulab::sim::wait_for(record ? record->seq : 0);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) noexcept {
-  return cudaEventSynchronize(event);
+  std::shared_ptr<EventRecord> record;
+  if (const cudaError_t error = event_record(event, record); error != cudaSuccess) {
+    return error;
+  }
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  // Never recorded: cudaSuccess, as the CUDA runtime documents.
+  return record == nullptr || gpulab::sim::detail::DeviceQueue::instance().done(record->seq)
+             ? cudaSuccess
+             : cudaErrorNotReady;
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) noexcept {
   if (ms == nullptr) {
     return fail(cudaErrorInvalidValue);
   }
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  if (!s.events.contains(start) || !s.events.contains(stop)) {
+  std::shared_ptr<EventRecord> first;
+  std::shared_ptr<EventRecord> second;
+  if (const cudaError_t error = event_record(start, first); error != cudaSuccess) {
+    return error;
+  }
+  if (const cudaError_t error = event_record(stop, second); error != cudaSuccess) {
+    return error;
+  }
+  // As on a GPU: both events recorded, with timing enabled, and both completed.
+  if (((start->flags | stop->flags) & cudaEventDisableTiming) != 0 || !first || !second) {
     return fail(cudaErrorInvalidResourceHandle);
   }
-  // As on a GPU: both events must have been recorded, and with timing enabled.
-  if (((start->flags | stop->flags) & cudaEventDisableTiming) != 0 || !start->recorded_at ||
-      !stop->recorded_at) {
-    return fail(cudaErrorInvalidResourceHandle);
+  auto& queue = gpulab::sim::detail::DeviceQueue::instance();
+  if (!queue.done(first->seq) || !queue.done(second->seq)) {
+    return fail(cudaErrorNotReady);
   }
-  *ms = std::chrono::duration<float, std::milli>(*stop->recorded_at - *start->recorded_at).count();
+  *ms = std::chrono::duration<float, std::milli>(second->time - first->time).count();
   return cudaSuccess;
 }
+
+// ------------------------------------------------------------------------------------------------
+// Kernels
+// ------------------------------------------------------------------------------------------------
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* kernel) noexcept {
+  if (attributes == nullptr || kernel == nullptr) {
+    return fail(cudaErrorInvalidValue);
+  }
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  const gpulab::GpuSpec& spec = gpulab::sim::device().spec;
+  auto& s = state();
+  std::scoped_lock lock(s.mutex);
+  const gpulab::sim::KernelRecord record = s.kernels[kernel];
+  *attributes = cudaFuncAttributes{};
+  attributes->sharedSizeBytes = record.static_shared_bytes;
+  attributes->maxThreadsPerBlock = spec.max_threads_per_block;
+  attributes->numRegs = record.registers;
+  attributes->ptxVersion = spec.cc_major * 10 + spec.cc_minor;
+  attributes->binaryVersion = attributes->ptxVersion;
+  attributes->maxDynamicSharedSizeBytes = record.max_dynamic_shared_bytes;
+  attributes->preferredShmemCarveout = record.carveout;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute,
+                                 int value) noexcept {
+  if (kernel == nullptr) {
+    return fail(cudaErrorInvalidDeviceFunction);
+  }
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  const gpulab::GpuSpec& spec = gpulab::sim::device().spec;
+  auto& s = state();
+  std::scoped_lock lock(s.mutex);
+  gpulab::sim::KernelRecord& record = s.kernels[kernel];
+  switch (attribute) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize: {
+      const auto limit = static_cast<std::int64_t>(spec.shared_memory_per_block_optin_bytes) -
+                         static_cast<std::int64_t>(record.static_shared_bytes);
+      if (value < 0 || value > limit) {
+        return fail(cudaErrorInvalidValue);
+      }
+      record.max_dynamic_shared_bytes = value;
+      return cudaSuccess;
+    }
+    case cudaFuncAttributePreferredSharedMemoryCarveout:
+      if (value < -1 || value > 100) {
+        return fail(cudaErrorInvalidValue);
+      }
+      record.carveout = value;
+      return cudaSuccess;
+  }
+  return fail(cudaErrorInvalidValue);
+}
+
+#if defined(GPULAB_SIM_HAVE_CUDA_OCCUPANCY)
+#include <cuda_occupancy.h>  // host-only; from the CUDA toolkit, found at configure time
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    int* blocks, const void* kernel, int block_size, std::size_t dynamic_shared_bytes) noexcept {
+  if (blocks == nullptr || kernel == nullptr) {
+    return fail(cudaErrorInvalidValue);
+  }
+  cudaDeviceProp props{};
+  if (const cudaError_t error = cudaGetDeviceProperties(&props, 0); error != cudaSuccess) {
+    return error;
+  }
+  cudaFuncAttributes attributes{};
+  if (const cudaError_t error = cudaFuncGetAttributes(&attributes, kernel); error != cudaSuccess) {
+    return error;
+  }
+  cudaOccDeviceProp device;
+  device.computeMajor = props.major;
+  device.computeMinor = props.minor;
+  device.maxThreadsPerBlock = props.maxThreadsPerBlock;
+  device.maxThreadsPerMultiprocessor = props.maxThreadsPerMultiProcessor;
+  device.regsPerBlock = props.regsPerBlock;
+  device.regsPerMultiprocessor = props.regsPerMultiprocessor;
+  device.warpSize = props.warpSize;
+  device.sharedMemPerBlock = props.sharedMemPerBlock;
+  device.sharedMemPerMultiprocessor = props.sharedMemPerMultiprocessor;
+  device.numSms = props.multiProcessorCount;
+  device.sharedMemPerBlockOptin = props.sharedMemPerBlockOptin;
+  device.reservedSharedMemPerBlock = props.reservedSharedMemPerBlock;
+  cudaOccFuncAttributes function;
+  function.maxThreadsPerBlock = attributes.maxThreadsPerBlock;
+  function.numRegs = attributes.numRegs;
+  function.sharedSizeBytes = attributes.sharedSizeBytes;
+  function.maxDynamicSharedSizeBytes = attributes.maxDynamicSharedSizeBytes;
+  const cudaOccDeviceState state_of_device;
+  cudaOccResult result;
+  if (cudaOccMaxActiveBlocksPerMultiprocessor(&result, &device, &function, &state_of_device,
+                                              block_size,
+                                              dynamic_shared_bytes) != CUDA_OCC_SUCCESS) {
+    return fail(cudaErrorInvalidValue);
+  }
+  *blocks = result.activeBlocksPerMultiprocessor;
+  return cudaSuccess;
+}
+#else
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void*, int,
+                                                          std::size_t) noexcept {
+  if (blocks != nullptr) {
+    *blocks = 0;
+  }
+  return fail(cudaErrorNotSupported);  // needs the CUDA toolkit's cuda_occupancy.h at build time
+}
+#endif
+
+namespace gpulab::sim {
+
+bool Schedule::parse(std::string_view text, Schedule& out, std::string& error) {
+  if (text == "forward" || text == "reverse") {
+    out = Schedule{text == "forward" ? Order::forward : Order::reverse, 0};
+    return true;
+  }
+  constexpr std::string_view prefix = "shuffle:";
+  if (text.starts_with(prefix)) {
+    const std::string digits(text.substr(prefix.size()));
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long seed = std::strtoull(digits.c_str(), &end, 10);
+    if (!digits.empty() && digits.front() != '-' && *end == '\0' && errno == 0) {
+      out = Schedule{Order::shuffle, seed};
+      return true;
+    }
+  }
+  error = "a schedule is forward, reverse or shuffle:<seed> (a decimal number), not '" +
+          std::string(text) + "'";
+  return false;
+}
+
+std::string Schedule::to_string() const {
+  switch (order) {
+    case Order::forward:
+      return "forward";
+    case Order::reverse:
+      return "reverse";
+    case Order::shuffle:
+      return "shuffle:" + std::to_string(seed);
+  }
+  return "forward";
+}
+
+Schedule schedule() noexcept {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  return s.schedule;
+}
+
+void set_schedule(const Schedule& schedule) noexcept {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  s.schedule = schedule;
+}
+
+std::string kernel_failure() {
+  return detail::DeviceQueue::instance().sticky_message();
+}
+
+unsigned worker_count() noexcept {
+  static const unsigned count = [] {
+    unsigned value = std::max(1u, std::thread::hardware_concurrency());
+    if (const char* text = std::getenv("GPULAB_SIM_WORKERS"); text != nullptr) {
+      char* end = nullptr;
+      const unsigned long parsed = std::strtoul(text, &end, 10);
+      if (end != text && *end == '\0' && parsed >= 1 && parsed <= 1024) {
+        value = static_cast<unsigned>(parsed);
+      } else {
+        std::fprintf(stderr, "gpulab sim: ignoring GPULAB_SIM_WORKERS='%s' (1 to 1024)\n", text);
+      }
+    }
+    return value;
+  }();
+  return count;
+}
+
+void set_kernel_resources(const void* kernel, int registers, std::size_t static_shared_bytes) {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  KernelRecord& record = s.kernels[kernel];
+  record.registers = registers;
+  record.static_shared_bytes = static_shared_bytes;
+}
+
+namespace detail {
+
+cudaError_t enqueue(cudaStream_t stream, std::function<void()> work) noexcept {
+  if (const cudaError_t error = check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  if (!valid_stream(s, stream)) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  try {
+    DeviceQueue::instance().push(stream, std::move(work));
+  } catch (const std::bad_alloc&) {
+    return fail(cudaErrorMemoryAllocation);
+  }
+  return cudaSuccess;
+}
+
+namespace {
+
+// The launch checks a GPU makes before running anything.
+cudaError_t check_launch(const LaunchSpec& spec) {
+  const dim3 b = spec.block;
+  const dim3 g = spec.grid;
+  const std::uint64_t threads = std::uint64_t{b.x} * b.y * b.z;
+  if (b.x == 0 || b.y == 0 || b.z == 0 || b.x > 1024 || b.y > 1024 || b.z > 64 || threads > 1024 ||
+      g.x == 0 || g.y == 0 || g.z == 0 || g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
+    return cudaErrorInvalidConfiguration;
+  }
+  const State& s = state();
+  const auto it = spec.kernel != nullptr ? s.kernels.find(spec.kernel) : s.kernels.end();
+  const KernelRecord record = it != s.kernels.end() ? it->second : KernelRecord{};
+  if (spec.shared_bytes > static_cast<std::size_t>(record.max_dynamic_shared_bytes)) {
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
+  try {
+    Schedule order;
+    std::uint64_t id = 0;
+    {
+      State& s = state();
+      std::scoped_lock lock(s.mutex);
+      order = s.schedule;
+      id = ++s.launches;
+    }
+    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id);
+    if (check_usable() != cudaSuccess) {
+      return;
+    }
+    {
+      State& s = state();
+      std::scoped_lock lock(s.mutex);
+      if (const cudaError_t error = check_launch(spec); error != cudaSuccess) {
+        fail(error);
+        return;
+      }
+    }
+    enqueue(spec.stream, [launch] {
+      if (auto failure = execute_kernel(*launch)) {
+        DeviceQueue::instance().set_sticky(failure->error, std::move(failure->message));
+      }
+    });
+  } catch (const std::bad_alloc&) {
+    fail(cudaErrorMemoryAllocation);
+  }
+}
+
+}  // namespace detail
+}  // namespace gpulab::sim

@@ -11,11 +11,19 @@
 // against the spec's capacity (or GPULAB_SIM_MEMORY_BYTES when set), so out-of-memory behaves as
 // on a GPU. Copies check that device pointers lie inside a live allocation.
 //
-// Streams and events are ordered; in this version stream work runs when it is enqueued.
+// Stream work (copies, memsets, kernels, event records, cuBLAS calls) is queued and runs on the
+// simulator's device thread in order, while the host goes on: code that forgets to synchronize is
+// as wrong here as on a GPU. Kernels run on the CPU (gpulab/sim/device.hpp says how); a kernel
+// that fails (device assert, __trap, a barrier some threads never reach) leaves a sticky error, as
+// on a GPU: every later call returns it until cudaDeviceReset.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "gpulab/sim/vector_types.hpp"
 
 // ------------------------------------------------------------------------------------------------
 // Types
@@ -118,6 +126,26 @@ struct cudaDeviceProp {
   std::size_t reservedSharedMemPerBlock;
 };
 
+/// Kernel attributes (the fields of cudaFuncAttributes that gpulab reads, same names and types).
+struct cudaFuncAttributes {
+  std::size_t sharedSizeBytes;
+  std::size_t constSizeBytes;
+  std::size_t localSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+  int cacheModeCA;
+  int maxDynamicSharedSizeBytes;
+  int preferredShmemCarveout;
+};
+
+/// Settable kernel attributes (the subset gpulab sets).
+enum cudaFuncAttribute : int {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+
 struct CUstream_st;
 struct CUevent_st;
 typedef CUstream_st* cudaStream_t;  // NOLINT: the CUDA spelling
@@ -128,15 +156,6 @@ inline constexpr unsigned int cudaStreamNonBlocking = 0x01;
 inline constexpr unsigned int cudaEventDefault = 0x00;
 inline constexpr unsigned int cudaEventBlockingSync = 0x01;
 inline constexpr unsigned int cudaEventDisableTiming = 0x02;
-
-/// Grid and block dimensions.
-struct dim3 {
-  unsigned int x = 1;
-  unsigned int y = 1;
-  unsigned int z = 1;
-  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) noexcept
-      : x(vx), y(vy), z(vz) {}
-};
 
 // ------------------------------------------------------------------------------------------------
 // Functions (same contracts as the CUDA runtime's)
@@ -159,6 +178,9 @@ cudaError_t cudaSetDevice(int device) noexcept;
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* props, int device) noexcept;
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) noexcept;
 cudaError_t cudaDeviceSynchronize() noexcept;
+/// Waits for the device, then clears a sticky error and releases every allocation, stream and
+/// event (as on a GPU, where the context is destroyed).
+cudaError_t cudaDeviceReset() noexcept;
 
 // Memory.
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept;
@@ -172,6 +194,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 cudaError_t cudaMemset(void* pointer, int value, std::size_t bytes) noexcept;
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
                             cudaStream_t stream = nullptr) noexcept;
+// __constant__ and __device__ variables are host variables on sim: `symbol` is their address and
+// symbol_bytes their size (cuda_runtime.h has the usual overloads taking the variable).
+cudaError_t cudaMemcpyToSymbol(void* symbol, std::size_t symbol_bytes, const void* src,
+                               std::size_t bytes, std::size_t offset, cudaMemcpyKind kind) noexcept;
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, std::size_t symbol_bytes,
+                                 std::size_t bytes, std::size_t offset,
+                                 cudaMemcpyKind kind) noexcept;
 
 // Streams.
 cudaError_t cudaStreamCreate(cudaStream_t* stream) noexcept;
@@ -179,6 +208,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) noexcept;
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) noexcept;
 cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept;
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int flags = 0) noexcept;
 
 // Events.
 cudaError_t cudaEventCreate(cudaEvent_t* event) noexcept;
@@ -189,7 +220,61 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) noexcept;
 cudaError_t cudaEventQuery(cudaEvent_t event) noexcept;
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) noexcept;
 
+// Kernels (cuda_runtime.h has the overloads taking the kernel function itself).
+// Registers and static shared memory are those recorded with gpulab::sim::set_kernel_resources
+// (from the nvcc build), else 0: a C++ function has no registers of its own on the CPU.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* kernel) noexcept;
+cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute,
+                                 int value) noexcept;
+/// Through the CUDA toolkit's cuda_occupancy.h when it was found at configure time; otherwise
+/// cudaErrorNotSupported.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    int* blocks, const void* kernel, int block_size, std::size_t dynamic_shared_bytes) noexcept;
+
 namespace gpulab::sim {
+
+/// The order in which the threads of a block run between barriers (and blocks are taken by the
+/// workers). Running a kernel under two orders turns a missing __syncthreads into a mismatch.
+struct Schedule {
+  enum class Order { forward, reverse, shuffle };
+  Order order = Order::forward;
+  std::uint64_t seed = 0;  // shuffle only
+
+  /// Reads "forward", "reverse" or "shuffle:<seed>"; false (with the reason in error) otherwise.
+  static bool parse(std::string_view text, Schedule& out, std::string& error);
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+};
+
+/// The schedule of later launches. Starts as GPULAB_SIM_SCHEDULE (default forward).
+[[nodiscard]] Schedule schedule() noexcept;
+/// Sets the schedule of later launches (a launch keeps the one it was queued with).
+void set_schedule(const Schedule& schedule) noexcept;
+
+/// Sets a schedule for the current scope.
+class ScopedSchedule {
+ public:
+  explicit ScopedSchedule(const Schedule& schedule) noexcept : previous_(gpulab::sim::schedule()) {
+    set_schedule(schedule);
+  }
+  ~ScopedSchedule() { set_schedule(previous_); }
+  ScopedSchedule(const ScopedSchedule&) = delete;
+  ScopedSchedule& operator=(const ScopedSchedule&) = delete;
+
+ private:
+  Schedule previous_;
+};
+
+/// Why the last kernel failed (which kernel, block and threads, and what went wrong) while the
+/// device holds the sticky error it left; empty otherwise.
+[[nodiscard]] std::string kernel_failure();
+
+/// Worker threads that run blocks (GPULAB_SIM_WORKERS, default: the CPU's hardware threads).
+[[nodiscard]] unsigned worker_count() noexcept;
+
+/// Records a kernel's registers per thread and static shared memory (as ptxas reports them), for
+/// cudaFuncGetAttributes and occupancy.
+void set_kernel_resources(const void* kernel, int registers, std::size_t static_shared_bytes);
 
 /// Why the simulated device cannot be used (e.g. GPULAB_SIM_SPEC names an unknown GPU); empty
 /// when it can. Read once, at the first runtime call.

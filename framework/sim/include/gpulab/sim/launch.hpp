@@ -1,0 +1,113 @@
+// Kernel launches on the sim backend.
+//
+// The build rewrites `EXPR<<<grid, block, shared_bytes, stream>>>(args...)` in every .cu file
+// (framework/sim/translate) into
+//
+//   ::gpulab::sim::detail::make_launcher(GPULAB_SIM_KERNEL(EXPR), "EXPR", grid, block,
+//   ...)(args...)
+//
+// GPULAB_SIM_KERNEL wraps the kernel expression in a lambda that can call it (once per CUDA
+// thread, with that thread's copy of the arguments) and, when EXPR names one function, return its
+// address (for cudaFuncSetAttribute limits). The arguments are copied once, at the launch, as
+// nvcc's launch stubs copy them; the launch is then validated like a GPU launch and queued on the
+// stream.
+#pragma once
+
+#include <cstddef>
+#include <source_location>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "gpulab/sim/runtime.hpp"
+
+namespace gpulab::sim::detail {
+
+struct AddressTag {
+  static constexpr bool address = true;
+};
+struct InvokeTag {
+  static constexpr bool address = false;
+};
+
+/// The address of a kernel named by one function (the Tag makes the call dependent, so a name
+/// that needs its template arguments deduced gives no address instead of an error).
+template <class Tag, class F>
+const void* kernel_address(F* function) noexcept {
+  return reinterpret_cast<const void*>(function);
+}
+
+/// Where and how a kernel is launched.
+struct LaunchSpec {
+  const char* name = "";
+  const void* kernel = nullptr;  // null when the expression does not name one function
+  dim3 grid;
+  dim3 block;
+  std::size_t shared_bytes = 0;
+  cudaStream_t stream = nullptr;
+  std::source_location where;
+};
+
+/// The kernel with its copied arguments, type-erased.
+struct KernelCall {
+  void (*invoke)(void* payload) = nullptr;  // runs the kernel body for the current CUDA thread
+  void (*destroy)(void* payload) = nullptr;
+  void* payload = nullptr;
+};
+
+/// Validates the launch, queues it on its stream and sets the caller's last error on failure.
+/// Takes ownership of the call's payload in every case.
+void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept;
+
+template <class Kernel>
+class Launcher {
+ public:
+  Launcher(Kernel kernel, LaunchSpec spec) : kernel_(std::move(kernel)), spec_(spec) {}
+
+  template <class... Args>
+  void operator()(Args&&... args) && {
+    using Payload = std::tuple<Kernel, std::decay_t<Args>...>;
+    spec_.kernel = kernel_(AddressTag{});
+    auto* payload = new Payload(std::move(kernel_), std::forward<Args>(args)...);
+    submit_launch(spec_, KernelCall{
+                             [](void* p) {
+                               std::apply([](Kernel& k, auto&... a) { k(InvokeTag{}, a...); },
+                                          *static_cast<Payload*>(p));
+                             },
+                             [](void* p) { delete static_cast<Payload*>(p); },
+                             payload,
+                         });
+  }
+
+ private:
+  Kernel kernel_;
+  LaunchSpec spec_;
+};
+
+template <class Kernel>
+Launcher<Kernel> make_launcher(Kernel kernel, const char* name, dim3 grid, dim3 block,
+                               std::size_t shared_bytes = 0, cudaStream_t stream = nullptr,
+                               std::source_location where = std::source_location::current()) {
+  return Launcher<Kernel>(std::move(kernel),
+                          LaunchSpec{name, nullptr, grid, block, shared_bytes, stream, where});
+}
+
+}  // namespace gpulab::sim::detail
+
+// The kernel expression as a callable; see the top of this file.
+#define GPULAB_SIM_KERNEL(...)                                                          \
+  [=](auto gpulab_sim_tag, auto&... gpulab_sim_args) -> const void* {                   \
+    using GpulabSimTag = decltype(gpulab_sim_tag);                                      \
+    if constexpr (GpulabSimTag::address) {                                              \
+      if constexpr (requires {                                                          \
+                      ::gpulab::sim::detail::kernel_address<GpulabSimTag>(__VA_ARGS__); \
+                    }) {                                                                \
+        return ::gpulab::sim::detail::kernel_address<GpulabSimTag>(__VA_ARGS__);        \
+      } else {                                                                          \
+        return nullptr;                                                                 \
+      }                                                                                 \
+    } else {                                                                            \
+      __VA_ARGS__(gpulab_sim_args...);                                                  \
+      return nullptr;                                                                   \
+    }                                                                                   \
+  }

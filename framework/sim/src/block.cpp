@@ -1,0 +1,735 @@
+// Kernel execution on sim: blocks over worker threads, CUDA threads of a block as fibers, and the
+// device built-ins that make them wait for each other (barriers and warp collectives).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fiber.hpp"
+#include "gpulab/core/specs.hpp"
+#include "queue.hpp"
+
+// The built-in variables, per OS thread (the scheduler sets them before resuming a CUDA thread).
+thread_local constinit uint3 threadIdx{0, 0, 0};
+thread_local constinit uint3 blockIdx{0, 0, 0};
+thread_local constinit dim3 blockDim{1, 1, 1};
+thread_local constinit dim3 gridDim{1, 1, 1};
+
+namespace gpulab::sim::detail {
+namespace {
+
+constexpr unsigned kWarp = 32;
+
+enum class State : std::uint8_t { not_started, running, runnable, at_barrier, at_warp, done };
+
+struct CudaThread {
+  uint3 index{};
+  unsigned linear = 0;
+  State state = State::not_started;
+  Fiber* fiber = nullptr;
+  // What the thread waits at (barrier or warp collective).
+  std::source_location where;
+  BarrierOp barrier = BarrierOp::sync;
+  int predicate = 0;
+  WarpOp op = WarpOp::sync;
+  unsigned mask = 0;
+  int lane_arg = 0;
+  int width = 32;
+  std::uint64_t value = 0;
+  std::uint64_t result = 0;
+};
+
+std::size_t stack_bytes() {
+  static const std::size_t bytes = [] {
+#if defined(__SANITIZE_ADDRESS__)
+    std::size_t value = 1024 * 1024;  // AddressSanitizer's frames are several times larger
+#else
+    std::size_t value = 256 * 1024;
+#endif
+    if (const char* text = std::getenv("GPULAB_SIM_STACK_BYTES"); text != nullptr) {
+      char* end = nullptr;
+      const unsigned long long parsed = std::strtoull(text, &end, 10);
+      if (end != text && *end == '\0' && parsed >= 16 * 1024) {
+        value = static_cast<std::size_t>(parsed);
+      } else {
+        std::fprintf(stderr,
+                     "gpulab sim: ignoring GPULAB_SIM_STACK_BYTES='%s' (a byte count >= 16384)\n",
+                     text);
+      }
+    }
+    return value;
+  }();
+  return bytes;
+}
+
+// One per OS thread that runs blocks: its fibers and the state of the block it runs.
+struct Worker {
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  std::vector<Fiber*> idle;
+  std::vector<CudaThread> threads;
+  std::vector<unsigned> order;
+
+  const KernelLaunch* launch = nullptr;
+  std::uint64_t launch_id = 0;
+  unsigned thread_count = 0;
+  unsigned live = 0;        // threads not done
+  unsigned at_barrier = 0;  // threads waiting at __syncthreads
+  int barrier_result = 0;
+  unsigned phase = 0;  // barriers passed in this block
+  unsigned block_linear = 0;
+  CudaThread* current = nullptr;
+  std::optional<KernelFailure> failure;
+
+  void* shared = nullptr;  // dynamic shared memory of the current launch
+  std::size_t shared_bytes = 0;
+
+  ~Worker() { std::free(shared); }
+
+  Fiber* acquire() {
+    if (idle.empty()) {
+      fibers.push_back(std::make_unique<Fiber>(stack_bytes()));
+      return fibers.back().get();
+    }
+    Fiber* fiber = idle.back();
+    idle.pop_back();
+    return fiber;
+  }
+};
+
+thread_local Worker* current_worker = nullptr;
+
+Worker& this_worker() {
+  thread_local Worker worker;
+  return worker;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------------------------
+
+std::string location(const std::source_location& where) {
+  std::string file = where.file_name();
+  if (const auto slash = file.find_last_of('/'); slash != std::string::npos) {
+    file.erase(0, slash + 1);
+  }
+  return file + ":" + std::to_string(where.line());
+}
+
+bool same_location(const std::source_location& a, const std::source_location& b) {
+  return a.line() == b.line() && a.column() == b.column() &&
+         std::strcmp(a.file_name(), b.file_name()) == 0;
+}
+
+const char* barrier_name(BarrierOp op) {
+  switch (op) {
+    case BarrierOp::sync:
+      return "__syncthreads";
+    case BarrierOp::count:
+      return "__syncthreads_count";
+    case BarrierOp::all:
+      return "__syncthreads_and";
+    case BarrierOp::any:
+      return "__syncthreads_or";
+  }
+  return "__syncthreads";
+}
+
+const char* warp_name(WarpOp op) {
+  switch (op) {
+    case WarpOp::sync:
+      return "__syncwarp";
+    case WarpOp::ballot:
+      return "__ballot_sync";
+    case WarpOp::any:
+      return "__any_sync";
+    case WarpOp::all:
+      return "__all_sync";
+    case WarpOp::shfl:
+      return "__shfl_sync";
+    case WarpOp::shfl_up:
+      return "__shfl_up_sync";
+    case WarpOp::shfl_down:
+      return "__shfl_down_sync";
+    case WarpOp::shfl_xor:
+      return "__shfl_xor_sync";
+  }
+  return "warp collective";
+}
+
+std::string hex_mask(unsigned mask) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", mask);
+  return text;
+}
+
+std::string triple(unsigned x, unsigned y, unsigned z) {
+  return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
+}
+
+// What one thread is doing, in words; equal strings are merged into thread ranges.
+std::string describe(const CudaThread& t) {
+  switch (t.state) {
+    case State::done:
+      return "have exited";
+    case State::at_barrier:
+      return std::string("wait at ") + barrier_name(t.barrier) + " (" + location(t.where) + ")";
+    case State::at_warp:
+      return std::string("wait in ") + warp_name(t.op) + " with mask " + hex_mask(t.mask) + " (" +
+             location(t.where) + ")";
+    default:
+      return "are running";
+  }
+}
+
+// "threads 0-31 wait at __syncthreads (k.cu:12); threads 32-63 have exited"
+std::string describe_block(const Worker& w) {
+  std::string text;
+  unsigned first = 0;
+  for (unsigned i = 1; i <= w.thread_count; ++i) {
+    if (i < w.thread_count && describe(w.threads[i]) == describe(w.threads[first])) {
+      continue;
+    }
+    if (!text.empty()) {
+      text += "; ";
+    }
+    text += first + 1 == i ? "thread " + std::to_string(first)
+                           : "threads " + std::to_string(first) + "-" + std::to_string(i - 1);
+    text += " " + describe(w.threads[first]);
+    first = i;
+  }
+  if (w.launch->spec.block.y * w.launch->spec.block.z > 1) {
+    text += " (linear thread index x + blockDim.x * (y + blockDim.y * z))";
+  }
+  return text;
+}
+
+void fail_block(Worker& w, cudaError_t error, const std::string& what) {
+  if (w.failure) {
+    return;
+  }
+  const LaunchSpec& spec = w.launch->spec;
+  const dim3 grid = spec.grid;
+  const unsigned b = w.block_linear;
+  w.failure = KernelFailure{
+      error, "kernel " + std::string(spec.name) + " (launched at " + location(spec.where) +
+                 ") failed in block " +
+                 triple(b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)) + ": " + what};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling
+// ---------------------------------------------------------------------------------------------
+
+// The order threads run in during one phase (between two barriers).
+void make_order(Worker& w) {
+  w.order.resize(w.thread_count);
+  std::iota(w.order.begin(), w.order.end(), 0u);
+  const Schedule& schedule = w.launch->schedule;
+  if (schedule.order == Schedule::Order::reverse) {
+    std::reverse(w.order.begin(), w.order.end());
+  } else if (schedule.order == Schedule::Order::shuffle) {
+    std::seed_seq seed{static_cast<std::uint32_t>(schedule.seed),
+                       static_cast<std::uint32_t>(schedule.seed >> 32), w.block_linear, w.phase};
+    std::mt19937 random(seed);
+    std::shuffle(w.order.begin(), w.order.end(), random);
+  }
+}
+
+void fiber_main();
+
+void resume(Worker& w, CudaThread& t) {
+  if (t.state == State::not_started) {
+    t.fiber = w.acquire();
+    t.fiber->prepare(&fiber_main);
+  }
+  t.state = State::running;
+  w.current = &t;
+  threadIdx = t.index;
+  Switcher::enter(*t.fiber);
+  w.current = nullptr;
+  if (t.state == State::done) {
+    w.idle.push_back(t.fiber);
+    t.fiber = nullptr;
+  }
+}
+
+// Returns the fibers of a failed block to the pool; their frames are abandoned.
+void abandon(Worker& w) {
+  for (unsigned i = 0; i < w.thread_count; ++i) {
+    CudaThread& t = w.threads[i];
+    if (t.fiber != nullptr) {
+      t.fiber->discard();
+      w.idle.push_back(t.fiber);
+      t.fiber = nullptr;
+    }
+  }
+}
+
+// Lanes of warp `warp` that exist and have not exited.
+unsigned live_lanes(const Worker& w, unsigned warp) {
+  unsigned mask = 0;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const unsigned linear = warp * kWarp + lane;
+    if (linear < w.thread_count && w.threads[linear].state != State::done) {
+      mask |= 1u << lane;
+    }
+  }
+  return mask;
+}
+
+// The lane a shuffle reads for `reader`, or -1 when it keeps its own value.
+int shuffle_source(const CudaThread& reader, unsigned lane) {
+  const int width = reader.width;
+  const int own = static_cast<int>(lane);
+  const int segment = own / width * width;
+  switch (reader.op) {
+    case WarpOp::shfl:
+      return segment + ((reader.lane_arg % width) + width) % width;
+    case WarpOp::shfl_up:
+      return own - segment - reader.lane_arg < 0 ? -1 : own - reader.lane_arg;
+    case WarpOp::shfl_down:
+      return own - segment + reader.lane_arg >= width ? -1 : own + reader.lane_arg;
+    case WarpOp::shfl_xor: {
+      const int source = own ^ reader.lane_arg;
+      return source >= segment + width || source >= static_cast<int>(kWarp) ? -1 : source;
+    }
+    default:
+      return -1;
+  }
+}
+
+// Completes the collective that the non-exited lanes of `mask` in `warp` wait in, if all of them
+// have arrived with the same operation and mask. Returns whether it completed.
+bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
+  unsigned arrived = 0;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const unsigned linear = warp * kWarp + lane;
+    if ((mask & (1u << lane)) == 0 || linear >= w.thread_count) {
+      continue;
+    }
+    const CudaThread& t = w.threads[linear];
+    if (t.state == State::done) {
+      continue;  // exited lanes named in the mask do not take part
+    }
+    if (t.state != State::at_warp || t.mask != mask || t.op != op) {
+      return false;
+    }
+    arrived |= 1u << lane;
+  }
+  unsigned ballot = 0;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    if ((arrived & (1u << lane)) != 0 && w.threads[warp * kWarp + lane].value != 0) {
+      ballot |= 1u << lane;
+    }
+  }
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    if ((arrived & (1u << lane)) == 0) {
+      continue;
+    }
+    CudaThread& t = w.threads[warp * kWarp + lane];
+    switch (op) {
+      case WarpOp::sync:
+        t.result = 0;
+        break;
+      case WarpOp::ballot:
+        t.result = ballot;
+        break;
+      case WarpOp::any:
+        t.result = ballot != 0 ? 1 : 0;
+        break;
+      case WarpOp::all:
+        t.result = ballot == arrived ? 1 : 0;
+        break;
+      default: {
+        const int source = shuffle_source(t, lane);
+        if (source < 0) {
+          t.result = t.value;
+        } else if ((arrived & (1u << static_cast<unsigned>(source))) != 0) {
+          t.result = w.threads[warp * kWarp + static_cast<unsigned>(source)].value;
+        } else {
+          // Reading a lane that does not take part is undefined on a GPU: all-ones bits (NaN for
+          // floating point, -1 for integers) make the mistake visible.
+          t.result = ~std::uint64_t{0};
+        }
+      }
+    }
+    if (t.state == State::at_warp) {
+      t.state = State::runnable;
+    }
+  }
+  return true;
+}
+
+void finish_thread(Worker& w, CudaThread& t) {
+  t.state = State::done;
+  --w.live;
+  // Lanes waiting in a collective that named this lane may now be complete.
+  const unsigned warp = t.linear / kWarp;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const unsigned linear = warp * kWarp + lane;
+    if (linear < w.thread_count && w.threads[linear].state == State::at_warp) {
+      const CudaThread& waiting = w.threads[linear];
+      try_complete(w, warp, waiting.mask, waiting.op);
+    }
+  }
+}
+
+void fiber_main() {
+  Switcher::started();
+  Worker& w = *current_worker;
+  CudaThread& t = *w.current;
+  try {
+    w.launch->call.invoke(w.launch->call.payload);
+  } catch (const std::exception& e) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "thread " + triple(t.index.x, t.index.y, t.index.z) +
+                   " threw a C++ exception: " + e.what());
+  } catch (...) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "thread " + triple(t.index.x, t.index.y, t.index.z) + " threw a C++ exception");
+  }
+  finish_thread(w, t);
+  Switcher::leave(*t.fiber, true);
+  std::abort();  // a finished fiber is never entered again
+}
+
+// Releases a barrier every live thread reached; fails the block if some threads exited or wait at
+// another __syncthreads.
+bool release_barrier(Worker& w) {
+  const CudaThread* first = nullptr;
+  int count = 0;
+  for (unsigned i = 0; i < w.thread_count; ++i) {
+    const CudaThread& t = w.threads[i];
+    if (t.state != State::at_barrier) {
+      continue;
+    }
+    if (first == nullptr) {
+      first = &t;
+    } else if (!same_location(first->where, t.where) || first->barrier != t.barrier) {
+      fail_block(w, cudaErrorLaunchFailure,
+                 "divergent __syncthreads: the threads of a block wait at different barriers: " +
+                     describe_block(w));
+      return false;
+    }
+    count += t.predicate != 0 ? 1 : 0;
+  }
+  if (w.live != w.thread_count) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "divergent __syncthreads: some threads of the block exited and can never reach "
+               "the barrier the others wait at: " +
+                   describe_block(w));
+    return false;
+  }
+  switch (first->barrier) {
+    case BarrierOp::sync:
+      w.barrier_result = 0;
+      break;
+    case BarrierOp::count:
+      w.barrier_result = count;
+      break;
+    case BarrierOp::all:
+      w.barrier_result = count == static_cast<int>(w.live) ? 1 : 0;
+      break;
+    case BarrierOp::any:
+      w.barrier_result = count > 0 ? 1 : 0;
+      break;
+  }
+  for (unsigned i = 0; i < w.thread_count; ++i) {
+    if (w.threads[i].state == State::at_barrier) {
+      w.threads[i].state = State::runnable;
+    }
+  }
+  w.at_barrier = 0;
+  ++w.phase;
+  if (w.launch->schedule.order == Schedule::Order::shuffle) {
+    make_order(w);
+  }
+  return true;
+}
+
+void run_block(Worker& w, unsigned block_linear) {
+  const LaunchSpec& spec = w.launch->spec;
+  w.block_linear = block_linear;
+  w.thread_count = spec.block.x * spec.block.y * spec.block.z;
+  w.threads.assign(w.thread_count, CudaThread{});
+  for (unsigned i = 0; i < w.thread_count; ++i) {
+    CudaThread& t = w.threads[i];
+    t.linear = i;
+    t.index = {i % spec.block.x, (i / spec.block.x) % spec.block.y,
+               i / (spec.block.x * spec.block.y)};
+  }
+  w.live = w.thread_count;
+  w.at_barrier = 0;
+  w.phase = 0;
+  w.failure.reset();
+  blockIdx = {block_linear % spec.grid.x, (block_linear / spec.grid.x) % spec.grid.y,
+              block_linear / (spec.grid.x * spec.grid.y)};
+  if (w.shared != nullptr) {
+    std::memset(w.shared, 0xff, w.shared_bytes);  // uninitialized shared memory
+  }
+  make_order(w);
+  for (;;) {
+    bool progressed = false;
+    for (const unsigned i : w.order) {
+      CudaThread& t = w.threads[i];
+      if (t.state == State::not_started || t.state == State::runnable) {
+        resume(w, t);
+        progressed = true;
+        if (w.failure) {
+          abandon(w);
+          return;
+        }
+      }
+    }
+    if (w.live == 0) {
+      return;
+    }
+    if (progressed) {
+      continue;
+    }
+    // Nobody can run: a barrier everyone reached, or threads that can never meet.
+    if (w.at_barrier > 0 && w.at_barrier == w.live) {
+      if (!release_barrier(w)) {
+        abandon(w);
+        return;
+      }
+      continue;
+    }
+    fail_block(w, cudaErrorLaunchFailure,
+               "deadlock: no thread of the block can continue: " + describe_block(w));
+    abandon(w);
+    return;
+  }
+}
+
+// Points the worker at a launch: built-in dimensions and this launch's dynamic shared memory.
+void enter_launch(Worker& w, const KernelLaunch& launch) {
+  w.launch = &launch;
+  blockDim = launch.spec.block;
+  gridDim = launch.spec.grid;
+  if (w.launch_id != launch.id) {
+    w.launch_id = launch.id;
+    std::free(w.shared);
+    w.shared = nullptr;
+    w.shared_bytes = launch.spec.shared_bytes;
+    // Exactly the requested size, so AddressSanitizer reports accesses past it. With no bytes
+    // requested there is no memory: using it faults (a null pointer), as it is wrong on a GPU.
+    if (w.shared_bytes > 0 && posix_memalign(&w.shared, 128, w.shared_bytes) != 0) {
+      w.shared = nullptr;
+      throw std::bad_alloc();
+    }
+  }
+}
+
+// The block taken i-th, for the schedule: forward, reverse, or a seeded permutation
+// (i * a + b mod count with a coprime to count).
+__extension__ using Wide = unsigned __int128;  // i * a needs up to 127 bits
+
+struct BlockOrder {
+  std::uint64_t count;
+  Schedule schedule;
+  std::uint64_t a = 1;
+  std::uint64_t b = 0;
+
+  BlockOrder(std::uint64_t n, const Schedule& s) : count(n), schedule(s) {
+    if (s.order == Schedule::Order::shuffle && n > 1) {
+      std::mt19937_64 random(s.seed);
+      a = random() % n;
+      while (std::gcd(a, n) != 1) {
+        a = (a + 1) % n;
+      }
+      b = random() % n;
+    }
+  }
+  std::uint64_t operator()(std::uint64_t i) const {
+    switch (schedule.order) {
+      case Schedule::Order::forward:
+        return i;
+      case Schedule::Order::reverse:
+        return count - 1 - i;
+      case Schedule::Order::shuffle:
+        return static_cast<std::uint64_t>((static_cast<Wide>(i) * a + b) % count);
+    }
+    return i;
+  }
+};
+
+}  // namespace
+
+std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
+  const dim3 grid = launch.spec.grid;
+  const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+  const BlockOrder order(blocks, launch.schedule);
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::optional<KernelFailure> failure;
+  parallel_for(blocks, [&](std::size_t i) {
+    if (failed.load(std::memory_order_relaxed)) {
+      return;
+    }
+    Worker& w = this_worker();
+    current_worker = &w;
+    try {
+      w.block_linear = static_cast<unsigned>(order(i));
+      enter_launch(w, launch);
+      run_block(w, w.block_linear);
+    } catch (const std::bad_alloc&) {
+      fail_block(w, cudaErrorMemoryAllocation,
+                 "the simulator ran out of host memory for stacks or shared memory");
+    }
+    current_worker = nullptr;
+    if (w.failure) {
+      std::scoped_lock lock(mutex);
+      if (!failure) {
+        failure = std::move(w.failure);
+      }
+      failed.store(true, std::memory_order_relaxed);
+    }
+  });
+  return failure;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device built-ins (called from kernels)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void outside_kernel(const char* what, const std::source_location& where) {
+  std::fprintf(stderr, "gpulab sim: %s called outside a kernel at %s\n", what,
+               location(where).c_str());
+  std::abort();
+}
+
+}  // namespace
+
+int block_barrier(BarrierOp op, int predicate, std::source_location where) {
+  Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    outside_kernel(barrier_name(op), where);
+  }
+  CudaThread& t = *w->current;
+  t.state = State::at_barrier;
+  t.barrier = op;
+  t.predicate = predicate;
+  t.where = where;
+  ++w->at_barrier;
+  Switcher::leave(*t.fiber, false);
+  return w->barrier_result;
+}
+
+std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg,
+                              int width, std::source_location where) {
+  Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    outside_kernel(warp_name(op), where);
+  }
+  CudaThread& t = *w->current;
+  const unsigned lane = t.linear % kWarp;
+  if ((mask & (1u << lane)) == 0) {
+    fail_kernel(false,
+                (std::string(warp_name(op)) + " with mask " + hex_mask(mask) +
+                 ", which does not include the calling lane " + std::to_string(lane))
+                    .c_str(),
+                where);
+  }
+  if (width < 1 || width > static_cast<int>(kWarp) || (width & (width - 1)) != 0) {
+    fail_kernel(false,
+                (std::string(warp_name(op)) + " with width " + std::to_string(width) +
+                 ": the width must be a power of 2 from 1 to 32")
+                    .c_str(),
+                where);
+  }
+  t.state = State::at_warp;
+  t.op = op;
+  t.mask = mask;
+  t.value = value;
+  t.lane_arg = lane_arg;
+  t.width = width;
+  t.where = where;
+  if (try_complete(*w, t.linear / kWarp, mask, op)) {
+    t.state = State::running;
+  } else {
+    Switcher::leave(*t.fiber, false);
+  }
+  return t.result;
+}
+
+unsigned active_mask() noexcept {
+  const Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    return 0;
+  }
+  return live_lanes(*w, w->current->linear / kWarp);
+}
+
+void* dynamic_shared_memory(std::source_location where) {
+  const Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    outside_kernel("extern __shared__ (dynamic shared memory)", where);
+  }
+  return w->shared;
+}
+
+namespace {
+
+// Ends the running CUDA thread's block with `error`; the block is abandoned, never resumed.
+[[noreturn]] void abort_thread(Worker& w, cudaError_t error, const std::string& what) {
+  CudaThread& t = *w.current;
+  fail_block(w, error, "thread " + triple(t.index.x, t.index.y, t.index.z) + ": " + what);
+  Switcher::leave(*t.fiber, true);
+  std::abort();
+}
+
+}  // namespace
+
+void fail_kernel(bool assertion, const char* message, std::source_location where) {
+  Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    outside_kernel(message, where);
+  }
+  abort_thread(*w, assertion ? cudaErrorAssert : cudaErrorLaunchFailure,
+               std::string(message) + " (" + location(where) + ")");
+}
+
+long long clock_cycles() noexcept {
+  static const double cycles_per_ns = [] {
+    const GpuSpec spec = choose_sim_spec(sim_spec_request()).spec.value_or(default_spec());
+    return spec.boost_clock_mhz / 1000.0;
+  }();
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  return static_cast<long long>(static_cast<double>(ns) * cycles_per_ns);
+}
+
+}  // namespace gpulab::sim::detail
+
+// A failed assert() in a kernel ends the launch with cudaErrorAssert, printed the way CUDA prints
+// device assertions; outside kernels it behaves as glibc's. (Defining it here overrides glibc's
+// for programs linked with the sim runtime.)
+extern "C" [[noreturn]] void __assert_fail(const char* assertion, const char* file,
+                                           unsigned int line, const char* function) noexcept {
+  using gpulab::sim::detail::current_worker;
+  if (current_worker != nullptr && current_worker->current != nullptr) {
+    char message[1024];
+    std::snprintf(message, sizeof message, "%s:%u: %s: Assertion `%s` failed.", file, line,
+                  function, assertion);
+    gpulab::sim::detail::abort_thread(*current_worker, cudaErrorAssert, message);
+  }
+  std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, function, assertion);
+  std::abort();
+}

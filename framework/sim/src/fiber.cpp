@@ -1,0 +1,164 @@
+#include "fiber.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GPULAB_SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPULAB_SIM_ASAN 1
+#endif
+#endif
+#if defined(GPULAB_SIM_ASAN)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#if defined(__x86_64__)
+// Saves the callee-saved registers (System V AMD64: rbp, rbx, r12-r15, MXCSR and the x87 control
+// word) on the current stack, stores the stack pointer in *save_sp, loads load_sp and restores the
+// same set from there. A fresh fiber's stack is laid out by Fiber::prepare so that the final `ret`
+// enters its entry function.
+extern "C" void gpulab_sim_switch_context(void** save_sp, void* load_sp);
+asm(R"(
+  .pushsection .text
+  .globl gpulab_sim_switch_context
+  .hidden gpulab_sim_switch_context
+  .type gpulab_sim_switch_context, @function
+gpulab_sim_switch_context:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size gpulab_sim_switch_context, .-gpulab_sim_switch_context
+  .popsection
+)");
+#endif
+
+namespace gpulab::sim::detail {
+namespace {
+
+// The OS thread's own context, which fibers leave to.
+#if defined(__x86_64__)
+thread_local void* scheduler_sp = nullptr;
+#else
+thread_local ucontext_t scheduler_context;
+#endif
+
+#if defined(GPULAB_SIM_ASAN)
+thread_local void* scheduler_fake_stack = nullptr;
+thread_local const void* scheduler_stack_bottom = nullptr;
+thread_local std::size_t scheduler_stack_bytes = 0;
+#endif
+
+std::size_t page_bytes() {
+  static const auto bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+}  // namespace
+
+Fiber::Fiber(std::size_t stack_bytes) {
+  const std::size_t page = page_bytes();
+  stack_bytes_ = (stack_bytes + page - 1) / page * page;
+  mapping_bytes_ = stack_bytes_ + page;
+  mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (mapping_ == MAP_FAILED) {
+    throw std::bad_alloc();
+  }
+  mprotect(mapping_, page, PROT_NONE);  // guard page: an overflow faults
+  stack_ = static_cast<char*>(mapping_) + page;
+}
+
+Fiber::~Fiber() {
+  munmap(mapping_, mapping_bytes_);
+}
+
+void Fiber::prepare(void (*entry)()) noexcept {
+#if defined(__x86_64__)
+  const auto top = (reinterpret_cast<std::uintptr_t>(stack_) + stack_bytes_) & ~std::uintptr_t{15};
+  auto* sp = reinterpret_cast<std::uint64_t*>(top);
+  *--sp = 0;  // entry's return address: none, so debuggers stop unwinding here
+  *--sp = reinterpret_cast<std::uint64_t>(entry);  // where the switch's `ret` goes
+  for (int i = 0; i < 6; ++i) {
+    *--sp = 0;  // rbp, rbx, r12-r15
+  }
+  *--sp = 0x1f80ull | (0x037full << 32);  // default MXCSR and x87 control word
+  sp_ = sp;
+#else
+  getcontext(&context_);
+  context_.uc_stack.ss_sp = stack_;
+  context_.uc_stack.ss_size = stack_bytes_;
+  context_.uc_link = nullptr;
+  makecontext(&context_, entry, 0);
+#endif
+}
+
+void Fiber::discard() noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  // Frames abandoned mid-run leave their redzones poisoned.
+  __asan_unpoison_memory_region(stack_, stack_bytes_);
+#endif
+}
+
+void Switcher::enter(Fiber& fiber) noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_start_switch_fiber(&scheduler_fake_stack, fiber.stack_, fiber.stack_bytes_);
+#endif
+#if defined(__x86_64__)
+  gpulab_sim_switch_context(&scheduler_sp, fiber.sp_);
+#else
+  swapcontext(&scheduler_context, &fiber.context_);
+#endif
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_finish_switch_fiber(scheduler_fake_stack, nullptr, nullptr);
+#endif
+}
+
+void Switcher::leave(Fiber& fiber, bool finished) noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_start_switch_fiber(finished ? nullptr : &fiber.asan_fake_stack_,
+                                 scheduler_stack_bottom, scheduler_stack_bytes);
+#else
+  static_cast<void>(finished);
+#endif
+#if defined(__x86_64__)
+  gpulab_sim_switch_context(&fiber.sp_, scheduler_sp);
+#else
+  swapcontext(&fiber.context_, &scheduler_context);
+#endif
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_finish_switch_fiber(fiber.asan_fake_stack_, &scheduler_stack_bottom,
+                                  &scheduler_stack_bytes);
+#endif
+}
+
+void Switcher::started() noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack_bottom, &scheduler_stack_bytes);
+#endif
+}
+
+}  // namespace gpulab::sim::detail

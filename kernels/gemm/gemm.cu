@@ -1,0 +1,116 @@
+#include "gemm/gemm.hpp"
+
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "gpulab/core/cuda_check.hpp"
+
+namespace gpulab::kernels {
+
+void gemm_reference(std::span<const float> a, std::span<const float> b, std::span<float> c, int m,
+                    int n, int k) {
+  for (int row = 0; row < m; ++row) {
+    for (int col = 0; col < n; ++col) {
+      double sum = 0.0;
+      for (int i = 0; i < k; ++i) {
+        sum += static_cast<double>(a[std::size_t(row) * k + i]) *
+               static_cast<double>(b[std::size_t(i) * n + col]);
+      }
+      c[std::size_t(row) * n + col] = static_cast<float>(sum);
+    }
+  }
+}
+
+namespace {
+
+__global__ void gemm_naive_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                  float* __restrict__ c, int m, int n, int k) {
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (row >= m || col >= n) {
+    return;
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < k; ++i) {
+    sum += a[std::size_t(row) * k + i] * b[std::size_t(i) * n + col];
+  }
+  c[std::size_t(row) * n + col] = sum;
+}
+
+__global__ void gemm_tiled_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                  float* __restrict__ c, int m, int n, int k) {
+  extern __shared__ float tiles[];  // T x T of A, then T x T of B
+  const int t = static_cast<int>(blockDim.x);
+  float* a_tile = tiles;
+  float* b_tile = tiles + t * t;
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  const int row = static_cast<int>(blockIdx.y) * t + ty;
+  const int col = static_cast<int>(blockIdx.x) * t + tx;
+  float sum = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += t) {
+    // Every thread loads one element of each tile (zero outside the matrices)...
+    a_tile[ty * t + tx] = row < m && k0 + tx < k ? a[std::size_t(row) * k + k0 + tx] : 0.0f;
+    b_tile[ty * t + tx] = k0 + ty < k && col < n ? b[std::size_t(k0 + ty) * n + col] : 0.0f;
+    __syncthreads();  // ...before any thread reads the tiles
+    for (int i = 0; i < t; ++i) {
+      sum += a_tile[ty * t + i] * b_tile[i * t + tx];
+    }
+    __syncthreads();  // and every thread is done with them before the next load
+  }
+  if (row < m && col < n) {
+    c[std::size_t(row) * n + col] = sum;
+  }
+}
+
+void check_sizes(const char* what, int m, int n, int k) {
+  if (m < 0 || n < 0 || k < 0) {
+    throw std::invalid_argument(std::string(what) + ": sizes must not be negative");
+  }
+}
+
+}  // namespace
+
+void gemm_naive(const float* a, const float* b, float* c, int m, int n, int k,
+                cudaStream_t stream) {
+  check_sizes("gemm_naive", m, n, k);
+  if (m == 0 || n == 0) {
+    return;
+  }
+  const dim3 block(16, 16);
+  const dim3 grid(ceil_div(std::size_t(n), block.x), ceil_div(std::size_t(m), block.y));
+  gemm_naive_kernel<<<grid, block, 0, stream>>>(a, b, c, m, n, k);
+  GPULAB_CHECK_LAUNCH();
+}
+
+void gemm_tiled(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
+                int tile) {
+  check_sizes("gemm_tiled", m, n, k);
+  if (tile != 16 && tile != 32) {
+    throw std::invalid_argument("gemm_tiled: tile must be 16 or 32, not " + std::to_string(tile));
+  }
+  if (m == 0 || n == 0) {
+    return;
+  }
+  const auto side = static_cast<unsigned>(tile);
+  const dim3 block(side, side);
+  const dim3 grid(ceil_div(std::size_t(n), side), ceil_div(std::size_t(m), side));
+  const std::size_t shared_bytes = 2 * std::size_t(tile) * tile * sizeof(float);
+  gemm_tiled_kernel<<<grid, block, shared_bytes, stream>>>(a, b, c, m, n, k);
+  GPULAB_CHECK_LAUNCH();
+}
+
+std::span<const Level<GemmLaunch>> gemm_levels() {
+  static constexpr std::array<Level<GemmLaunch>, 2> levels{{
+      {1, "naive", "one thread per output, operands from global memory", gemm_naive},
+      {2, "tiled", "16 x 16 tiles in dynamic shared memory: each load serves 16 multiply-adds",
+       [](const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream) {
+         gemm_tiled(a, b, c, m, n, k, stream, 16);
+       }},
+  }};
+  return levels;
+}
+
+}  // namespace gpulab::kernels

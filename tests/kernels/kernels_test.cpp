@@ -1,0 +1,206 @@
+// The reference kernels against their CPU references, on both backends; on sim also under the
+// reverse and a shuffled thread schedule, so a missing barrier cannot pass by luck. Outputs are
+// poisoned (0xff bytes: NaN for floats) before every run, so an unwritten element fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm.hpp"
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/memory.hpp"
+#include "histogram/histogram.hpp"
+#include "reduction/reduction.hpp"
+#include "test_device.hpp"
+#include "vector/vector_add.hpp"
+
+namespace gpulab::kernels {
+namespace {
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> out(n);
+  for (float& x : out) {
+    x = value(random);
+  }
+  return out;
+}
+
+// The schedules each test runs under: the hardware's on cuda; three orders on sim.
+std::vector<std::string> schedules() {
+#if defined(GPULAB_BACKEND_SIM)
+  return {"forward", "reverse", "shuffle:7"};
+#else
+  return {"hardware"};
+#endif
+}
+
+// Runs `body` once per schedule.
+template <class Body>
+void for_each_schedule(Body body) {
+  for (const std::string& name : schedules()) {
+    SCOPED_TRACE("schedule " + name);
+#if defined(GPULAB_BACKEND_SIM)
+    sim::Schedule schedule;
+    std::string error;
+    ASSERT_TRUE(sim::Schedule::parse(name, schedule, error)) << error;
+    const sim::ScopedSchedule scope(schedule);
+#endif
+    body();
+  }
+}
+
+::testing::AssertionResult near_all(const std::vector<float>& expected,
+                                    const std::vector<float>& got, float rtol, float atol) {
+  if (expected.size() != got.size()) {
+    return ::testing::AssertionFailure()
+           << "size: expected " << expected.size() << ", got " << got.size();
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const float tolerance = atol + rtol * std::fabs(expected[i]);
+    if (!(std::fabs(got[i] - expected[i]) <= tolerance)) {  // NaN fails
+      return ::testing::AssertionFailure() << "index " << i << ": expected " << expected[i]
+                                           << ", got " << got[i] << ", tolerance " << tolerance;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(VectorAdd, MatchesTheCpuReference) {
+  GPULAB_REQUIRE_DEVICE();
+  const std::size_t n = GetParam();
+  const auto a = random_floats(n, 1);
+  const auto b = random_floats(n, 2);
+  std::vector<float> expected(n);
+  vector_add_reference(a, b, expected);
+  DeviceBuffer<float> da(n), db(n), dc(n);
+  da.copy_from(a);
+  db.copy_from(b);
+  for (const unsigned block : {32u, 256u, 1024u}) {
+    SCOPED_TRACE("block size " + std::to_string(block));
+    dc.fill_bytes(0xff);
+    vector_add(da.data(), db.data(), dc.data(), n, nullptr, block);
+    EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, 0.0f));  // one rounding, both sides
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, VectorAdd, ::testing::Values(1, 255, 256, 1000, 1 << 16));
+
+class Reduction : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(Reduction, EveryLevelMatchesTheCpuReference) {
+  GPULAB_REQUIRE_DEVICE();
+  const std::size_t n = GetParam();
+  const auto input = random_floats(n, 3);
+  const auto expected = static_cast<float>(reduce_sum_reference(input));
+  DeviceBuffer<float> in(n), out(1), workspace(reduce_sum_workspace(n) + 1);
+  in.copy_from(input);
+  // float sums of n terms of magnitude <= 1 in a tree: error grows like log2(n) ulps of n.
+  const float tolerance = 1e-6f * static_cast<float>(n);
+  for (const auto& level : reduction_levels()) {
+    SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
+    for_each_schedule([&] {
+      out.fill_bytes(0xff);
+      level.launch(in.data(), out.data(), n, workspace.data(), nullptr);
+      EXPECT_TRUE(near_all({expected}, out.to_vector(), 0.0f, tolerance));
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Reduction,
+                         ::testing::Values(1, 31, 256, 257, 1000, 65536, 65536 * 4 + 3));
+
+TEST(Reduction, BlockSumsAreOnePartialPer256Elements) {
+  GPULAB_REQUIRE_DEVICE();
+  const std::size_t n = 1000;  // 4 blocks, the last one partial
+  const auto input = random_floats(n, 4);
+  DeviceBuffer<float> in(n), partials(4);
+  in.copy_from(input);
+  partials.fill_bytes(0xff);
+  block_sums_shared(in.data(), partials.data(), n);
+  std::vector<float> expected;
+  for (std::size_t first = 0; first < n; first += kReduceBlock) {
+    const std::size_t count = std::min<std::size_t>(kReduceBlock, n - first);
+    expected.push_back(static_cast<float>(
+        reduce_sum_reference(std::span<const float>(input).subspan(first, count))));
+  }
+  EXPECT_TRUE(near_all(expected, partials.to_vector(), 0.0f, 1e-4f));
+}
+
+struct GemmShape {
+  int m, n, k;
+};
+
+class Gemm : public ::testing::TestWithParam<GemmShape> {};
+
+TEST_P(Gemm, EveryLevelMatchesTheCpuReference) {
+  GPULAB_REQUIRE_DEVICE();
+  const auto [m, n, k] = GetParam();
+  const auto a = random_floats(std::size_t(m) * k, 5);
+  const auto b = random_floats(std::size_t(k) * n, 6);
+  std::vector<float> expected(std::size_t(m) * n);
+  gemm_reference(a, b, expected, m, n, k);
+  DeviceBuffer<float> da(a.size()), db(b.size()), dc(expected.size());
+  da.copy_from(a);
+  db.copy_from(b);
+  const float tolerance = 1e-5f * static_cast<float>(k);  // k products of magnitude <= 1
+  for (const auto& level : gemm_levels()) {
+    SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
+    for_each_schedule([&] {
+      dc.fill_bytes(0xff);
+      level.launch(da.data(), db.data(), dc.data(), m, n, k, nullptr);
+      EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, tolerance));
+    });
+  }
+  for_each_schedule([&] {  // 32 x 32 tiles: 1024-thread blocks, 8 KiB of shared memory
+    dc.fill_bytes(0xff);
+    gemm_tiled(da.data(), db.data(), dc.data(), m, n, k, nullptr, 32);
+    EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, tolerance));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Gemm,
+                         ::testing::Values(GemmShape{1, 1, 1}, GemmShape{16, 16, 16},
+                                           GemmShape{37, 23, 51}, GemmShape{64, 96, 33}));
+
+TEST(Gemm, RejectsABadTileSize) {
+  EXPECT_THROW(gemm_tiled(nullptr, nullptr, nullptr, 1, 1, 1, nullptr, 8), std::invalid_argument);
+}
+
+class Histogram : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(Histogram, EveryLevelMatchesTheCpuReference) {
+  GPULAB_REQUIRE_DEVICE();
+  const unsigned bins = GetParam();
+  const std::size_t n = 100000;
+  std::mt19937 random(8);
+  // Skewed keys (many hits on few bins, as in real data) plus some out of range.
+  std::geometric_distribution<unsigned> skewed(0.05);
+  std::vector<unsigned> keys(n);
+  for (unsigned& key : keys) {
+    key = skewed(random) % (bins + 3);
+  }
+  std::vector<unsigned> expected(bins);
+  histogram_reference(keys, expected);
+  DeviceBuffer<unsigned> dkeys(n), dcounts(bins);
+  dkeys.copy_from(keys);
+  for (const auto& level : histogram_levels()) {
+    SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
+    for_each_schedule([&] {
+      dcounts.fill_bytes(0xff);
+      level.launch(dkeys.data(), n, dcounts.data(), bins, nullptr);
+      EXPECT_EQ(dcounts.to_vector(), expected);
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bins, Histogram, ::testing::Values(1u, 256u, 4096u));
+
+}  // namespace
+}  // namespace gpulab::kernels
