@@ -214,4 +214,66 @@ TEST(SimRuntime, DestroyedHandlesAreInvalid) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaErrorInvalidResourceHandle);
   (void)cudaGetLastError();
 }
+TEST(SimSchedule, ParsesPrintsAndRejects) {
+  gpulab::sim::Schedule schedule;
+  std::string error;
+  for (const char* text : {"forward", "reverse", "shuffle:0", "shuffle:18446744073709551615"}) {
+    ASSERT_TRUE(gpulab::sim::Schedule::parse(text, schedule, error)) << text << ": " << error;
+    EXPECT_EQ(schedule.to_string(), text);
+  }
+  EXPECT_EQ(schedule.order, gpulab::sim::Schedule::Order::shuffle);
+  EXPECT_EQ(schedule.seed, 18446744073709551615ull);
+  for (const char* text : {"", "sideways", "shuffle", "shuffle:", "shuffle:-1", "shuffle:1x",
+                           "shuffle:18446744073709551616", "Forward"}) {
+    error.clear();
+    EXPECT_FALSE(gpulab::sim::Schedule::parse(text, schedule, error)) << text;
+    EXPECT_NE(error.find("forward, reverse or shuffle:<seed>"), std::string::npos) << error;
+  }
+}
+
+TEST(SimSchedule, ScopedScheduleRestoresThePreviousOne) {
+  const gpulab::sim::Schedule before = gpulab::sim::schedule();
+  {
+    const gpulab::sim::ScopedSchedule scope({gpulab::sim::Schedule::Order::shuffle, 3});
+    EXPECT_EQ(gpulab::sim::schedule().to_string(), "shuffle:3");
+    gpulab::sim::set_schedule({gpulab::sim::Schedule::Order::reverse, 0});
+    EXPECT_EQ(gpulab::sim::schedule().to_string(), "reverse");
+  }
+  EXPECT_EQ(gpulab::sim::schedule(), before);
+}
+
+TEST(SimScheduleDeathTest, TheEnvironmentChoosesTheScheduleOrExplainsWhyNot) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_SCHEDULE", "shuffle:42", 1);
+        std::exit(gpulab::sim::schedule().to_string() == "shuffle:42" ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_SCHEDULE", "backwards", 1);
+        int count = -1;
+        const bool ok =
+            cudaGetDeviceCount(&count) == cudaErrorInitializationError &&
+            gpulab::sim::configuration_error().find("GPULAB_SIM_SCHEDULE") != std::string::npos;
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(SimRuntime, WorkersAndKernelResources) {
+  EXPECT_GE(gpulab::sim::worker_count(), 1u);
+  static const int kernel_stand_in = 0;  // any address identifies a kernel
+  gpulab::sim::set_kernel_resources(&kernel_stand_in, 40, 4096);
+  cudaFuncAttributes attributes{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attributes, &kernel_stand_in), cudaSuccess);
+  EXPECT_EQ(attributes.numRegs, 40);
+  EXPECT_EQ(attributes.sharedSizeBytes, 4096u);
+  EXPECT_EQ(attributes.maxDynamicSharedSizeBytes, 48 * 1024);
+  EXPECT_EQ(cudaFuncGetAttributes(&attributes, static_cast<const void*>(nullptr)),
+            cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+}
+
 }  // namespace

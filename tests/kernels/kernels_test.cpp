@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,21 @@ TEST_P(Gemm, EveryLevelMatchesTheCpuReference) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Gemm,
                          ::testing::Values(GemmShape{1, 1, 1}, GemmShape{16, 16, 16},
                                            GemmShape{37, 23, 51}, GemmShape{64, 96, 33}));
+
+TEST(Launchers, RejectBadArguments) {
+  EXPECT_THROW(vector_add(nullptr, nullptr, nullptr, 1, nullptr, 0), std::invalid_argument);
+  EXPECT_THROW(reduce_sum_shared(nullptr, nullptr, 0, nullptr), std::invalid_argument);
+  EXPECT_THROW(histogram_shared(nullptr, 1, nullptr, 20000), std::invalid_argument);
+  EXPECT_THROW(gemm_naive(nullptr, nullptr, nullptr, -1, 1, 1), std::invalid_argument);
+}
+
+TEST(Reduction, WorkspaceHoldsThePartialSumsOfEveryPass) {
+  EXPECT_EQ(reduce_sum_workspace(1), 0u);
+  EXPECT_EQ(reduce_sum_workspace(256), 0u);
+  EXPECT_EQ(reduce_sum_workspace(257), 2u);
+  EXPECT_EQ(reduce_sum_workspace(65536), 256u);
+  EXPECT_EQ(reduce_sum_workspace(65537), 257u + 2u);
+}
 
 TEST(Gemm, RejectsABadTileSize) {
   EXPECT_THROW(gemm_tiled(nullptr, nullptr, nullptr, 1, 1, 1, nullptr, 8), std::invalid_argument);

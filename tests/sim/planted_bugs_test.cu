@@ -16,6 +16,7 @@ namespace {
 
 using gpulab::DeviceBuffer;
 
+#if defined(GPULAB_BACKEND_SIM)
 constexpr unsigned kBlock = 256;
 
 // Tree reduction of one block. With `barrier_in_loop` false it has the classic bug: no
@@ -39,7 +40,6 @@ __global__ void block_sum(const float* in, float* out) {
   }
 }
 
-#if defined(GPULAB_BACKEND_SIM)
 // Runs the reduction of 4 blocks of ones under `schedule`; returns the block sums.
 template <bool barrier_in_loop>
 std::vector<float> sums_under(const char* schedule) {
@@ -54,7 +54,7 @@ std::vector<float> sums_under(const char* schedule) {
   GPULAB_CHECK_LAUNCH();
   return out.to_vector();
 }
-#endif
+#endif  // GPULAB_BACKEND_SIM
 
 TEST(PlantedBugs, AMissingSyncthreadsFailsUnderOneOfTwoSchedules) {
 #if defined(GPULAB_BACKEND_SIM)
@@ -117,6 +117,7 @@ TEST(PlantedBugs, AnAllocationLargerThanTheDeviceIsOutOfMemory) {
   EXPECT_EQ(cudaFree(memory), cudaSuccess);
 }
 
+#if defined(GPULAB_BACKEND_SIM)
 // The early-exit bug: threads past n return, the others wait at a barrier they never reach.
 __global__ void early_exit_then_barrier(float* data, int n) {
   const int i = static_cast<int>(threadIdx.x);
@@ -150,7 +151,6 @@ __global__ void shuffle_across_a_barrier(float* data) {
   data[threadIdx.x] = value;
 }
 
-#if defined(GPULAB_BACKEND_SIM)
 // Launches, expects a launch failure within the test's time, and returns the explanation.
 template <class Launch>
 std::string failure_of(Launch launch) {

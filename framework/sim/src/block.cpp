@@ -614,6 +614,19 @@ namespace {
   std::abort();
 }
 
+// Records why the running CUDA thread ends its block.
+void record_failure(Worker& w, cudaError_t error, const std::string& what) {
+  const CudaThread& t = *w.current;
+  fail_block(w, error, "thread " + triple(t.index.x, t.index.y, t.index.z) + ": " + what);
+}
+
+// Leaves the failed block's fiber for good. Callers record the failure in a full expression of
+// its own first, so no string of theirs stays alive in the abandoned frame.
+[[noreturn]] void abandon_thread(Worker& w) {
+  Switcher::leave(*w.current->fiber, true);
+  std::abort();  // the failed block is abandoned, never resumed
+}
+
 }  // namespace
 
 int block_barrier(BarrierOp op, int predicate, std::source_location where) {
@@ -640,18 +653,17 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
   CudaThread& t = *w->current;
   const unsigned lane = t.linear % kWarp;
   if ((mask & (1u << lane)) == 0) {
-    fail_kernel(false,
-                (std::string(warp_name(op)) + " with mask " + hex_mask(mask) +
-                 ", which does not include the calling lane " + std::to_string(lane))
-                    .c_str(),
-                where);
+    record_failure(*w, cudaErrorLaunchFailure,
+                   std::string(warp_name(op)) + " with mask " + hex_mask(mask) +
+                       ", which does not include the calling lane " + std::to_string(lane) + " (" +
+                       location(where) + ")");
+    abandon_thread(*w);
   }
   if (width < 1 || width > static_cast<int>(kWarp) || (width & (width - 1)) != 0) {
-    fail_kernel(false,
-                (std::string(warp_name(op)) + " with width " + std::to_string(width) +
-                 ": the width must be a power of 2 from 1 to 32")
-                    .c_str(),
-                where);
+    record_failure(*w, cudaErrorLaunchFailure,
+                   std::string(warp_name(op)) + " with width " + std::to_string(width) +
+                       ": the width must be a power of 2 from 1 to 32 (" + location(where) + ")");
+    abandon_thread(*w);
   }
   t.state = State::at_warp;
   t.op = op;
@@ -684,25 +696,14 @@ void* dynamic_shared_memory(std::source_location where) {
   return w->shared;
 }
 
-namespace {
-
-// Ends the running CUDA thread's block with `error`; the block is abandoned, never resumed.
-[[noreturn]] void abort_thread(Worker& w, cudaError_t error, const std::string& what) {
-  CudaThread& t = *w.current;
-  fail_block(w, error, "thread " + triple(t.index.x, t.index.y, t.index.z) + ": " + what);
-  Switcher::leave(*t.fiber, true);
-  std::abort();
-}
-
-}  // namespace
-
 void fail_kernel(bool assertion, const char* message, std::source_location where) {
   Worker* w = current_worker;
   if (w == nullptr || w->current == nullptr) {
     outside_kernel(message, where);
   }
-  abort_thread(*w, assertion ? cudaErrorAssert : cudaErrorLaunchFailure,
-               std::string(message) + " (" + location(where) + ")");
+  record_failure(*w, assertion ? cudaErrorAssert : cudaErrorLaunchFailure,
+                 std::string(message) + " (" + location(where) + ")");
+  abandon_thread(*w);
 }
 
 long long clock_cycles() noexcept {
@@ -728,7 +729,8 @@ extern "C" [[noreturn]] void __assert_fail(const char* assertion, const char* fi
     char message[1024];
     std::snprintf(message, sizeof message, "%s:%u: %s: Assertion `%s` failed.", file, line,
                   function, assertion);
-    gpulab::sim::detail::abort_thread(*current_worker, cudaErrorAssert, message);
+    gpulab::sim::detail::record_failure(*current_worker, cudaErrorAssert, message);
+    gpulab::sim::detail::abandon_thread(*current_worker);
   }
   std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, function, assertion);
   std::abort();

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 
@@ -97,6 +98,12 @@ Fiber::~Fiber() {
 }
 
 void Fiber::prepare(void (*entry)()) noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  // The frames of the previous thread on this stack that never returned (its entry function and
+  // the switch) leave their redzones poisoned near the top; everything deeper returned normally.
+  const std::size_t top_bytes = std::min<std::size_t>(stack_bytes_, 64 * 1024);
+  __asan_unpoison_memory_region(static_cast<char*>(stack_) + stack_bytes_ - top_bytes, top_bytes);
+#endif
 #if defined(__x86_64__)
   const auto top = (reinterpret_cast<std::uintptr_t>(stack_) + stack_bytes_) & ~std::uintptr_t{15};
   auto* sp = reinterpret_cast<std::uint64_t*>(top);

@@ -1,0 +1,419 @@
+// gpulab-sim-bench: how fast the sim backend runs two of the project's real kernels, against the
+// same work done by plain C++ loops. scripts/bench-sim-vs-numba runs it next to numba's CUDA
+// simulator (framework/sim/bench/numba_peer.py) and writes the comparison to docs/results/.
+//
+//   vector add      gpulab::kernels::vector_add, 256 threads per block, one element per thread
+//   block sums      gpulab::kernels::block_sums_shared: 256 threads per block sum their 256
+//                   elements in shared memory, a tree with a __syncthreads between steps
+//
+// Every number is CPU wall-clock time of the simulation (std::chrono::steady_clock) around one
+// launch and its cudaDeviceSynchronize: what running CUDA C++ on the CPU costs, never GPU time.
+// Each configuration is verified against the CPU reference before it is timed; one warm-up run is
+// not timed (the first launch starts the sim's worker threads); then runs repeat until 0.5 s of
+// samples or 20 samples, whichever comes first, and the median and minimum are reported.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "gpulab/core/console.hpp"
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/version.hpp"
+#include "gpulab/sim/runtime.hpp"
+#include "reduction/reduction.hpp"
+#include "vector/vector_add.hpp"
+
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kFailure = 1;
+constexpr int kUsage = 2;
+
+constexpr std::size_t kDefaultElements = 16384;  // 2^14
+constexpr double kMinSampleSeconds = 0.5;        // stop sampling after this much timed work...
+constexpr std::size_t kMaxSamples = 20;          // ...or after this many samples
+constexpr int kJsonSchemaVersion = 1;
+
+// Tolerances. a + b is one float rounding on every path, so the sum must match the reference to
+// the last bit; the tolerance is kept explicit anyway. A 256-element tree sum in float has at most
+// log2(256) = 8 roundings on any path: |error| <= 8 * 2^-24 * sum |x| ~ 4.8e-7 * sum |x| against
+// the double reference; 1e-6 * sum |x| leaves a factor of two.
+constexpr float kAddAbsTolerance = 0.0f;
+constexpr double kTreeSumRelTolerance = 1e-6;  // times the sum of |x| over the block
+
+/// A wrong result: never gets a time.
+class VerificationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Keeps the compiler from dropping or merging the plain loops: the asm statement claims to read
+// `pointer` and to touch all memory, so every store before it must happen and every load after it
+// must be redone (google/benchmark's DoNotOptimize and ClobberMemory in one).
+void escape(const void* pointer) {
+  asm volatile("" : : "g"(pointer) : "memory");
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> out(n);
+  for (float& x : out) {
+    x = value(random);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The plain C++ versions of the two kernels' work.
+// ------------------------------------------------------------------------------------------------
+
+void plain_vector_add(std::span<const float> a, std::span<const float> b, std::span<float> c) {
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    c[i] = a[i] + b[i];
+  }
+}
+
+// The kernel's tree, in the kernel's order: stride 128, 64, ..., 1, each step adding element
+// t + stride into t. The same float additions in the same order, so the same bits.
+void plain_block_sums(std::span<const float> in, std::span<float> partials) {
+  constexpr std::size_t kBlock = gpulab::kernels::kReduceBlock;
+  float partial[kBlock];
+  for (std::size_t block = 0; block < partials.size(); ++block) {
+    for (std::size_t t = 0; t < kBlock; ++t) {
+      const std::size_t i = block * kBlock + t;
+      partial[t] = i < in.size() ? in[i] : 0.0f;
+    }
+    for (std::size_t stride = kBlock / 2; stride > 0; stride /= 2) {
+      for (std::size_t t = 0; t < stride; ++t) {
+        partial[t] += partial[t + stride];
+      }
+    }
+    partials[block] = partial[0];
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Verification
+// ------------------------------------------------------------------------------------------------
+
+void verify_add(std::span<const float> expected, std::span<const float> got, const char* what) {
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const float tolerance = kAddAbsTolerance;
+    if (!(std::fabs(got[i] - expected[i]) <= tolerance)) {  // NaN (unwritten) fails
+      throw VerificationError(std::string(what) + ": index " + std::to_string(i) + ": expected " +
+                              std::to_string(expected[i]) + ", got " + std::to_string(got[i]) +
+                              ", tolerance " + std::to_string(tolerance));
+    }
+  }
+}
+
+// Per block: the double-precision sum and the sum of |x|, which scales the tolerance.
+struct BlockReference {
+  std::vector<double> sums;
+  std::vector<double> abs_sums;
+};
+
+BlockReference block_reference(std::span<const float> in) {
+  constexpr std::size_t kBlock = gpulab::kernels::kReduceBlock;
+  const std::size_t blocks = gpulab::kernels::ceil_div(in.size(), kBlock);
+  BlockReference reference{std::vector<double>(blocks), std::vector<double>(blocks)};
+  for (std::size_t block = 0; block < blocks; ++block) {
+    const std::size_t begin = block * kBlock;
+    const auto run = in.subspan(begin, std::min(kBlock, in.size() - begin));
+    reference.sums[block] = gpulab::kernels::reduce_sum_reference(run);
+    for (const float x : run) {
+      reference.abs_sums[block] += std::fabs(static_cast<double>(x));
+    }
+  }
+  return reference;
+}
+
+void verify_block_sums(const BlockReference& expected, std::span<const float> got,
+                       const char* what) {
+  for (std::size_t b = 0; b < expected.sums.size(); ++b) {
+    const double tolerance = kTreeSumRelTolerance * expected.abs_sums[b];
+    const double value = static_cast<double>(got[b]);
+    if (!(std::fabs(value - expected.sums[b]) <= tolerance)) {  // NaN (unwritten) fails
+      throw VerificationError(std::string(what) + ": block " + std::to_string(b) + ": expected " +
+                              std::to_string(expected.sums[b]) + ", got " + std::to_string(value) +
+                              ", tolerance " + std::to_string(tolerance));
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Timing
+// ------------------------------------------------------------------------------------------------
+
+/// The samples of one configuration, in milliseconds.
+struct Timing {
+  std::vector<double> samples_ms;
+
+  [[nodiscard]] double median_ms() const {
+    std::vector<double> sorted = samples_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  }
+  [[nodiscard]] double min_ms() const {
+    return *std::min_element(samples_ms.begin(), samples_ms.end());
+  }
+};
+
+/// Runs `work` once untimed, then times single runs until kMinSampleSeconds of samples or
+/// kMaxSamples samples. `work` must include whatever waits for the result (cudaDeviceSynchronize).
+template <class Work>
+Timing time_runs(Work work) {
+  using Clock = std::chrono::steady_clock;
+  work();  // warm-up, not timed
+  Timing timing;
+  double total_s = 0.0;
+  while (total_s < kMinSampleSeconds && timing.samples_ms.size() < kMaxSamples) {
+    const Clock::time_point start = Clock::now();
+    work();
+    const Clock::time_point stop = Clock::now();
+    const double seconds = std::chrono::duration<double>(stop - start).count();
+    timing.samples_ms.push_back(seconds * 1e3);
+    total_s += seconds;
+  }
+  return timing;
+}
+
+/// One timed row of the report.
+struct Row {
+  std::string kernel;          ///< "vector_add" or "block_sums_shared"
+  std::string implementation;  ///< "sim" or "plain_cpp_loop"
+  Timing timing;
+};
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[16];
+  std::strftime(text, sizeof text, "%F", &local);
+  return text;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The benchmark
+// ------------------------------------------------------------------------------------------------
+
+std::vector<Row> run_benchmark(std::size_t n) {
+  using gpulab::DeviceBuffer;
+  const std::size_t blocks = gpulab::kernels::ceil_div(n, gpulab::kernels::kReduceBlock);
+
+  const std::vector<float> a = random_floats(n, 1);
+  const std::vector<float> b = random_floats(n, 2);
+  std::vector<float> sum_expected(n);
+  gpulab::kernels::vector_add_reference(a, b, sum_expected);
+  const BlockReference partials_expected = block_reference(a);
+
+  // Allocation and copies happen here, outside every timed region.
+  DeviceBuffer<float> d_a(n);
+  DeviceBuffer<float> d_b(n);
+  DeviceBuffer<float> d_c(n);
+  DeviceBuffer<float> d_partials(blocks);
+  d_a.copy_from(a);
+  d_b.copy_from(b);
+
+  std::vector<Row> rows;
+
+  // Vector add on sim: verify (output poisoned first, so an unwritten element fails), then time.
+  const auto sim_add = [&] {
+    gpulab::kernels::vector_add(d_a.data(), d_b.data(), d_c.data(), n);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  };
+  d_c.fill_bytes(0xff);
+  sim_add();
+  verify_add(sum_expected, d_c.to_vector(), "vector_add on sim");
+  rows.push_back({"vector_add", "sim", time_runs(sim_add)});
+
+  // Vector add as a plain loop.
+  std::vector<float> c(n);
+  const auto loop_add = [&] {
+    escape(a.data());
+    escape(b.data());
+    plain_vector_add(a, b, c);
+    escape(c.data());
+  };
+  std::fill(c.begin(), c.end(), std::nanf(""));
+  loop_add();
+  verify_add(sum_expected, c, "vector_add as a plain C++ loop");
+  rows.push_back({"vector_add", "plain_cpp_loop", time_runs(loop_add)});
+
+  // Block sums on sim.
+  const auto sim_sums = [&] {
+    gpulab::kernels::block_sums_shared(d_a.data(), d_partials.data(), n);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  };
+  d_partials.fill_bytes(0xff);
+  sim_sums();
+  const std::vector<float> sim_partials = d_partials.to_vector();
+  verify_block_sums(partials_expected, sim_partials, "block_sums_shared on sim");
+  rows.push_back({"block_sums_shared", "sim", time_runs(sim_sums)});
+
+  // Block sums as a plain loop. Same additions in the same order as the kernel, so the results
+  // must be the same bits: a check that the loop really does the kernel's work.
+  std::vector<float> partials(blocks);
+  const auto loop_sums = [&] {
+    escape(a.data());
+    plain_block_sums(a, partials);
+    escape(partials.data());
+  };
+  std::fill(partials.begin(), partials.end(), std::nanf(""));
+  loop_sums();
+  verify_block_sums(partials_expected, partials, "block sums as a plain C++ loop");
+  if (!std::equal(partials.begin(), partials.end(), sim_partials.begin())) {
+    throw VerificationError(
+        "block sums as a plain C++ loop: the partial sums differ from the kernel's although both "
+        "add in the same tree order");
+  }
+  rows.push_back({"block_sums_shared", "plain_cpp_loop", time_runs(loop_sums)});
+  return rows;
+}
+
+void print_table(const std::vector<Row>& rows, std::size_t n) {
+  gpulab::Table table({{"kernel", "", gpulab::Align::left},
+                       {"implementation", "", gpulab::Align::left},
+                       {"median", "ms", gpulab::Align::right},
+                       {"min", "ms", gpulab::Align::right},
+                       {"per element", "ns", gpulab::Align::right},
+                       {"samples", "", gpulab::Align::right}});
+  for (const Row& row : rows) {
+    const double median_ms = row.timing.median_ms();
+    table.add_row({row.kernel, row.implementation, gpulab::format_fixed(median_ms, 4),
+                   gpulab::format_fixed(row.timing.min_ms(), 4),
+                   gpulab::format_fixed(median_ms * 1e6 / static_cast<double>(n), 2),
+                   std::to_string(row.timing.samples_ms.size())});
+  }
+  std::cout << table;
+  for (const char* kernel : {"vector_add", "block_sums_shared"}) {
+    double sim_ms = NAN;
+    double loop_ms = NAN;
+    for (const Row& row : rows) {
+      if (row.kernel == kernel && row.implementation == "sim") {
+        sim_ms = row.timing.median_ms();
+      } else if (row.kernel == kernel) {
+        loop_ms = row.timing.median_ms();
+      }
+    }
+    std::printf("%s: sim is %.0fx the plain C++ loop's time (medians)\n", kernel, sim_ms / loop_ms);
+  }
+}
+
+// Where the worker count comes from, for the report.
+std::string workers_source() {
+  const char* text = std::getenv("GPULAB_SIM_WORKERS");
+  return text != nullptr ? std::string("GPULAB_SIM_WORKERS=") + text
+                         : std::string("GPULAB_SIM_WORKERS unset: one per hardware thread");
+}
+
+nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n) {
+  nlohmann::json benchmarks = nlohmann::json::array();
+  for (const Row& row : rows) {
+    benchmarks.push_back({{"kernel", row.kernel},
+                          {"implementation", row.implementation},
+                          {"verified", true},
+                          {"median_time_ms", row.timing.median_ms()},
+                          {"min_time_ms", row.timing.min_ms()},
+                          {"samples", row.timing.samples_ms.size()},
+                          {"sample_times_ms", row.timing.samples_ms}});
+  }
+  return {{"context",
+           {{"schema", "gpulab-sim-bench"},
+            {"schema_version", kJsonSchemaVersion},
+            {"gpulab_version", std::string(gpulab::version())},
+            {"git_revision", std::string(gpulab::git_revision())},
+            {"backend", "sim"},
+            {"timing",
+             "CPU wall-clock time of the simulation (std::chrono::steady_clock) per launch "
+             "including cudaDeviceSynchronize; not GPU time"},
+            {"date", today()},
+            {"elements", n},
+            {"block_threads", gpulab::kernels::kReduceBlock},
+            {"sim_workers", gpulab::sim::worker_count()},
+            {"sim_workers_source", workers_source()},
+            {"hardware_threads", std::thread::hardware_concurrency()},
+            {"warmup_runs", 1},
+            {"min_sample_seconds", kMinSampleSeconds},
+            {"max_samples", kMaxSamples}}},
+          {"benchmarks", benchmarks}};
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "gpulab-sim-bench: error: %s (see gpulab-sim-bench --help)\n",
+               message.c_str());
+  return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpulab-sim-bench: times the sim backend running gpulab's vector_add and "
+      "block_sums_shared kernels, and plain C++ loops doing the same work. All times are CPU "
+      "wall-clock times of the simulation, not GPU times.",
+      "gpulab-sim-bench"};
+  std::size_t n = kDefaultElements;
+  std::string json_path;
+  app.add_option("--elements", n, "Floats per kernel (default 16384 = 2^14)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
+  app.add_option("--json", json_path, "Also write the numbers to this JSON file");
+  app.footer(
+      "Each configuration is verified against the CPU reference, warmed up once, then timed per "
+      "launch (with cudaDeviceSynchronize) until 0.5 s of samples or 20 samples. "
+      "scripts/bench-sim-vs-numba compares it with numba's CUDA simulator. Exit codes: 0 "
+      "success, 1 failure (a wrong result or a CUDA error), 2 bad arguments.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what());
+  }
+
+  try {
+    std::printf("%s, sim backend, %u worker threads (%s; %u hardware threads)\n",
+                gpulab::version_string().c_str(), gpulab::sim::worker_count(),
+                workers_source().c_str(), std::thread::hardware_concurrency());
+    std::printf(
+        "%zu floats, 256 threads per block. Times are CPU wall-clock times of the simulation per "
+        "launch + cudaDeviceSynchronize, not GPU times.\n\n",
+        n);
+    const std::vector<Row> rows = run_benchmark(n);
+    print_table(rows, n);
+    if (!json_path.empty()) {
+      std::ofstream out(json_path);
+      out << to_json(rows, n).dump(2) << '\n';
+      if (!out) {
+        std::fprintf(stderr, "gpulab-sim-bench: error: cannot write %s\n", json_path.c_str());
+        return kFailure;
+      }
+    }
+    return kSuccess;
+  } catch (const VerificationError& e) {
+    std::fprintf(stderr, "gpulab-sim-bench: wrong result, not timed: %s\n", e.what());
+    return kFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulab-sim-bench: error: %s\n", e.what());
+    return kFailure;
+  }
+}

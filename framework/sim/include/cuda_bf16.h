@@ -1,0 +1,5 @@
+// The sim backend's <cuda_bf16.h>: half-precision types are not simulated yet.
+#pragma once
+
+#error \
+    "gpulab sim: <cuda_bf16.h> (half-precision types and intrinsics) is not simulated yet. Build this source for the cuda backend only (BACKENDS cuda, cmake/GpulabBackend.cmake) or use float on sim."
