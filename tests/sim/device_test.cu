@@ -8,6 +8,8 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "gpulab/core/cuda_check.hpp"
@@ -542,6 +544,141 @@ TEST(DeviceVariables, CopiedToAndFromSymbols) {
   EXPECT_EQ(cudaMemcpyToSymbol(scales, host_scales, sizeof host_scales, sizeof(float)),
             cudaErrorInvalidValue);  // past the end of the symbol
   cudaGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the sim backend defines where a GPU's behaviour is undefined
+// ---------------------------------------------------------------------------------------------
+
+#if defined(GPULAB_BACKEND_SIM)
+__global__ void read_outside_the_mask(float* out) {
+  const float value = static_cast<float>(threadIdx.x);
+  // Lanes 0-15 exchange among themselves but read lane 20, which does not take part.
+  if (threadIdx.x < 16) {
+    out[threadIdx.x] = __shfl_sync(0x0000ffffu, value, 20);
+  }
+}
+
+__global__ void record_active_mask(unsigned* active) {
+  if (threadIdx.x % 32 >= 20) {
+    return;  // lanes 20-31 of each warp exit
+  }
+  if (threadIdx.x % 2 == 0) {
+    active[threadIdx.x] = __activemask();  // the even lanes among 0-19
+  } else {
+    active[threadIdx.x] = 0;
+  }
+}
+
+__global__ void bad_mask(float* out) {
+  out[threadIdx.x] = __shfl_sync(0x1u, 1.0f, 0);  // lanes 1-31 are not in their own mask
+}
+
+__global__ void bad_width(float* out) {
+  out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1, 3);
+}
+
+__global__ void child() {}
+
+__global__ void parent() {
+  child<<<1, 1>>>();
+}
+
+__global__ void throws() {
+  if (threadIdx.x == 3) {
+    throw std::runtime_error("not on a GPU");
+  }
+}
+
+// Runs `body` under the forward, reverse and a shuffled schedule.
+template <class Body>
+void for_each_test_schedule(Body body) {
+  for (const char* name : {"forward", "reverse", "shuffle:11"}) {
+    SCOPED_TRACE(name);
+    gpulab::sim::Schedule schedule;
+    std::string error;
+    ASSERT_TRUE(gpulab::sim::Schedule::parse(name, schedule, error)) << error;
+    const gpulab::sim::ScopedSchedule scope(schedule);
+    body();
+  }
+}
+
+// Launches, expects a launch failure and returns the explanation (the device is reset after).
+template <class Launch>
+std::string failure_of(Launch launch) {
+  launch();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+  std::string why = gpulab::sim::kernel_failure();
+  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
+  return why;
+}
+#endif
+
+TEST(SimDefinedBehaviour, ReadsFromLanesNotTakingPartAreAllOnesBits) {
+#if defined(GPULAB_BACKEND_SIM)
+  DeviceBuffer<float> out(16);
+  read_outside_the_mask<<<1, 32>>>(out.data());
+  GPULAB_CHECK_LAUNCH();
+  for (const float value : out.to_vector()) {
+    EXPECT_TRUE(std::isnan(value)) << value;
+  }
+#else
+  GTEST_SKIP() << "undefined on a GPU; the sim backend returns all-ones bits (NaN, -1)";
+#endif
+}
+
+TEST(SimDefinedBehaviour, ActiveMaskNamesTheLanesThatExistAndHaveNotExited) {
+#if defined(GPULAB_BACKEND_SIM)
+  DeviceBuffer<unsigned> active(48);
+  for_each_test_schedule([&] {
+    active.fill_bytes(0xff);
+    record_active_mask<<<1, 48>>>(active.data());  // the second warp has 16 lanes
+    GPULAB_CHECK_LAUNCH();
+    const std::vector<unsigned> masks = active.to_vector();
+    for (unsigned t = 0; t < 48; ++t) {
+      const unsigned lane = t % 32;
+      const unsigned expected = lane >= 20      ? 0xffffffffu
+                                : lane % 2 == 1 ? 0u
+                                : t < 32        ? 0x00055555u
+                                                : 0x00005555u;
+      EXPECT_EQ(masks[t], expected) << "thread " << t;
+    }
+  });
+#else
+  GTEST_SKIP() << "on a GPU __activemask is the lanes converged at the call, which independent "
+                  "thread scheduling (sm_70+) does not guarantee";
+#endif
+}
+
+TEST(SimDefinedBehaviour, BadMasksWidthsAndExceptionsEndTheLaunch) {
+#if defined(GPULAB_BACKEND_SIM)
+  DeviceBuffer<float> out(32);
+  float* pointer = out.data();
+  const std::string mask = failure_of([&] { bad_mask<<<1, 32>>>(pointer); });
+  EXPECT_NE(mask.find("__shfl_sync with mask 0x00000001, which does not include the calling lane"),
+            std::string::npos)
+      << mask;
+  DeviceBuffer<float> again(32);
+  pointer = again.data();
+  const std::string width = failure_of([&] { bad_width<<<1, 32>>>(pointer); });
+  EXPECT_NE(width.find("width 3: the width must be a power of 2"), std::string::npos) << width;
+  const std::string nested = failure_of([] { parent<<<1, 1>>>(); });
+  EXPECT_NE(nested.find("dynamic parallelism) is not simulated"), std::string::npos) << nested;
+  const std::string thrown = failure_of([] { throws<<<1, 8>>>(); });
+  EXPECT_NE(thrown.find("thread (3,0,0) threw a C++ exception: not on a GPU"), std::string::npos)
+      << thrown;
+#else
+  GTEST_SKIP() << "undefined on a GPU (or not C++ there); the sim backend reports it";
+#endif
+}
+
+TEST(SimDefinedBehaviourDeathTest, DeviceBuiltinsOutsideAKernelAbortWithTheLine) {
+#if defined(GPULAB_BACKEND_SIM)
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(__syncthreads(), "__syncthreads called outside a kernel at device_test.cu:[0-9]+");
+#else
+  GTEST_SKIP() << "nvcc rejects device functions in host code at compile time";
+#endif
 }
 
 }  // namespace

@@ -2,4 +2,4 @@
 #pragma once
 
 #error \
-    "gpulab sim: tensor-core instructions (nvcuda::wmma, mma.sync) are not simulated. Build this source for the cuda backend only (BACKENDS cuda, cmake/GpulabBackend.cmake) and skip its sim tests with that reason."
+    "gpulab sim: tensor-core instructions (nvcuda::wmma, mma.sync) are not simulated. Build this source for the cuda backend only (guard it with GPULAB_BACKEND_CUDA; tests: BACKENDS cuda in cmake/GpulabBackend.cmake) and skip its sim tests with that reason."

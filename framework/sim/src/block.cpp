@@ -165,6 +165,8 @@ const char* warp_name(WarpOp op) {
       return "__shfl_down_sync";
     case WarpOp::shfl_xor:
       return "__shfl_xor_sync";
+    case WarpOp::active:
+      return "__activemask";
   }
   return "warp collective";
 }
@@ -278,18 +280,6 @@ void abandon(Worker& w) {
   }
 }
 
-// Lanes of warp `warp` that exist and have not exited.
-unsigned live_lanes(const Worker& w, unsigned warp) {
-  unsigned mask = 0;
-  for (unsigned lane = 0; lane < kWarp; ++lane) {
-    const unsigned linear = warp * kWarp + lane;
-    if (linear < w.thread_count && w.threads[linear].state != State::done) {
-      mask |= 1u << lane;
-    }
-  }
-  return mask;
-}
-
 // The lane a shuffle reads for `reader`, or -1 when it keeps its own value.
 int shuffle_source(const CudaThread& reader, unsigned lane) {
   const int width = reader.width;
@@ -380,7 +370,8 @@ void finish_thread(Worker& w, CudaThread& t) {
   const unsigned warp = t.linear / kWarp;
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     const unsigned linear = warp * kWarp + lane;
-    if (linear < w.thread_count && w.threads[linear].state == State::at_warp) {
+    if (linear < w.thread_count && w.threads[linear].state == State::at_warp &&
+        w.threads[linear].op != WarpOp::active) {
       const CudaThread& waiting = w.threads[linear];
       try_complete(w, warp, waiting.mask, waiting.op);
     }
@@ -404,6 +395,29 @@ void fiber_main() {
   finish_thread(w, t);
   Switcher::leave(*t.fiber, true);
   std::abort();  // a finished fiber is never entered again
+}
+
+// At a stall, the lanes waiting in __activemask learn which lanes of their warp got there: the
+// others have exited or wait elsewhere. Returns whether any were waiting.
+bool release_active_masks(Worker& w) {
+  bool released = false;
+  for (unsigned base = 0; base < w.thread_count; base += kWarp) {
+    unsigned mask = 0;
+    for (unsigned lane = 0; lane < kWarp && base + lane < w.thread_count; ++lane) {
+      const CudaThread& t = w.threads[base + lane];
+      if (t.state == State::at_warp && t.op == WarpOp::active) {
+        mask |= 1u << lane;
+      }
+    }
+    for (unsigned lane = 0; lane < kWarp; ++lane) {
+      if ((mask & (1u << lane)) != 0) {
+        w.threads[base + lane].result = mask;
+        w.threads[base + lane].state = State::runnable;
+        released = true;
+      }
+    }
+  }
+  return released;
 }
 
 // Releases a barrier every live thread reached; fails the block if some threads exited or wait at
@@ -500,7 +514,11 @@ void run_block(Worker& w, unsigned block_linear) {
     if (progressed) {
       continue;
     }
-    // Nobody can run: a barrier everyone reached, or threads that can never meet.
+    // Nobody can run: __activemask calls to answer, a barrier everyone reached, or threads that
+    // can never meet.
+    if (release_active_masks(w)) {
+      continue;
+    }
     if (w.at_barrier > 0 && w.at_barrier == w.live) {
       if (!release_barrier(w)) {
         abandon(w);
@@ -672,7 +690,7 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
   t.lane_arg = lane_arg;
   t.width = width;
   t.where = where;
-  if (try_complete(*w, t.linear / kWarp, mask, op)) {
+  if (op != WarpOp::active && try_complete(*w, t.linear / kWarp, mask, op)) {
     t.state = State::running;
   } else {
     Switcher::leave(*t.fiber, false);
@@ -680,12 +698,8 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
   return t.result;
 }
 
-unsigned active_mask() noexcept {
-  const Worker* w = current_worker;
-  if (w == nullptr || w->current == nullptr) {
-    return 0;
-  }
-  return live_lanes(*w, w->current->linear / kWarp);
+bool inside_kernel() noexcept {
+  return current_worker != nullptr && current_worker->current != nullptr;
 }
 
 void* dynamic_shared_memory(std::source_location where) {

@@ -49,6 +49,9 @@ struct KernelFailure {
   std::string message;
 };
 
+/// True on a fiber running a CUDA thread.
+bool inside_kernel() noexcept;
+
 /// Runs every block of the launch; on the first failure stops and says what went wrong.
 std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch);
 

@@ -1138,6 +1138,11 @@ cudaError_t check_launch(const LaunchSpec& spec) {
 }  // namespace
 
 void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
+  if (inside_kernel()) {  // nvcc rejects this without relocatable device code
+    call.destroy(call.payload);
+    fail_kernel(false, "a kernel launch inside a kernel (dynamic parallelism) is not simulated",
+                spec.where);
+  }
   try {
     Schedule order;
     std::uint64_t id = 0;

@@ -55,7 +55,7 @@ inline constexpr int warpSize = 32;             // NOLINT
 namespace gpulab::sim::detail {
 
 enum class BarrierOp : int { sync, count, all, any };
-enum class WarpOp : int { sync, ballot, any, all, shfl, shfl_up, shfl_down, shfl_xor };
+enum class WarpOp : int { sync, ballot, any, all, shfl, shfl_up, shfl_down, shfl_xor, active };
 
 /// __syncthreads and its reductions: waits for every thread of the block; returns the reduction.
 int block_barrier(BarrierOp op, int predicate, std::source_location where);
@@ -64,9 +64,6 @@ int block_barrier(BarrierOp op, int predicate, std::source_location where);
 /// read from another lane, the ballot, ...). Values travel as 64-bit patterns.
 std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg,
                               int width, std::source_location where);
-
-/// The lanes of the calling thread's warp that have not exited.
-unsigned active_mask() noexcept;
 
 /// The current launch's dynamic shared memory for this block.
 void* dynamic_shared_memory(std::source_location where);
@@ -158,8 +155,11 @@ inline long long clock64() noexcept {
 // ------------------------------------------------------------------------------------------------
 // Warp collectives
 // ------------------------------------------------------------------------------------------------
-inline unsigned __activemask() noexcept {
-  return gpulab::sim::detail::active_mask();
+// The lanes of the warp that reach this __activemask before the block next waits (every other
+// lane has exited or waits elsewhere): on sim, the lanes a GPU would have converged here.
+inline unsigned __activemask(std::source_location where = std::source_location::current()) {
+  return static_cast<unsigned>(gpulab::sim::detail::warp_collective(
+      gpulab::sim::detail::WarpOp::active, 0xffffffffu, 0, 0, warpSize, where));
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate,
                               std::source_location where = std::source_location::current()) {

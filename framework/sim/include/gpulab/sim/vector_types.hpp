@@ -1,6 +1,7 @@
-// The sim backend's vector types: CUDA's char/short/int/uint/long/float/double 1..4-element
-// structs with the CUDA alignments (float2 8 bytes, float4 16, ...), dim3 and the make_* functions,
-// as vector_types.h and vector_functions.h declare them.
+// The sim backend's vector types: CUDA's char, uchar, short, ushort, int, uint, longlong,
+// ulonglong, float and double structs of 1 to 4 elements with the CUDA alignments (float2 8 bytes,
+// float4 16, ...), dim3 and the make_* functions, as vector_types.h and vector_functions.h declare
+// them.
 #pragma once
 
 // NOLINTBEGIN: these are CUDA's spellings.
