@@ -15,11 +15,14 @@
 #include "gpulab/core/memory.hpp"
 #include "histogram/histogram.hpp"
 #include "reduction/reduction.hpp"
+#include "schedules.hpp"
 #include "test_device.hpp"
 #include "vector/vector_add.hpp"
 
 namespace gpulab::kernels {
 namespace {
+
+using gpulab::testing::for_each_schedule;
 
 std::vector<float> random_floats(std::size_t n, unsigned seed) {
   std::mt19937 random(seed);
@@ -29,30 +32,6 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
     x = value(random);
   }
   return out;
-}
-
-// The schedules each test runs under: the hardware's on cuda; three orders on sim.
-std::vector<std::string> schedules() {
-#if defined(GPULAB_BACKEND_SIM)
-  return {"forward", "reverse", "shuffle:7"};
-#else
-  return {"hardware"};
-#endif
-}
-
-// Runs `body` once per schedule.
-template <class Body>
-void for_each_schedule(Body body) {
-  for (const std::string& name : schedules()) {
-    SCOPED_TRACE("schedule " + name);
-#if defined(GPULAB_BACKEND_SIM)
-    sim::Schedule schedule;
-    std::string error;
-    ASSERT_TRUE(sim::Schedule::parse(name, schedule, error)) << error;
-    const sim::ScopedSchedule scope(schedule);
-#endif
-    body();
-  }
 }
 
 ::testing::AssertionResult near_all(const std::vector<float>& expected,

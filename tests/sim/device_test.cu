@@ -14,11 +14,16 @@
 
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "schedules.hpp"
 #include "test_device.hpp"
 
 namespace {
 
 using gpulab::DeviceBuffer;
+using gpulab::testing::for_each_schedule;
+#if defined(GPULAB_BACKEND_SIM)
+using gpulab::testing::failure_of;
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Built-in variables
@@ -590,28 +595,6 @@ __global__ void throws() {
   }
 }
 
-// Runs `body` under the forward, reverse and a shuffled schedule.
-template <class Body>
-void for_each_test_schedule(Body body) {
-  for (const char* name : {"forward", "reverse", "shuffle:11"}) {
-    SCOPED_TRACE(name);
-    gpulab::sim::Schedule schedule;
-    std::string error;
-    ASSERT_TRUE(gpulab::sim::Schedule::parse(name, schedule, error)) << error;
-    const gpulab::sim::ScopedSchedule scope(schedule);
-    body();
-  }
-}
-
-// Launches, expects a launch failure and returns the explanation (the device is reset after).
-template <class Launch>
-std::string failure_of(Launch launch) {
-  launch();
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
-  std::string why = gpulab::sim::kernel_failure();
-  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
-  return why;
-}
 #endif
 
 TEST(SimDefinedBehaviour, ReadsFromLanesNotTakingPartAreAllOnesBits) {
@@ -630,7 +613,7 @@ TEST(SimDefinedBehaviour, ReadsFromLanesNotTakingPartAreAllOnesBits) {
 TEST(SimDefinedBehaviour, ActiveMaskNamesTheLanesThatExistAndHaveNotExited) {
 #if defined(GPULAB_BACKEND_SIM)
   DeviceBuffer<unsigned> active(48);
-  for_each_test_schedule([&] {
+  for_each_schedule([&] {
     active.fill_bytes(0xff);
     record_active_mask<<<1, 48>>>(active.data());  // the second warp has 16 lanes
     GPULAB_CHECK_LAUNCH();

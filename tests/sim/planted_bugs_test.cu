@@ -10,11 +10,15 @@
 
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "schedules.hpp"
 #include "test_device.hpp"
 
 namespace {
 
 using gpulab::DeviceBuffer;
+#if defined(GPULAB_BACKEND_SIM)
+using gpulab::testing::failure_of;
+#endif
 
 #if defined(GPULAB_BACKEND_SIM)
 constexpr unsigned kBlock = 256;
@@ -151,15 +155,6 @@ __global__ void shuffle_across_a_barrier(float* data) {
   data[threadIdx.x] = value;
 }
 
-// Launches, expects a launch failure within the test's time, and returns the explanation.
-template <class Launch>
-std::string failure_of(Launch launch) {
-  launch();
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
-  std::string why = gpulab::sim::kernel_failure();
-  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
-  return why;
-}
 #endif
 
 TEST(PlantedBugs, ADivergentBarrierIsAnErrorNotAHang) {
