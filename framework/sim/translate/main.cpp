@@ -66,7 +66,9 @@ std::string write_atomically(const fs::path& path, const std::string& text) {
   if (ec) {
     return "cannot create " + directory.string() + ": " + ec.message();
   }
-  std::string temp = (directory / ("." + path.filename().string() + ".XXXXXX")).string();
+  // mkstemp replaces the six trailing X characters with a unique suffix.
+  std::string temp =
+      (directory / ("." + path.filename().string() + "." + std::string(6, 'X'))).string();
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {
     return "cannot create a temporary file in " + directory.string() + ": " + std::strerror(errno);
