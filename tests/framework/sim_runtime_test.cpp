@@ -172,15 +172,20 @@ TEST(SimRuntimeDeathTest, MemoryLimitFromTheEnvironmentCausesOutOfMemory) {
 
 TEST(SimRuntimeDeathTest, MalformedMemoryLimitMakesTheDeviceUnavailable) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv("GPULAB_SIM_MEMORY_BYTES", "lots", 1);
-        int count = -1;
-        const bool ok = cudaGetDeviceCount(&count) == cudaErrorInitializationError && count == 0 &&
-                        gpulab::sim::configuration_error().find("lots") != std::string::npos;
-        std::exit(ok ? 0 : 1);
-      },
-      testing::ExitedWithCode(0), "");
+  for (const char* limit : {"lots", "-5", " 1000", "0"}) {
+    SCOPED_TRACE(limit);
+    EXPECT_EXIT(
+        {
+          setenv("GPULAB_SIM_MEMORY_BYTES", limit, 1);
+          int count = -1;
+          const bool ok = cudaGetDeviceCount(&count) == cudaErrorInitializationError &&
+                          count == 0 &&
+                          gpulab::sim::configuration_error().find(std::string("'") + limit + "'") !=
+                              std::string::npos;
+          std::exit(ok ? 0 : 1);
+        },
+        testing::ExitedWithCode(0), "");
+  }
 }
 
 TEST(SimRuntime, CopiesOutsideAnAllocationAreRejected) {

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "fiber.hpp"
-#include "gpulab/core/specs.hpp"
 #include "queue.hpp"
 
 // The built-in variables, per OS thread (the scheduler sets them before resuming a CUDA thread).
@@ -60,10 +59,9 @@ std::size_t stack_bytes() {
     std::size_t value = 256 * 1024;
 #endif
     if (const char* text = std::getenv("GPULAB_SIM_STACK_BYTES"); text != nullptr) {
-      char* end = nullptr;
-      const unsigned long long parsed = std::strtoull(text, &end, 10);
-      if (end != text && *end == '\0' && parsed >= 16 * 1024) {
-        value = static_cast<std::size_t>(parsed);
+      const auto parsed = parse_decimal(text);
+      if (parsed && *parsed >= 16 * 1024) {
+        value = static_cast<std::size_t>(*parsed);
       } else {
         std::fprintf(stderr,
                      "gpulab sim: ignoring GPULAB_SIM_STACK_BYTES='%s' (a byte count >= 16384)\n",
@@ -721,9 +719,11 @@ void fail_kernel(bool assertion, const char* message, std::source_location where
 }
 
 long long clock_cycles() noexcept {
+  // The simulated device's clock; a kernel runs only on a usable device, so the query succeeds.
   static const double cycles_per_ns = [] {
-    const GpuSpec spec = choose_sim_spec(sim_spec_request()).spec.value_or(default_spec());
-    return spec.boost_clock_mhz / 1000.0;
+    int khz = 0;
+    cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+    return static_cast<double>(khz) / 1e6;
   }();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <charconv>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -18,8 +19,22 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 
 namespace gpulab::sim::detail {
+
+/// `text` as a decimal number: digits only (no sign, no spaces), within 64 bits; else nullopt.
+/// Every number the sim reads from its environment goes through here.
+inline std::optional<std::uint64_t> parse_decimal(std::string_view text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end) {
+    return std::nullopt;
+  }
+  return value;
+}
 
 /// Queues `work` on `stream` (nullptr: the legacy default stream). Returns the device's sticky
 /// error if one is set, cudaErrorInvalidResourceHandle for an unknown stream, else cudaSuccess.

@@ -1,7 +1,6 @@
 #include "gpulab/sim/runtime.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -65,13 +64,12 @@ const Device& device() {
     }
     d.capacity_bytes = static_cast<std::size_t>(d.spec.memory_bytes);
     if (const char* limit = std::getenv("GPULAB_SIM_MEMORY_BYTES"); limit != nullptr) {
-      char* end = nullptr;
-      const unsigned long long bytes = std::strtoull(limit, &end, 10);
-      if (end == limit || *end != '\0' || bytes == 0) {
+      const auto bytes = detail::parse_decimal(limit);
+      if (!bytes || *bytes == 0) {
         d.error = std::string("GPULAB_SIM_MEMORY_BYTES must be a positive byte count, not '") +
                   limit + "'";
       } else {
-        d.capacity_bytes = static_cast<std::size_t>(bytes);
+        d.capacity_bytes = static_cast<std::size_t>(*bytes);
       }
     }
     if (const char* text = std::getenv("GPULAB_SIM_SCHEDULE"); text != nullptr && *text != '\0') {
@@ -1029,12 +1027,8 @@ bool Schedule::parse(std::string_view text, Schedule& out, std::string& error) {
   }
   constexpr std::string_view prefix = "shuffle:";
   if (text.starts_with(prefix)) {
-    const std::string digits(text.substr(prefix.size()));
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long seed = std::strtoull(digits.c_str(), &end, 10);
-    if (!digits.empty() && digits.front() != '-' && *end == '\0' && errno == 0) {
-      out = Schedule{Order::shuffle, seed};
+    if (const auto seed = detail::parse_decimal(text.substr(prefix.size()))) {
+      out = Schedule{Order::shuffle, *seed};
       return true;
     }
   }
@@ -1075,10 +1069,9 @@ unsigned worker_count() noexcept {
   static const unsigned count = [] {
     unsigned value = std::max(1u, std::thread::hardware_concurrency());
     if (const char* text = std::getenv("GPULAB_SIM_WORKERS"); text != nullptr) {
-      char* end = nullptr;
-      const unsigned long parsed = std::strtoul(text, &end, 10);
-      if (end != text && *end == '\0' && parsed >= 1 && parsed <= 1024) {
-        value = static_cast<unsigned>(parsed);
+      const auto parsed = detail::parse_decimal(text);
+      if (parsed && *parsed >= 1 && *parsed <= 1024) {
+        value = static_cast<unsigned>(*parsed);
       } else {
         std::fprintf(stderr, "gpulab sim: ignoring GPULAB_SIM_WORKERS='%s' (1 to 1024)\n", text);
       }
