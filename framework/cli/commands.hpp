@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gpulab::cli {
 
@@ -30,5 +31,11 @@ Command add_device_command(CLI::App& app);
 Command add_specs_command(CLI::App& app);
 /// `gpulab show FILE`: a saved results file as a report.
 Command add_show_command(CLI::App& app);
+/// `gpulab run [LAB...] [--solution|--student] [--backend B] [--spec S] [--json F] [-- ARGS]`:
+/// the labs' reports; `lab_args` (what followed --) go to each lab's report program.
+Command add_run_command(CLI::App& app, const std::vector<std::string>& lab_args);
+/// `gpulab grade [LAB...] [--student|--solution] [--backend B] [--json F]`: runs the graded
+/// tests with ctest and prints the points earned.
+Command add_grade_command(CLI::App& app);
 
 }  // namespace gpulab::cli

@@ -1,4 +1,5 @@
 // gpulab: the command-line entry point. See `gpulab --help`.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -32,14 +33,26 @@ int main(int argc, char** argv) {
       "Run `gpulab COMMAND --help` for a command's options. Exit codes: 0 success, 1 failure, "
       "2 bad arguments.");
 
+  // Everything after "--" belongs to a lab's report program (gpulab run LAB -- ARGS).
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> lab_args;
+  if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+    lab_args.assign(dashes + 1, args.end());
+    args.erase(dashes, args.end());
+    if (args.empty() || args.front() != "run") {
+      return usage_error("arguments after -- are only for `gpulab run`");
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+
   const std::vector<gpulab::cli::Command> commands = {
-      gpulab::cli::add_device_command(app),
-      gpulab::cli::add_specs_command(app),
-      gpulab::cli::add_show_command(app),
+      gpulab::cli::add_device_command(app), gpulab::cli::add_specs_command(app),
+      gpulab::cli::add_show_command(app),   gpulab::cli::add_run_command(app, lab_args),
+      gpulab::cli::add_grade_command(app),
   };
 
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

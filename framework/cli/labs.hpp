@@ -1,0 +1,39 @@
+// What `gpulab run` and `gpulab grade` share: where the build is, its lab manifest, choosing labs,
+// code variant and backend, and running a program of the build.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/grading.hpp"
+
+namespace gpulab::cli {
+
+/// The build directory this gpulab binary belongs to (the parent of its bin/).
+[[nodiscard]] std::filesystem::path build_dir();
+/// The build's lab manifest; throws with a clear message when the build has none.
+[[nodiscard]] LabManifest build_manifest();
+
+/// The labs named on the command line: "all" (or nothing) for every lab, else ids such as
+/// "lab01", "01" or "1". Throws UsageError for a name that is no lab.
+[[nodiscard]] std::vector<const LabEntry*> select_labs(const LabManifest& manifest,
+                                                       const std::vector<std::string>& names);
+
+/// True when the manifest has runs of this variant ("solution" exists only where solutions/ does).
+[[nodiscard]] bool has_variant(const LabManifest& manifest, const std::string& variant);
+
+/// The backend to use: `requested` ("cuda", "sim" or "" for automatic: cuda when this build has
+/// it and a device is usable, else sim). Throws UsageError for a backend the build lacks and
+/// std::runtime_error for cuda without a usable device.
+[[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& requested);
+
+/// The run of `lab` for a variant and backend, or nullptr.
+[[nodiscard]] const LabRun* find_run(const LabEntry& lab, const std::string& variant,
+                                     const std::string& backend);
+
+/// Runs a program with arguments, stdout and stderr inherited; returns its exit status (128 +
+/// signal when killed by one). Throws std::runtime_error when it cannot be started.
+int run_program(const std::filesystem::path& program, const std::vector<std::string>& args);
+
+}  // namespace gpulab::cli

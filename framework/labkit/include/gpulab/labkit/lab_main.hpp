@@ -1,0 +1,69 @@
+// The frame of every lab report program (`gpulab run labNN` runs
+// gpulab.labNN.<variant>.run.<backend>): common options, the header that says which code and
+// backend produced the numbers, the results file, and one clear line for every failure.
+//
+//   int main(int argc, char** argv) {
+//     return gpulab::labkit::lab_main(argc, argv, GPULAB_LAB_INFO, add_options, report);
+//   }
+//
+// Options every lab accepts: --spec NAME (the GPU modeled numbers are for; on sim also the GPU
+// simulated), --json FILE (save the results), --quick (smaller problems: tests and CI).
+// Exit codes: 0 the report ran, 1 it failed (including a function still not implemented), 2 bad
+// arguments.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "gpulab/core/results.hpp"
+#include "gpulab/core/specs.hpp"
+
+namespace gpulab::labkit {
+
+/// What a lab's report works with.
+struct LabContext {
+  std::string lab;              ///< e.g. "lab01"
+  std::string title;            ///< e.g. "Benchmarking a kernel correctly"
+  std::string variant;          ///< "student" or "solution"
+  std::string backend;          ///< "cuda" or "sim"
+  std::string device;           ///< the device's name (the simulated one on sim)
+  GpuSpec spec;                 ///< the GPU modeled numbers are for
+  bool quick = false;           ///< smaller problems, fewer samples
+  ResultsFile results;          ///< append a Result per configuration; saved with --json
+  std::ostream* out = nullptr;  ///< where the report goes (stdout)
+
+  /// True on the sim backend: measured times are CPU time of the simulation.
+  [[nodiscard]] bool on_sim() const { return backend == "sim"; }
+  /// "measured (CPU simulation)" on sim, "measured" on cuda: the label of measured columns.
+  [[nodiscard]] std::string measured_label() const;
+  /// "modeled (H100 SXM)".
+  [[nodiscard]] std::string modeled_label() const;
+};
+
+/// Which lab and which code a report program is: GPULAB_LAB_INFO, from the compile definitions
+/// gpulab_add_lab (cmake/GpulabLabs.cmake) gives each report program.
+struct LabInfo {
+  const char* lab;      ///< e.g. "lab01"
+  const char* title;    ///< e.g. "Benchmarking a kernel correctly"
+  const char* variant;  ///< "student" or "solution"
+};
+
+#define GPULAB_LAB_INFO                                 \
+  ::gpulab::labkit::LabInfo {                           \
+    GPULAB_LAB_ID, GPULAB_LAB_TITLE, GPULAB_LAB_VARIANT \
+  }
+
+/// Lets a lab add its own options to the command line.
+using AddOptions = std::function<void(CLI::App&)>;
+/// Prints the report and fills context.results.
+using Report = std::function<void(LabContext&)>;
+
+/// Parses the command line, sets up the context, prints the header, runs the report, saves the
+/// results. Never throws; returns the exit code.
+int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_options,
+             const Report& report);
+
+}  // namespace gpulab::labkit

@@ -1,0 +1,118 @@
+#include "gpulab/labkit/lab_main.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <optional>
+
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/lab.hpp"
+
+namespace gpulab::labkit {
+
+std::string LabContext::measured_label() const {
+  return on_sim() ? "measured (CPU simulation)" : "measured";
+}
+
+std::string LabContext::modeled_label() const {
+  return "modeled (" + spec.name + ")";
+}
+
+namespace {
+
+void print_header(const LabContext& context) {
+  std::ostream& out = *context.out;
+  out << "gpulab " << context.lab << ": " << context.title << "\n";
+  const bool solution = context.variant == "solution";
+  out << "code:    " << (solution ? "solutions/ (the instructor's solution)" : "labs/ (your code)")
+      << "\n";
+  out << "backend: " << context.backend << " (" << context.device << ")\n";
+  if (context.on_sim()) {
+    out << "timings: CPU time of the simulation, NOT GPU time. Modeled columns show the roofline "
+           "time on "
+        << context.spec.name << ".\n";
+  } else {
+    out << "timings: GPU time from CUDA events. Modeled columns show the roofline time on "
+        << context.spec.name << ".\n";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_options,
+             const Report& report) {
+  const std::string lab = info.lab;
+  CLI::App app{"gpulab " + lab + ": " + info.title + " (the lab's report)", "gpulab run " + lab};
+  std::string spec_name;
+  std::string json_path;
+  bool quick = false;
+  app.add_option("--spec", spec_name,
+                 "GPU the modeled numbers are for (see `gpulab specs`); on sim also the GPU "
+                 "simulated. Default: the detected GPU, on sim H100 SXM or GPULAB_SIM_SPEC");
+  app.add_option("--json", json_path, "Also save the results to this JSON file");
+  app.add_flag("--quick", quick, "Smaller problems and fewer samples (tests, CI)");
+  if (add_options) {
+    add_options(app);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "gpulab %s: error: %s (see --help)\n", lab.c_str(), e.what());
+    return 2;
+  }
+
+  LabContext context;
+  context.lab = lab;
+  context.title = info.title;
+  context.variant = info.variant;
+  context.backend = backend_name();
+  context.quick = quick;
+  context.out = &std::cout;
+  try {
+    std::optional<GpuSpec> chosen;
+    if (!spec_name.empty()) {
+      chosen = find_spec(spec_name);
+      if (!chosen) {
+        std::fprintf(stderr, "gpulab %s: error: no GPU named \"%s\" (see `gpulab specs`)\n",
+                     lab.c_str(), spec_name.c_str());
+        return 2;
+      }
+      if (context.on_sim()) {
+        // The simulated device follows the spec too; set before the first CUDA call.
+        ::setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
+      }
+    }
+    const DeviceQuery query = query_devices();
+    if (!query.usable()) {
+      std::fprintf(stderr, "gpulab %s: error: no usable %s device: %s\n", lab.c_str(),
+                   context.backend.c_str(),
+                   query.unavailable ? query.unavailable->reason.c_str() : "unknown reason");
+      return 1;
+    }
+    const DeviceInfo& device = query.devices.front();
+    context.device = device.name;
+    context.spec = chosen ? *chosen : spec_for_device(device);
+    context.results.context = make_context(context.backend, context.device, context.spec.name);
+    print_header(context);
+    report(context);
+    if (!json_path.empty()) {
+      save_results(json_path, context.results);
+      std::cout << "\nresults saved to " << json_path << "\n";
+    }
+    return 0;
+  } catch (const NotImplemented& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "gpulab %s: %s\n", lab.c_str(), e.what());
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "gpulab %s: error: %s\n", lab.c_str(), e.what());
+  }
+  return 1;
+}
+
+}  // namespace gpulab::labkit

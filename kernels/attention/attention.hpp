@@ -1,0 +1,160 @@
+// Multi-head self-attention forward, fp32, row-major, as five separately launched components so
+// that each can be timed, profiled and placed on a roofline (the component-profiling and
+// bottleneck labs):
+//
+//   1  QKV Projection     qkv = x * w_qkv                       tiled GEMM, a batch of 1
+//   2  Score Computation  scores[b,h] = Q[b,h] * K[b,h]^T / sqrt(dh)
+//                                                               tiled GEMM, transposed B, B*H
+//                                                               batches
+//   3  Softmax            probs = softmax(scores) per row, causal rows masked
+//                                                               one block per row, block reductions
+//   4  Weighted Sum       attn[b,h] = probs[b,h] * V[b,h]       tiled GEMM, B*H batches
+//   5  Output Projection  y = attn * w_out                      tiled GEMM, a batch of 1
+//
+// Two kernels do all of it: one 16 x 16 tiled shared-memory GEMM general enough for the four
+// matrix multiplies (leading dimensions, optional transposed B, (batch, head) offsets) and one
+// numerically stable row softmax. This is the unfused baseline: every intermediate (qkv, the
+// B*H*S*S scores and probabilities, attn) makes a round trip through DRAM, which is what fused
+// (flash) attention removes.
+//
+// Shapes, with B = batch, S = seq_len, D = d_model, H = heads, dh = D / H:
+//   x [B*S, D]   w_qkv [D, 3D]   qkv [B*S, 3D]   scores, probs [B, H, S, S]   attn [B*S, D]
+//   w_out [D, D]   y [B*S, D]
+// A row of qkv is one token: columns 0..D-1 are Q, D..2D-1 are K, 2D..3D-1 are V, and head h of
+// each is the dh columns starting at h*dh. Head h of attn is written to columns h*dh.. as well,
+// so the heads are concatenated without a separate transpose.
+//
+// Analytic cost (component_cost), fp32 = 4 bytes per element, each tensor read or written once
+// (a multiply-add is 2 FLOPs):
+//   QKV Projection     flops 2*B*S*D*3D          bytes 4*(B*S*D + D*3D + B*S*3D)
+//   Score Computation  flops 2*B*H*S*S*dh        bytes 4*(2*B*S*D + B*H*S*S)    read Q and K,
+//                      (the 1/sqrt(dh) scale is fused into the GEMM and not counted)  write scores
+//   Softmax            flops 5*B*H*S*S           bytes 4*2*B*H*S*S              read scores,
+//                      (max, subtract, exp, sum, divide per element)            write probs
+//   Weighted Sum       flops 2*B*H*S*S*dh        bytes 4*(B*H*S*S + B*S*D + B*S*D)  read P, V,
+//                                                                                  write attn
+//   Output Projection  flops 2*B*S*D*D           bytes 4*(B*S*D + D*D + B*S*D)
+// Causal masking changes none of these: the kernels compute and store the full S x S matrices.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/roofline.hpp"
+
+namespace gpulab::kernels {
+
+/// The shape of one attention layer.
+struct AttentionConfig {
+  int batch = 1;        ///< sequences
+  int seq_len = 128;    ///< tokens per sequence (S)
+  int d_model = 128;    ///< model width (D)
+  int heads = 4;        ///< attention heads (H); head_dim = d_model / heads
+  bool causal = false;  ///< mask future tokens
+
+  /// d_model / heads (dh).
+  [[nodiscard]] int head_dim() const;
+  /// Throws std::invalid_argument with a clear message unless all positive and d_model % heads
+  /// == 0.
+  void validate() const;
+};
+
+/// The five components of the forward pass, in execution order.
+enum class Component { qkv_projection, scores, softmax, weighted_sum, output_projection };
+inline constexpr int kComponentCount = 5;
+
+/// "QKV Projection", "Score Computation", "Softmax", "Weighted Sum", "Output Projection": the
+/// NVTX range names, exactly.
+[[nodiscard]] std::string_view component_name(Component component);
+/// All five, in execution order.
+[[nodiscard]] std::span<const Component> all_components();
+
+/// Analytic FLOPs and DRAM bytes of one component (formulas in the header comment). Throws
+/// std::invalid_argument for an invalid config.
+[[nodiscard]] gpulab::OpCost component_cost(const AttentionConfig& config, Component component);
+/// The sum of the five component costs.
+[[nodiscard]] gpulab::OpCost forward_cost(const AttentionConfig& config);
+
+/// Device buffers for one forward pass, sized for the config they were built with. // move-only
+struct AttentionBuffers {
+  DeviceBuffer<float> x;       ///< input activations [B*S, D]
+  DeviceBuffer<float> w_qkv;   ///< QKV projection weights [D, 3D]
+  DeviceBuffer<float> qkv;     ///< Q | K | V per token [B*S, 3D]
+  DeviceBuffer<float> scores;  ///< scaled Q K^T [B, H, S, S]
+  DeviceBuffer<float> probs;   ///< softmax of scores [B, H, S, S]
+  DeviceBuffer<float> attn;    ///< heads concatenated [B*S, D]
+  DeviceBuffer<float> w_out;   ///< output projection weights [D, D]
+  DeviceBuffer<float> y;       ///< layer output [B*S, D]
+
+  /// Allocates every buffer (uninitialised). Throws std::invalid_argument for an invalid config.
+  explicit AttentionBuffers(const AttentionConfig& config);
+  /// Total device memory held, in bytes.
+  [[nodiscard]] std::size_t bytes() const;
+};
+
+/// Host inputs of one forward pass.
+struct AttentionInputs {
+  std::vector<float> x;      ///< [B*S, D], uniform in [-1, 1]
+  std::vector<float> w_qkv;  ///< [D, 3D], uniform in [-1, 1] / sqrt(D)
+  std::vector<float> w_out;  ///< [D, D], uniform in [-1, 1] / sqrt(D)
+};
+
+/// Deterministic inputs from `seed` (std::mt19937's raw output, which the standard fixes, so the
+/// values are the same on every platform). The 1/sqrt(D) weight scale keeps activations O(1).
+[[nodiscard]] AttentionInputs make_attention_inputs(const AttentionConfig& config, unsigned seed);
+/// Copies x, w_qkv and w_out to the device (synchronous). Throws std::invalid_argument when a
+/// size differs from the buffer's.
+void upload(const AttentionInputs& inputs, AttentionBuffers& buffers);
+
+/// Launches one component on `stream`; it reads the previous component's output buffer (and the
+/// weights) and writes its own. Throws std::invalid_argument for an invalid config or buffers
+/// sized for another config.
+void run_component(Component component, const AttentionConfig& config, AttentionBuffers& buffers,
+                   cudaStream_t stream = nullptr);
+/// All five components in order on `stream`: y from x, w_qkv and w_out.
+void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                       cudaStream_t stream = nullptr);
+
+// CPU references, accumulated in double, one per component on host vectors (shapes as above).
+
+/// qkv = x * w_qkv.
+[[nodiscard]] std::vector<float> qkv_projection_reference(const AttentionConfig& config,
+                                                          std::span<const float> x,
+                                                          std::span<const float> w_qkv);
+/// scores[b,h,i,j] = Q[b,h,i] . K[b,h,j] / sqrt(dh), for every j (causal or not).
+[[nodiscard]] std::vector<float> scores_reference(const AttentionConfig& config,
+                                                  std::span<const float> qkv);
+/// Row softmax of scores; with causal, probs[.., i, j > i] = 0 exactly.
+[[nodiscard]] std::vector<float> softmax_reference(const AttentionConfig& config,
+                                                   std::span<const float> scores);
+/// attn[b, i, h*dh + c] = sum_j probs[b,h,i,j] * V[b,h,j,c].
+[[nodiscard]] std::vector<float> weighted_sum_reference(const AttentionConfig& config,
+                                                        std::span<const float> probs,
+                                                        std::span<const float> qkv);
+/// y = attn * w_out.
+[[nodiscard]] std::vector<float> output_projection_reference(const AttentionConfig& config,
+                                                             std::span<const float> attn,
+                                                             std::span<const float> w_out);
+
+/// Every intermediate of the reference forward pass.
+struct AttentionStages {
+  std::vector<float> qkv;     ///< [B*S, 3D]
+  std::vector<float> scores;  ///< [B, H, S, S]
+  std::vector<float> probs;   ///< [B, H, S, S]
+  std::vector<float> attn;    ///< [B*S, D]
+  std::vector<float> y;       ///< [B*S, D]
+};
+
+/// The five references chained: every stage, so tests can check each component on its own.
+[[nodiscard]] AttentionStages attention_reference_stages(const AttentionConfig& config,
+                                                         const AttentionInputs& inputs);
+/// The whole forward pass on the CPU: y.
+[[nodiscard]] std::vector<float> attention_reference(const AttentionConfig& config,
+                                                     const AttentionInputs& inputs);
+
+}  // namespace gpulab::kernels

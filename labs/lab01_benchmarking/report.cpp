@@ -1,0 +1,254 @@
+// `gpulab run lab01`: vector add timed with your time_kernel across sizes, and the three classic
+// timing mistakes next to the correct measurement. Instructor-owned.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/bench.hpp"
+#include "gpulab/core/console.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/roofline.hpp"
+#include "gpulab/core/stream.hpp"
+#include "gpulab/labkit/lab_main.hpp"
+#include "lab01.hpp"
+#include "vector/vector_add.hpp"
+
+namespace {
+
+using gpulab::labkit::LabContext;
+namespace lab01 = gpulab::lab01;
+
+int g_max_log2 = 0;  // --max-log2; 0 = the backend's default
+
+// Three vectors of n floats on the device, inputs filled and the output checked once.
+struct VectorAddProblem {
+  explicit VectorAddProblem(std::size_t count) : n(count), a(count), b(count), c(count) {
+    std::vector<float> ha(n);
+    std::vector<float> hb(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ha[i] = static_cast<float>(i % 1000) * 0.5f;
+      hb[i] = 1.0f - static_cast<float>(i % 77);
+    }
+    a.copy_from(ha);
+    b.copy_from(hb);
+  }
+
+  void launch(cudaStream_t stream) {
+    gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n, stream);
+  }
+
+  // Verify before timing: a wrong result never gets a time.
+  void verify(cudaStream_t stream) {
+    c.fill_bytes(0xff);  // NaN everywhere: an element the kernel skips cannot pass
+    launch(stream);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<float> got = c.to_vector();
+    for (std::size_t i = 0; i < n; ++i) {
+      const float expected =
+          static_cast<float>(i % 1000) * 0.5f + (1.0f - static_cast<float>(i % 77));
+      if (got[i] != expected) {
+        throw std::runtime_error("vector_add gave a wrong result at index " + std::to_string(i) +
+                                 ": expected " + std::to_string(expected) + ", got " +
+                                 std::to_string(got[i]));
+      }
+    }
+  }
+
+  std::size_t n;
+  gpulab::DeviceBuffer<float> a, b, c;
+};
+
+std::string log2_label(std::size_t n) {
+  return "2^" + std::to_string(static_cast<int>(std::lround(std::log2(static_cast<double>(n)))));
+}
+
+// What limits vector add at this size on the spec: too little work to hide the launch, a working
+// set that fits in L2, or DRAM.
+std::string regime(double bytes, const gpulab::GpuSpec& spec, double modeled_ms) {
+  constexpr double kLaunchMs = 0.005;  // a launch costs a few microseconds: see the smallest sizes
+  if (modeled_ms < kLaunchMs) {
+    return "launch-bound";
+  }
+  if (bytes <= static_cast<double>(spec.l2_bytes)) {
+    return "L2-resident";
+  }
+  return "DRAM-bound";
+}
+
+lab01::TimingOptions sweep_options(const LabContext& context) {
+  lab01::TimingOptions options;
+  if (context.on_sim()) {  // CPU simulation: fewer, longer samples are enough to show the shape
+    options.min_samples = context.quick ? 3 : 5;
+    options.min_time_ms = 0;
+    options.target_rel_noise = 0.05;
+    options.time_limit_ms = context.quick ? 500 : 2000;
+  } else if (context.quick) {
+    options.time_limit_ms = 500;
+  }
+  return options;
+}
+
+void size_sweep(LabContext& context, cudaStream_t stream) {
+  std::ostream& out = *context.out;
+  const gpulab::Roofline roof = gpulab::make_roofline(context.spec);
+  const int default_max = context.on_sim() ? (context.quick ? 18 : 22) : (context.quick ? 24 : 28);
+  const int max_log2 = g_max_log2 > 0 ? g_max_log2 : default_max;
+  out << "Vector add c = a + b (12 bytes and 1 FLOP per element), timed with your time_kernel\n";
+  gpulab::Table table({{"n", "", gpulab::Align::left},
+                       {"working set", "MB"},
+                       {"regime on " + context.spec.name, "", gpulab::Align::left},
+                       {"median", "ms"},
+                       {"noise", "%"},
+                       {"samples", ""},
+                       {"bandwidth", "GB/s"},
+                       {"of DRAM peak", "%"},
+                       {"modeled on " + context.spec.name, "ms"}});
+  const lab01::TimingOptions options = sweep_options(context);
+  std::vector<std::string> skipped;
+  gpulab::ProgressBar progress("vector add sizes", static_cast<std::size_t>((28 - 16) / 2 + 1));
+  for (int log2 = 16; log2 <= 28; log2 += 2) {
+    const std::size_t n = std::size_t{1} << log2;
+    const double bytes = 12.0 * static_cast<double>(n);
+    const double modeled_ms = roof.modeled_time_ms({static_cast<double>(n), bytes});
+    gpulab::Result result{"vector_add", {{"n", std::to_string(n)}}, {}};
+    result.metrics.push_back({"bytes", bytes, gpulab::Provenance::measured, "", ""});
+    result.metrics.push_back(
+        {"time_ms", modeled_ms, gpulab::Provenance::modeled, context.spec.name, ""});
+    const std::string modeled_text = gpulab::format_fixed(modeled_ms, modeled_ms < 0.01 ? 5 : 4);
+    progress.advance();
+    if (log2 > max_log2) {
+      skipped.push_back(log2_label(n));
+      table.add_row({log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
+                     regime(bytes, context.spec, modeled_ms), "not run", "", "", "", "",
+                     modeled_text});
+      result.metrics.push_back({"time_ms", std::nullopt, gpulab::Provenance::unavailable, "",
+                                "above --max-log2 " + std::to_string(max_log2)});
+      context.results.results.push_back(std::move(result));
+      continue;
+    }
+    VectorAddProblem problem(n);
+    problem.verify(stream);
+    const std::vector<double> samples =
+        lab01::time_kernel([&](cudaStream_t s) { problem.launch(s); }, stream, options);
+    const gpulab::Summary summary = lab01::summarize_samples(samples);
+    const double gb_s = lab01::effective_bandwidth_gb_s(bytes, summary.median_ms);
+    const double of_peak = lab01::fraction_of_peak(gb_s, context.spec.dram_bandwidth_gb_s);
+    table.add_row(
+        {log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
+         regime(bytes, context.spec, modeled_ms), gpulab::format_fixed(summary.median_ms, 4),
+         gpulab::format_fixed(summary.rel_noise * 100, 1), std::to_string(summary.count),
+         gpulab::format_fixed(gb_s, 1), gpulab::format_fixed(of_peak * 100, 1), modeled_text});
+    result.metrics.push_back({"time_ms", summary.median_ms, gpulab::Provenance::measured, "", ""});
+    result.metrics.push_back(
+        {"rel_noise_percent", summary.rel_noise * 100, gpulab::Provenance::measured, "", ""});
+    result.metrics.push_back({"bandwidth_gb_s", gb_s, gpulab::Provenance::measured, "", ""});
+    context.results.results.push_back(std::move(result));
+  }
+  progress.finish();
+  out << table;
+  if (!skipped.empty()) {
+    out << "Not run: " << skipped.front() << " to " << skipped.back() << " (above 2^" << max_log2
+        << (context.on_sim() ? "; the CPU simulation takes tens of nanoseconds per element" : "")
+        << "; `gpulab run lab01 -- --max-log2 28` runs them).\n";
+  }
+  if (context.on_sim()) {
+    out << "On sim the bandwidth column is CPU time of the simulation: compare the shape, not the "
+           "numbers. On a GPU the small sizes are launch-bound, the middle ones fit in L2, the "
+           "large ones stream from DRAM near the peak.\n";
+  }
+  out << "\n";
+}
+
+double host_ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void pitfalls(LabContext& context, cudaStream_t stream, VectorAddProblem& problem,
+              double first_launch_ms) {
+  std::ostream& out = *context.out;
+  const std::size_t n = problem.n;
+  lab01::TimingOptions options = sweep_options(context);
+  options.min_samples = 30;
+  const std::vector<double> samples =
+      lab01::time_kernel([&](cudaStream_t s) { problem.launch(s); }, stream, options);
+  const gpulab::Summary correct = lab01::summarize_samples(samples);
+
+  // 1. A host timer around the launch alone measures how long enqueuing takes, not the kernel.
+  const auto start = std::chrono::steady_clock::now();
+  problem.launch(stream);
+  const double no_sync_ms = host_ms_since(start);
+  GPULAB_CHECK(cudaStreamSynchronize(stream));
+
+  // 3. One sample: anywhere between the fastest and the slowest of the distribution.
+  const double one_sample_ms = samples.front();
+
+  out << "Timing pitfalls (vector add, n = " << log2_label(n) << "), each next to the correct "
+      << "measurement (median of " << correct.count
+      << " event-timed samples after warm-up: " << gpulab::format_fixed(correct.median_ms, 4)
+      << " ms)\n";
+  gpulab::Table table({{"pitfall", "", gpulab::Align::left},
+                       {"reported", "ms"},
+                       {"correct", "ms"},
+                       {"error", "x"},
+                       {"why", "", gpulab::Align::left}});
+  auto ratio = [&](double reported) {
+    return gpulab::format_fixed(reported / correct.median_ms, 2);
+  };
+  table.add_row({"no synchronization", gpulab::format_fixed(no_sync_ms, 4),
+                 gpulab::format_fixed(correct.median_ms, 4), ratio(no_sync_ms),
+                 "host timer stops when the launch is queued, before the kernel runs"});
+  table.add_row({"no warm-up", gpulab::format_fixed(first_launch_ms, 4),
+                 gpulab::format_fixed(correct.median_ms, 4), ratio(first_launch_ms),
+                 "the first launch also loads the module and touches cold memory"});
+  table.add_row({"too few samples (1)", gpulab::format_fixed(one_sample_ms, 4),
+                 gpulab::format_fixed(correct.median_ms, 4), ratio(one_sample_ms),
+                 "one draw from a spread of p10 " + gpulab::format_fixed(correct.p10_ms, 4) +
+                     " to p90 " + gpulab::format_fixed(correct.p90_ms, 4) + " ms"});
+  out << table << "\n";
+  for (const auto& [name, value] :
+       {std::pair{"no_sync", no_sync_ms}, std::pair{"no_warmup", first_launch_ms},
+        std::pair{"one_sample", one_sample_ms}, std::pair{"correct", correct.median_ms}}) {
+    context.results.results.push_back({"timing_pitfall",
+                                       {{"method", name}, {"n", std::to_string(n)}},
+                                       {{"time_ms", value, gpulab::Provenance::measured, "", ""}}});
+  }
+}
+
+// The very first launch of the kernel in this process, timed with events: what a benchmark
+// without warm-up reports.
+double first_launch_ms(VectorAddProblem& problem, cudaStream_t stream) {
+  gpulab::Event start;
+  gpulab::Event stop;
+  start.record(stream);
+  problem.launch(stream);
+  stop.record(stream);
+  stop.synchronize();
+  return gpulab::Event::elapsed_ms(start, stop);
+}
+
+void report(LabContext& context) {
+  gpulab::Stream stream;
+  VectorAddProblem pitfall_problem(std::size_t{1} << (context.on_sim() ? 18 : 22));
+  const double first_ms = first_launch_ms(pitfall_problem, stream);
+  pitfall_problem.verify(stream);
+  size_sweep(context, stream);
+  pitfalls(context, stream, pitfall_problem, first_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return gpulab::labkit::lab_main(
+      argc, argv, GPULAB_LAB_INFO,
+      [](CLI::App& app) {
+        app.add_option("--max-log2", g_max_log2,
+                       "Largest vector size to run, as a power of two (16..28; default 28 on "
+                       "cuda, 22 on sim)")
+            ->check(CLI::Range(16, 28));
+      },
+      report);
+}

@@ -1,0 +1,322 @@
+// Lab 01 autograder: the statistics against hand-worked values and the framework, the timing
+// function against kernels of known duration (kernels/timing/spin.hpp) and the framework harness.
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/bench.hpp"
+#include "gpulab/core/stats.hpp"
+#include "gpulab/core/stream.hpp"
+#include "graded_test.hpp"
+#include "lab01.hpp"
+#include "timing/spin.hpp"
+
+namespace {
+
+using gpulab::lab01::achieved_gflop_s;
+using gpulab::lab01::effective_bandwidth_gb_s;
+using gpulab::lab01::fraction_of_peak;
+using gpulab::lab01::summarize_samples;
+using gpulab::lab01::time_kernel;
+using gpulab::lab01::TimingOptions;
+
+// Statistics are exact up to rounding: 1e-9 relative, reported with expected/got/tolerance.
+void expect_close(const char* what, double expected, double got, double rtol = 1e-9) {
+  const double tolerance = rtol * std::max(1.0, std::abs(expected));
+  EXPECT_LE(std::abs(got - expected), tolerance)
+      << what << ": expected " << expected << ", got " << got << " (tolerance " << tolerance << ")";
+}
+
+std::string listing(const std::vector<double>& samples) {
+  std::ostringstream text;
+  for (std::size_t i = 0; i < samples.size() && i < 20; ++i) {
+    text << (i ? ", " : "") << samples[i];
+  }
+  if (samples.size() > 20) {
+    text << ", ... (" << samples.size() << " samples)";
+  }
+  return text.str();
+}
+
+double wall_ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Options that take a few samples quickly; each test changes what it checks.
+TimingOptions quick_options() {
+  TimingOptions options;
+  options.warmup_runs = 1;
+  options.min_samples = 5;
+  options.min_time_ms = 0;
+  options.target_rel_noise = 1.0;
+  options.time_limit_ms = 10000;
+  return options;
+}
+
+// ----------------------------------------------------------------------------------------------
+// summarize_samples: 30 points
+
+GPULAB_GRADED_TEST(Lab01Summary, CountMinMaxAndMean, 5) {
+  const std::vector<double> samples{4.0, 1.0, 3.0, 2.0};
+  const gpulab::Summary s = summarize_samples(samples);
+  EXPECT_EQ(s.count, 4u) << "count of {4, 1, 3, 2}";
+  expect_close("min of {4, 1, 3, 2}", 1.0, s.min_ms);
+  expect_close("max of {4, 1, 3, 2}", 4.0, s.max_ms);
+  expect_close("mean of {4, 1, 3, 2}", 2.5, s.mean_ms);
+}
+
+GPULAB_GRADED_TEST(Lab01Summary, MedianOfOddAndEvenCounts, 5) {
+  const std::vector<double> odd{5.0, 1.0, 9.0};
+  const std::vector<double> even{7.0, 1.0, 3.0, 100.0};
+  expect_close("median of {5, 1, 9}", 5.0, summarize_samples(odd).median_ms);
+  expect_close("median of {7, 1, 3, 100} (mean of the middle two)", 5.0,
+               summarize_samples(even).median_ms);
+}
+
+GPULAB_GRADED_TEST(Lab01Summary, SampleStddevAndRelativeNoise, 5) {
+  // {2, 4, 4, 4, 5, 5, 7, 9}: mean 5, squared deviations sum to 32, sample variance 32 / 7.
+  const std::vector<double> samples{2, 4, 4, 4, 5, 5, 7, 9};
+  const gpulab::Summary s = summarize_samples(samples);
+  expect_close("sample stddev (n - 1) of {2, 4, 4, 4, 5, 5, 7, 9}", std::sqrt(32.0 / 7.0),
+               s.stddev_ms);
+  expect_close("relative noise (stddev / mean)", std::sqrt(32.0 / 7.0) / 5.0, s.rel_noise);
+  const std::vector<double> one{3.0};
+  expect_close("stddev of a single sample", 0.0, summarize_samples(one).stddev_ms);
+}
+
+GPULAB_GRADED_TEST(Lab01Summary, PercentilesInterpolateLinearly, 5) {
+  // 11 samples 0..10: position q * 10, so p10 = 1 and p90 = 9 exactly.
+  std::vector<double> eleven;
+  for (int i = 10; i >= 0; --i) {
+    eleven.push_back(i);
+  }
+  const gpulab::Summary s = summarize_samples(eleven);
+  expect_close("p10 of 0..10", 1.0, s.p10_ms);
+  expect_close("p90 of 0..10", 9.0, s.p90_ms);
+  // {10, 20, 30, 40}: p10 at position 0.3 -> 10 + 0.3 * 10 = 13; p90 at 2.7 -> 30 + 0.7 * 10 = 37.
+  const std::vector<double> four{40, 10, 30, 20};
+  const gpulab::Summary t = summarize_samples(four);
+  expect_close("p10 of {10, 20, 30, 40}", 13.0, t.p10_ms);
+  expect_close("p90 of {10, 20, 30, 40}", 37.0, t.p90_ms);
+}
+
+GPULAB_GRADED_TEST(Lab01Summary, MatchesTheFrameworkOnRandomSamples, 5) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3; ++trial) {
+    std::lognormal_distribution<double> dist(0.0, 0.3);
+    std::vector<double> samples(17 + trial * 40);
+    for (double& x : samples) {
+      x = dist(rng);
+    }
+    const gpulab::Summary want = gpulab::summarize(samples);
+    const gpulab::Summary got = summarize_samples(samples);
+    SCOPED_TRACE("random samples: " + listing(samples));
+    EXPECT_EQ(got.count, want.count);
+    expect_close("min", want.min_ms, got.min_ms);
+    expect_close("max", want.max_ms, got.max_ms);
+    expect_close("mean", want.mean_ms, got.mean_ms);
+    expect_close("median", want.median_ms, got.median_ms);
+    expect_close("stddev", want.stddev_ms, got.stddev_ms);
+    expect_close("rel_noise", want.rel_noise, got.rel_noise);
+    expect_close("p10", want.p10_ms, got.p10_ms);
+    expect_close("p90", want.p90_ms, got.p90_ms);
+  }
+}
+
+GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5) {
+  const std::vector<double> valid{1.0, 2.0};
+  EXPECT_NO_THROW(static_cast<void>(summarize_samples(valid))) << "valid samples {1, 2}";
+  const std::vector<std::vector<double>> invalid{
+      {}, {1.0, -0.5}, {1.0, std::nan("")}, {1.0, INFINITY}};
+  const char* names[] = {"no samples", "a negative sample", "a NaN sample", "an infinite sample"};
+  for (std::size_t i = 0; i < invalid.size(); ++i) {
+    EXPECT_THROW(static_cast<void>(summarize_samples(invalid[i])), std::invalid_argument)
+        << "summarize_samples must throw std::invalid_argument for " << names[i];
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Throughput: 15 points
+
+GPULAB_GRADED_TEST(Lab01Throughput, BandwidthInDecimalGigabytesPerSecond, 5) {
+  // 12e9 bytes in 4 ms = 3e12 B/s = 3000 GB/s (decimal: 1 GB = 1e9 bytes, not 2^30).
+  expect_close("effective_bandwidth_gb_s(12e9 bytes, 4 ms)", 3000.0,
+               effective_bandwidth_gb_s(12e9, 4.0));
+  expect_close("effective_bandwidth_gb_s(3 * 4 * 2^20 bytes, 0.01 ms)",
+               3.0 * 4 * 1048576 / 1e-5 / 1e9, effective_bandwidth_gb_s(3.0 * 4 * 1048576, 0.01));
+}
+
+GPULAB_GRADED_TEST(Lab01Throughput, FlopRateAndFractionOfPeak, 5) {
+  // 2 * 4096^3 FLOP in 2.5 ms.
+  const double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+  expect_close("achieved_gflop_s(2 * 4096^3, 2.5 ms)", flops / 2.5e-3 / 1e9,
+               achieved_gflop_s(flops, 2.5));
+  expect_close("fraction_of_peak(2680, 3350)", 0.8, fraction_of_peak(2680.0, 3350.0));
+}
+
+GPULAB_GRADED_TEST(Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5) {
+  EXPECT_NO_THROW(static_cast<void>(effective_bandwidth_gb_s(1.0, 1.0)));
+  EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, 0.0)), std::invalid_argument)
+      << "a time of 0 ms gives no bandwidth";
+  EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, -1.0)), std::invalid_argument);
+  EXPECT_THROW(static_cast<void>(achieved_gflop_s(1e6, 0.0)), std::invalid_argument);
+  EXPECT_THROW(static_cast<void>(fraction_of_peak(1.0, 0.0)), std::invalid_argument)
+      << "a peak of 0 has no fraction";
+}
+
+// ----------------------------------------------------------------------------------------------
+// time_kernel: 55 points
+
+GPULAB_GRADED_TEST(Lab01Timing, SamplesMatchAKernelOfKnownDuration, 10) {
+  gpulab::Stream stream;
+  constexpr double kSpinMs = 3.0;
+  const std::vector<double> samples = time_kernel(
+      [](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); }, stream, quick_options());
+  ASSERT_GE(samples.size(), 5u) << "min_samples is 5";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    // A sample shorter than the kernel did not wait for it; a much longer one timed more than it.
+    EXPECT_GE(samples[i], 0.95 * kSpinMs)
+        << "sample " << i << " of a kernel that spins " << kSpinMs << " ms: expected at least "
+        << 0.95 * kSpinMs << " ms, got " << samples[i] << " ms (all: " << listing(samples) << ")";
+  }
+  // The median, not every sample: a loaded machine may stretch a few.
+  const double median = gpulab::summarize(samples).median_ms;
+  EXPECT_LE(median, 3 * kSpinMs + 10) << "median sample of a " << kSpinMs << " ms kernel: got "
+                                      << median << " ms, expected at most " << 3 * kSpinMs + 10
+                                      << " ms (samples: " << listing(samples) << ")";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
+  gpulab::Stream stream;
+  int calls = 0;
+  // The first three launches are slow (50 ms), as a first launch that loads a module would be.
+  constexpr double kSlowMs = 50.0;
+  auto launch = [&](cudaStream_t s) {
+    gpulab::kernels::spin_kernel(calls < 3 ? kSlowMs : 2.0, s);
+    ++calls;
+  };
+  TimingOptions options = quick_options();
+  options.warmup_runs = 3;
+  const std::vector<double> samples = time_kernel(launch, stream, options);
+  ASSERT_GE(samples.size(), 5u) << "min_samples is 5";
+  EXPECT_EQ(calls, 3 + static_cast<int>(samples.size()))
+      << "expected warmup_runs (3) + one launch per sample (" << samples.size() << ") launches";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_LT(samples[i], 0.95 * kSlowMs)
+        << "sample " << i << " is " << samples[i] << " ms: the " << kSlowMs
+        << " ms warm-up launches must not be timed (samples: " << listing(samples) << ")";
+  }
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
+  gpulab::Stream stream;
+  int wrong_stream = 0;
+  auto launch = [&](cudaStream_t s) {
+    if (s != stream.get()) {
+      ++wrong_stream;
+    }
+    gpulab::kernels::spin_kernel(1.0, s);
+  };
+  const std::vector<double> samples = time_kernel(launch, stream, quick_options());
+  EXPECT_FALSE(samples.empty());
+  EXPECT_EQ(wrong_stream, 0) << "launches that were not given the stream passed to time_kernel";
+  EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
+      << "work was still running on the stream when time_kernel returned";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {
+  gpulab::Stream stream;
+  TimingOptions options = quick_options();
+  options.min_samples = 4;
+  options.min_time_ms = 30;
+  const std::vector<double> samples =
+      time_kernel([](cudaStream_t s) { gpulab::kernels::spin_kernel(1.0, s); }, stream, options);
+  double total = 0;
+  for (const double x : samples) {
+    total += x;
+  }
+  EXPECT_GE(samples.size(), 4u) << "min_samples is 4";
+  EXPECT_GE(total, 30.0) << "min_time_ms is 30: the samples sum to " << total << " ms ("
+                         << samples.size() << " samples)";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5) {
+  gpulab::Stream stream;
+  TimingOptions options = quick_options();
+  options.min_samples = 5;
+  options.target_rel_noise = 0.5;  // a spin kernel is far quieter than 50%
+  options.time_limit_ms = 20000;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> samples =
+      time_kernel([](cudaStream_t s) { gpulab::kernels::spin_kernel(2.0, s); }, stream, options);
+  const double wall = wall_ms_since(start);
+  EXPECT_GE(samples.size(), 5u);
+  EXPECT_LE(samples.size(), 20u) << "the noise target (50%) was met after 5 samples; expected "
+                                 << "sampling to stop there, got " << samples.size() << " samples";
+  EXPECT_LT(wall, 5000.0) << "time_kernel ran " << wall
+                          << " ms although the noise target was met within a few samples";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5) {
+  gpulab::Stream stream;
+  TimingOptions options = quick_options();
+  options.min_samples = 100000;  // never reached
+  options.time_limit_ms = 300;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> samples =
+      time_kernel([](cudaStream_t s) { gpulab::kernels::spin_kernel(2.0, s); }, stream, options);
+  const double wall = wall_ms_since(start);
+  EXPECT_GE(samples.size(), 10u) << "300 ms holds many 2 ms samples";
+  EXPECT_GE(wall, 300.0) << "returned after " << wall << " ms, before the 300 ms time limit";
+  EXPECT_LE(wall, 1500.0) << "returned after " << wall << " ms; the time limit was 300 ms";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 10) {
+  gpulab::Stream stream;
+  // How long one flush takes here: a sample that includes it is at least that much longer.
+  gpulab::flush_l2(stream);
+  gpulab::Event start;
+  gpulab::Event stop;
+  start.record(stream);
+  gpulab::flush_l2(stream);
+  stop.record(stream);
+  stop.synchronize();
+  const double flush_ms = gpulab::Event::elapsed_ms(start, stop);
+
+  constexpr double kSpinMs = 0.5;
+  TimingOptions options = quick_options();
+  options.cold_l2 = true;
+  const std::uint64_t before = gpulab::l2_flush_count();
+  const std::vector<double> samples = time_kernel(
+      [](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); }, stream, options);
+  const std::uint64_t flushes = gpulab::l2_flush_count() - before;
+  EXPECT_GE(flushes, samples.size()) << "cold_l2: expected a gpulab::flush_l2 before each of the "
+                                     << samples.size() << " samples, counted " << flushes;
+  const gpulab::Summary s = gpulab::summarize(samples);
+  EXPECT_LT(s.median_ms, 3 * kSpinMs + 0.5 * flush_ms + 0.05)
+      << "median sample " << s.median_ms << " ms for a " << kSpinMs << " ms kernel, a flush takes "
+      << flush_ms << " ms: the flush must happen before the "
+      << "start event, not inside the timed region";
+}
+
+GPULAB_GRADED_TEST(Lab01Timing, AgreesWithTheFrameworkHarness, 5) {
+  gpulab::Stream stream;
+  constexpr double kSpinMs = 2.0;
+  auto launch = [](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); };
+  gpulab::BenchOptions reference;
+  reference.min_samples = 15;
+  reference.min_time_ms = 0;
+  const gpulab::Measurement want = gpulab::measure(launch, stream, reference);
+  TimingOptions options = quick_options();
+  options.min_samples = 15;
+  const gpulab::Summary got = gpulab::summarize(time_kernel(launch, stream, options));
+  EXPECT_NEAR(got.median_ms, want.summary.median_ms, 0.2 * want.summary.median_ms)
+      << "median of time_kernel vs the framework's gpulab::measure on the same " << kSpinMs
+      << " ms kernel (tolerance 20%)";
+}
+
+}  // namespace

@@ -1,0 +1,519 @@
+// Lab 02 autograder: the profile of the five attention components (order, names, times, costs,
+// rates, shares, bottleneck), its agreement with an end-to-end forward pass timed separately, the
+// NVTX ranges it opens (read back with gpulab::RangeRecorder), the output it leaves behind (the
+// profile must run the real computation), and the table it prints.
+//
+// Expectations come from the framework and kernels/attention, never from the lab's own code:
+// component names and costs from kernels::component_name / component_cost, the forward time from
+// gpulab::measure around kernels::attention_forward, the output from kernels::attention_reference
+// (a double-accumulated CPU reference) and the table from the printf formats in lab02.hpp.
+//
+// Tolerances:
+// - derived quantities (rates, shares, the total) are a division or a sum of doubles: 1e-9
+//   relative separates rounding (1e-16) from any formula mistake (1e-3 and up);
+// - the output uses the rule of tests/kernels/attention_test.cpp: a value summed over k terms
+//   carries an fp32 rounding error that grows like sqrt(k), so each element must satisfy
+//     |got - expected| <= rtol * (|expected| + rms(expected)),  rtol(k) = 1e-5 * sqrt(k),
+//   with rtol summed along the chain of five components (k = D, dh, S, S, D);
+// - the sum of the component times against the end-to-end forward: 15%, of medians, against the
+//   forward timed both before and after the profile, with three attempts: on a shared machine
+//   the load can change between two measurements, while a profile that times the wrong thing
+//   misses every attempt.
+//
+// Problem sizes are tiny on sim (the CPU simulation costs ~100 ns per thread); the comparison with
+// the end-to-end forward runs at the report's default size on cuda, where a launch (a few
+// microseconds) is small next to each kernel.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attention/attention.hpp"
+#include "gpulab/core/bench.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/ranges.hpp"
+#include "gpulab/core/stream.hpp"
+#include "graded_test.hpp"
+#include "lab02.hpp"
+
+namespace {
+
+namespace kernels = gpulab::kernels;
+using gpulab::lab02::ComponentTiming;
+using gpulab::lab02::format_profile;
+using gpulab::lab02::Profile;
+using gpulab::lab02::profile_attention;
+using kernels::AttentionConfig;
+
+constexpr double kRelTol = 1e-9;
+constexpr double kForwardTol = 0.15;
+
+// B = 1, S = 32, D = 32, H = 2: a few milliseconds per component on sim.
+constexpr AttentionConfig kSmall{1, 32, 32, 2, false};
+
+std::string describe(const AttentionConfig& c) {
+  std::ostringstream text;
+  text << "{batch " << c.batch << ", seq_len " << c.seq_len << ", d_model " << c.d_model
+       << ", heads " << c.heads << (c.causal ? ", causal}" : "}");
+  return text.str();
+}
+
+// A few samples, quickly: the tests check what is measured, not how precisely.
+gpulab::BenchOptions quick_options() {
+  gpulab::BenchOptions options;
+  options.warmup_runs = 1;
+  options.min_samples = 3;
+  options.min_time_ms = 0;
+  options.target_rel_noise = 1.0;
+  options.time_limit_ms = 20000;
+  return options;
+}
+
+// One run per component: enough to compute the output.
+gpulab::BenchOptions single_run_options() {
+  gpulab::BenchOptions options = quick_options();
+  options.warmup_runs = 0;
+  options.min_samples = 1;
+  options.max_samples = 1;
+  return options;
+}
+
+// Inputs uploaded, every intermediate and the output poisoned (0xff bytes: NaN), so an element
+// the profile did not compute cannot pass.
+struct Problem {
+  explicit Problem(const AttentionConfig& c, unsigned seed = 2)
+      : config(c), inputs(kernels::make_attention_inputs(c, seed)), buffers(c) {
+    kernels::upload(inputs, buffers);
+    for (gpulab::DeviceBuffer<float>* poisoned :
+         {&buffers.qkv, &buffers.scores, &buffers.probs, &buffers.attn, &buffers.y}) {
+      poisoned->fill_bytes(0xff);
+    }
+  }
+
+  [[nodiscard]] Profile profile(const gpulab::BenchOptions& options = quick_options()) {
+    return profile_attention(config, buffers, stream, options);
+  }
+
+  AttentionConfig config;
+  kernels::AttentionInputs inputs;
+  kernels::AttentionBuffers buffers;
+  gpulab::Stream stream;
+};
+
+::testing::AssertionResult close(const std::string& what, double expected, double got,
+                                 double rtol = kRelTol) {
+  const double tolerance = rtol * std::max(1.0, std::abs(expected));
+  if (std::abs(got - expected) <= tolerance) {  // NaN fails
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << what << ": expected " << expected << ", got " << got
+                                       << " (tolerance " << tolerance << ")";
+}
+
+std::string listing(const Profile& profile) {
+  std::ostringstream text;
+  text << profile.components.size() << " components:";
+  for (std::size_t i = 0; i < profile.components.size(); ++i) {
+    text << (i ? "," : "") << " [" << i << "] \"" << profile.components[i].name << "\" "
+         << profile.components[i].time_ms << " ms";
+  }
+  return text.str();
+}
+
+double rtol(int k) {
+  return 1e-5 * std::sqrt(static_cast<double>(k));
+}
+
+double rms(const std::vector<float>& values) {
+  double sum = 0.0;
+  for (const float value : values) {
+    sum += double(value) * double(value);
+  }
+  return values.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(values.size()));
+}
+
+::testing::AssertionResult near_all(const std::vector<float>& expected,
+                                    const std::vector<float>& got, double relative) {
+  if (expected.size() != got.size()) {
+    return ::testing::AssertionFailure()
+           << "size: expected " << expected.size() << ", got " << got.size();
+  }
+  const double floor = rms(expected);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double tolerance = relative * (std::fabs(double(expected[i])) + floor);
+    if (!(std::fabs(double(got[i]) - double(expected[i])) <= tolerance)) {  // NaN fails
+      return ::testing::AssertionFailure()
+             << "y index " << i << ": expected " << expected[i] << ", got " << got[i]
+             << ", tolerance " << tolerance
+             << (std::isnan(got[i]) ? " (NaN: the poison left in y; the profile did not run "
+                                      "every component in order on these buffers)"
+                                    : "");
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The profile leaves the forward output in y: compare it with the CPU reference.
+void expect_output_matches_reference(const AttentionConfig& config) {
+  SCOPED_TRACE("config " + describe(config));
+  Problem problem(config, 7);
+  static_cast<void>(problem.profile(single_run_options()));
+  const std::vector<float> expected = kernels::attention_reference(config, problem.inputs);
+  const double chain = rtol(config.d_model) + rtol(config.head_dim()) + 2 * rtol(config.seq_len) +
+                       rtol(config.d_model);
+  EXPECT_TRUE(near_all(expected, problem.buffers.y.to_vector(), chain));
+}
+
+// ----------------------------------------------------------------------------------------------
+// The profile: 45 points
+
+GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
+  Problem problem(kSmall);
+  const Profile profile = problem.profile();
+  const auto components = kernels::all_components();
+  ASSERT_EQ(profile.components.size(), components.size())
+      << "expected one entry per component (" << components.size() << "), got " << listing(profile);
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    EXPECT_EQ(profile.components[i].name, std::string(kernels::component_name(components[i])))
+        << "component " << i << ": expected the name kernels::component_name gives, in execution "
+        << "order";
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, TimesArePositive, 5) {
+  Problem problem(kSmall);
+  const Profile profile = problem.profile();
+  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  for (std::size_t i = 0; i < profile.components.size(); ++i) {
+    const double t = profile.components[i].time_ms;
+    EXPECT_TRUE(std::isfinite(t) && t > 0)
+        << "component " << i << " (" << profile.components[i].name
+        << "): expected a positive, finite time_ms, got " << t;
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10) {
+#if GPULAB_BACKEND_CUDA
+  // The report's default size: each kernel runs long enough that a launch (a few microseconds,
+  // paid once per sample) is small next to it.
+  const AttentionConfig config{1, 1024, 1024, 16, false};
+  gpulab::BenchOptions options = quick_options();
+  options.min_samples = 10;
+#else
+  // Twice the small size: each sample pays a fixed cost of the simulated device (handing the
+  // launch to its worker), as a GPU sample pays a launch; next to 20 ms of forward pass it is a
+  // few percent.
+  const AttentionConfig config{1, 64, 64, 2, false};
+  gpulab::BenchOptions options = quick_options();
+  options.min_samples = 7;
+  // One simulator thread. With several, every kernel waits for its slowest helper thread, and on
+  // a loaded machine a helper that loses its CPU stretches a sample by a scheduler slice (~4 ms):
+  // noise of the machine, not of the profile. Set before the first launch creates the pool (ctest
+  // runs each test case in a process of its own); an explicit GPULAB_SIM_WORKERS is kept.
+  ::setenv("GPULAB_SIM_WORKERS", "1", 0);
+#endif
+  Problem problem(config);
+  auto forward_ms = [&] {
+    return gpulab::measure(
+               [&](cudaStream_t s) { kernels::attention_forward(config, problem.buffers, s); },
+               problem.stream, options)
+        .summary.median_ms;
+  };
+  // The forward is timed before and after the profile, so a change of load on a shared machine
+  // between the two measurements cannot decide the test; and the whole comparison gets three
+  // attempts. A profile that times the wrong thing (the sum of the samples, the host side of
+  // the launch only, the warm-up too) misses every time.
+  std::ostringstream attempts;
+  constexpr int kAttempts = 3;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    const double before = forward_ms();
+    const Profile profile = problem.profile(options);
+    const double after = forward_ms();
+    ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+    double sum = 0;
+    for (const ComponentTiming& c : profile.components) {
+      sum += c.time_ms;
+    }
+    const double low = (1 - kForwardTol) * std::min(before, after);
+    const double high = (1 + kForwardTol) * std::max(before, after);
+    if (sum >= low && sum <= high) {
+      return;
+    }
+    attempts << "\n  attempt " << attempt << ": sum of the component times " << sum
+             << " ms; end-to-end forward " << before << " ms before the profile and " << after
+             << " ms after it, so expected " << low << " to " << high << " ms. "
+             << listing(profile);
+  }
+  ADD_FAILURE() << "the component times must add up to an end-to-end forward pass of "
+                << describe(config) << " timed separately with gpulab::measure (median of "
+                << options.min_samples << " or more samples), tolerance " << kForwardTol * 100
+                << "%:" << attempts.str();
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10) {
+  for (const AttentionConfig& config : {kSmall, AttentionConfig{2, 19, 24, 3, true}}) {
+    SCOPED_TRACE("config " + describe(config));
+    Problem problem(config);
+    const Profile profile = problem.profile(single_run_options());
+    const auto components = kernels::all_components();
+    ASSERT_EQ(profile.components.size(), components.size()) << listing(profile);
+    for (std::size_t i = 0; i < components.size(); ++i) {
+      const gpulab::OpCost want = kernels::component_cost(config, components[i]);
+      const gpulab::OpCost got = profile.components[i].cost;
+      EXPECT_EQ(got.flops, want.flops)
+          << "component " << i << " (" << kernels::component_name(components[i])
+          << ") flops: expected kernels::component_cost's " << want.flops << ", got " << got.flops;
+      EXPECT_EQ(got.bytes, want.bytes)
+          << "component " << i << " (" << kernels::component_name(components[i])
+          << ") bytes: expected kernels::component_cost's " << want.bytes << ", got " << got.bytes;
+    }
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5) {
+  Problem problem(kSmall);
+  const Profile profile = problem.profile();
+  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  for (std::size_t i = 0; i < profile.components.size(); ++i) {
+    const ComponentTiming& c = profile.components[i];
+    SCOPED_TRACE("component " + std::to_string(i) + " (" + c.name + "), time_ms " +
+                 std::to_string(c.time_ms));
+    // Decimal units: flops / (time_ms / 1e3) / 1e9 = flops / time_ms / 1e6.
+    const gpulab::OpCost cost = kernels::component_cost(kSmall, kernels::all_components()[i]);
+    EXPECT_TRUE(
+        close("gflop_s (flops / time, decimal GFLOP/s)", cost.flops / c.time_ms / 1e6, c.gflop_s));
+    EXPECT_TRUE(close("gb_s (bytes / time, decimal GB/s)", cost.bytes / c.time_ms / 1e6, c.gb_s));
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, SharesSumToOneAndTheBottleneckIsTheSlowest, 5) {
+  Problem problem(kSmall);
+  const Profile profile = problem.profile();
+  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  double sum_ms = 0;
+  double sum_share = 0;
+  std::size_t slowest = 0;
+  for (std::size_t i = 0; i < profile.components.size(); ++i) {
+    sum_ms += profile.components[i].time_ms;
+    sum_share += profile.components[i].share;
+    if (profile.components[i].time_ms > profile.components[slowest].time_ms) {
+      slowest = i;
+    }
+  }
+  EXPECT_TRUE(close("total_ms (the sum of the component times)", sum_ms, profile.total_ms));
+  EXPECT_TRUE(close("the sum of the shares", 1.0, sum_share));
+  for (std::size_t i = 0; i < profile.components.size(); ++i) {
+    EXPECT_TRUE(close("share of component " + std::to_string(i) + " (time_ms / total_ms)",
+                      profile.components[i].time_ms / sum_ms, profile.components[i].share));
+  }
+  EXPECT_EQ(profile.bottleneck, slowest)
+      << "bottleneck: expected the index of the largest time_ms (" << slowest << "), got "
+      << profile.bottleneck << ". " << listing(profile);
+}
+
+// ----------------------------------------------------------------------------------------------
+// NVTX ranges: 15 points
+
+// The recorded ranges named after a component, in opening order.
+std::vector<gpulab::RecordedRange> component_ranges(const gpulab::RangeRecorder& recorder) {
+  std::vector<gpulab::RecordedRange> found;
+  for (const gpulab::RecordedRange& range : recorder.ranges()) {
+    for (const kernels::Component c : kernels::all_components()) {
+      if (range.name == kernels::component_name(c)) {
+        found.push_back(range);
+      }
+    }
+  }
+  return found;
+}
+
+std::string listing(const std::vector<gpulab::RecordedRange>& ranges) {
+  std::ostringstream text;
+  text << ranges.size() << " ranges:";
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    text << (i ? "," : "") << " \"" << ranges[i].name << "\" (depth " << ranges[i].depth << ", "
+         << ranges[i].start_ms << " to " << ranges[i].end_ms << " ms)";
+  }
+  return text.str();
+}
+
+GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10) {
+  Problem problem(kSmall);
+  const gpulab::RangeRecorder recorder;
+  static_cast<void>(problem.profile());
+  const std::vector<gpulab::RecordedRange> all = recorder.ranges();
+  const std::vector<gpulab::RecordedRange> ranges = component_ranges(recorder);
+  const auto components = kernels::all_components();
+  ASSERT_EQ(ranges.size(), components.size())
+      << "expected exactly one gpulab::ScopedRange per component, named after it; recorded "
+      << listing(all);
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    EXPECT_EQ(ranges[i].name, std::string(kernels::component_name(components[i])))
+        << "range " << i << " in opening order; recorded " << listing(all);
+    EXPECT_EQ(ranges[i].depth, ranges[0].depth)
+        << "range " << i << " (" << ranges[i].name
+        << "): the component ranges must sit side by side, not inside one another; recorded "
+        << listing(all);
+    if (i + 1 < components.size()) {
+      EXPECT_LE(ranges[i].end_ms, ranges[i + 1].start_ms)
+          << "range " << i << " (" << ranges[i].name << ") must close before range " << i + 1
+          << " (" << ranges[i + 1].name << ") opens; recorded " << listing(all);
+    }
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5) {
+  Problem problem(kSmall);
+  const gpulab::RangeRecorder recorder;
+  const Profile profile = problem.profile();
+  const std::vector<gpulab::RecordedRange> ranges = component_ranges(recorder);
+  ASSERT_EQ(ranges.size(), 5u) << "recorded " << listing(recorder.ranges());
+  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    // The range holds the warm-up and every sample, each at least about the median long: a range
+    // closed before the measurement (or opened after it) is far shorter than one sample.
+    const double held_ms = ranges[i].end_ms - ranges[i].start_ms;
+    EXPECT_GE(held_ms, profile.components[i].time_ms)
+        << "range \"" << ranges[i].name << "\" was open " << held_ms
+        << " ms, shorter than one sample of its component (time_ms "
+        << profile.components[i].time_ms << "): measure the component inside its range";
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// The profile runs the real computation: 15 points. y is poisoned first; after the profile it
+// must hold the forward output.
+
+GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReference, 5) {
+  expect_output_matches_reference(kSmall);
+}
+
+GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceWhenCausal, 5) {
+  expect_output_matches_reference({1, 32, 32, 2, true});
+}
+
+GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceAtSizesThatAreNotMultiplesOf16, 5) {
+  expect_output_matches_reference({2, 19, 24, 3, true});  // head_dim 8, partial 16 x 16 tiles
+}
+
+// ----------------------------------------------------------------------------------------------
+// The table: 20 points
+
+// A profile made by hand: every number known, one of them wider than its column.
+Profile hand_made_profile() {
+  Profile p;
+  const double times[] = {0.0512, 0.0213, 0.1502, 0.0207, 0.0177};
+  const double gb_s[] = {148.0, 2315.25, 12345.6, 812.5, 96.04};
+  double total = 0;
+  for (const double t : times) {
+    total += t;
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    ComponentTiming c;
+    c.name = std::string(kernels::component_name(kernels::all_components()[i]));
+    c.time_ms = times[i];
+    c.cost = {1e6 * static_cast<double>(i + 1), 2.5e5 * static_cast<double>(i + 3)};
+    c.gflop_s = c.cost.flops / times[i] / 1e6;
+    c.gb_s = gb_s[i];
+    c.share = times[i] / total;
+    p.components.push_back(c);
+  }
+  p.total_ms = total;
+  p.bottleneck = 2;
+  return p;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string printf_string(const char* name, double time_ms, double percent, double gflop_s,
+                          double gb_s) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-20s %8.4f %9.1f%% %9.1f %6.1f", name, time_ms, percent,
+                gflop_s, gb_s);
+  return line;
+}
+
+GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 15) {
+  const Profile p = hand_made_profile();
+  const std::string text = format_profile(p);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n') << "every line ends in '\\n', the last one too";
+  std::vector<std::string> want{"Component           Time (ms)    % Total   GFLOP/s   GB/s"};
+  double flops = 0;
+  double bytes = 0;
+  for (const ComponentTiming& c : p.components) {
+    want.push_back(printf_string(c.name.c_str(), c.time_ms, c.share * 100, c.gflop_s, c.gb_s));
+    flops += c.cost.flops;
+    bytes += c.cost.bytes;
+  }
+  want.push_back(printf_string("Total", p.total_ms, 100.0, flops / p.total_ms / 1e6,
+                               bytes / p.total_ms / 1e6));
+  const std::vector<std::string> got = lines_of(text);
+  ASSERT_GE(got.size(), want.size())
+      << "expected at least " << want.size() << " lines (header, 5 components, Total), got:\n"
+      << text;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i], want[i]) << "line " << i << " of the table:\n" << text;
+  }
+}
+
+GPULAB_GRADED_TEST(Lab02Format, BottleneckLineNamesTheSlowestWithItsShare, 5) {
+  Profile p = hand_made_profile();
+  std::vector<std::string> got = lines_of(format_profile(p));
+  ASSERT_EQ(got.size(), 8u) << "header, 5 components, Total, Bottleneck";
+  char want[64];
+  std::snprintf(want, sizeof want, "Bottleneck: Softmax (%.1f%%)", p.components[2].share * 100);
+  EXPECT_EQ(got.back(), want) << "the last line, for bottleneck index 2";
+
+  // The line follows the profile's bottleneck index and share: here the first component, at
+  // exactly half of the total.
+  p.bottleneck = 0;
+  p.components[0].share = 0.5;
+  got = lines_of(format_profile(p));
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_EQ(got.back(), "Bottleneck: QKV Projection (50.0%)") << "the last line, bottleneck 0";
+}
+
+// ----------------------------------------------------------------------------------------------
+// Bad input: 5 points
+
+GPULAB_GRADED_TEST(Lab02Errors, RejectsAnEmptyProfileAndInvalidOptions, 5) {
+  EXPECT_NO_THROW(static_cast<void>(format_profile(hand_made_profile())))
+      << "a valid profile formats without an exception";
+  EXPECT_THROW(static_cast<void>(format_profile(Profile{})), std::invalid_argument)
+      << "format_profile of a profile without components";
+  Profile out_of_range = hand_made_profile();
+  out_of_range.bottleneck = 5;
+  EXPECT_THROW(static_cast<void>(format_profile(out_of_range)), std::invalid_argument)
+      << "format_profile with bottleneck 5 of 5 components";
+  Profile no_time = hand_made_profile();
+  no_time.total_ms = 0;
+  EXPECT_THROW(static_cast<void>(format_profile(no_time)), std::invalid_argument)
+      << "format_profile with total_ms 0";
+
+  Problem problem(kSmall);
+  gpulab::BenchOptions no_samples = quick_options();
+  no_samples.min_samples = 0;
+  EXPECT_THROW(static_cast<void>(problem.profile(no_samples)), std::invalid_argument)
+      << "profile_attention with BenchOptions::min_samples 0";
+  const AttentionConfig uneven_heads{1, 32, 32, 3, false};  // 32 is not a multiple of 3
+  EXPECT_THROW(static_cast<void>(profile_attention(uneven_heads, problem.buffers, problem.stream,
+                                                   single_run_options())),
+               std::invalid_argument)
+      << "profile_attention with d_model 32 and 3 heads";
+}
+
+}  // namespace
