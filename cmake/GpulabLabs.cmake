@@ -117,7 +117,10 @@ function(gpulab_add_lab lab)
       set(tests_json "")
       if(GPULAB_BUILD_TESTS)
         set(exe gpulab.test.${lab}.${variant}.${backend})
-        target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs")
+        # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
+        # device skips without one, and a skip earns nothing).
+        target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
+                                   "${PROJECT_SOURCE_DIR}/tests/framework")
         set(xml_dir "${PROJECT_BINARY_DIR}/grading/xml/${lab}.${variant}.${backend}")
         foreach(name point IN ZIP_LISTS graded_names graded_points)
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")

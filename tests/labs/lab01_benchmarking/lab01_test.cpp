@@ -12,6 +12,7 @@
 #include "gpulab/core/stream.hpp"
 #include "graded_test.hpp"
 #include "lab01.hpp"
+#include "test_device.hpp"
 #include "timing/spin.hpp"
 
 namespace {
@@ -172,6 +173,7 @@ GPULAB_GRADED_TEST(Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5) {
 // time_kernel: 55 points
 
 GPULAB_GRADED_TEST(Lab01Timing, SamplesMatchAKernelOfKnownDuration, 10) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   constexpr double kSpinMs = 3.0;
   const std::vector<double> samples = time_kernel(
@@ -191,6 +193,7 @@ GPULAB_GRADED_TEST(Lab01Timing, SamplesMatchAKernelOfKnownDuration, 10) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   int calls = 0;
   // The first three launches are slow (50 ms), as a first launch that loads a module would be.
@@ -213,6 +216,7 @@ GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   int wrong_stream = 0;
   auto launch = [&](cudaStream_t s) {
@@ -229,6 +233,7 @@ GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
   options.min_samples = 4;
@@ -245,6 +250,7 @@ GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
   options.min_samples = 5;
@@ -262,6 +268,7 @@ GPULAB_GRADED_TEST(Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
   options.min_samples = 100000;  // never reached
@@ -276,6 +283,7 @@ GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 10) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   // How long one flush takes here: a sample that includes it is at least that much longer.
   gpulab::flush_l2(stream);
@@ -304,6 +312,7 @@ GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, AgreesWithTheFrameworkHarness, 5) {
+  GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   constexpr double kSpinMs = 2.0;
   auto launch = [](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); };

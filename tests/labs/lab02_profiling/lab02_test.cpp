@@ -41,6 +41,7 @@
 #include "gpulab/core/stream.hpp"
 #include "graded_test.hpp"
 #include "lab02.hpp"
+#include "test_device.hpp"
 
 namespace {
 
@@ -174,6 +175,7 @@ void expect_output_matches_reference(const AttentionConfig& config) {
 // The profile: 45 points
 
 GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
   const auto components = kernels::all_components();
@@ -187,6 +189,7 @@ GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, TimesArePositive, 5) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
   ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
@@ -199,6 +202,7 @@ GPULAB_GRADED_TEST(Lab02Profile, TimesArePositive, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10) {
+  GPULAB_REQUIRE_DEVICE();
 #if GPULAB_BACKEND_CUDA
   // The report's default size: each kernel runs long enough that a launch (a few microseconds,
   // paid once per sample) is small next to it.
@@ -257,6 +261,7 @@ GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10)
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10) {
+  GPULAB_REQUIRE_DEVICE();
   for (const AttentionConfig& config : {kSmall, AttentionConfig{2, 19, 24, 3, true}}) {
     SCOPED_TRACE("config " + describe(config));
     Problem problem(config);
@@ -277,6 +282,7 @@ GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10) {
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
   ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
@@ -293,6 +299,7 @@ GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5) {
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, SharesSumToOneAndTheBottleneckIsTheSlowest, 5) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
   ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
@@ -344,6 +351,7 @@ std::string listing(const std::vector<gpulab::RecordedRange>& ranges) {
 }
 
 GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const gpulab::RangeRecorder recorder;
   static_cast<void>(problem.profile());
@@ -369,6 +377,7 @@ GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10) {
 }
 
 GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5) {
+  GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const gpulab::RangeRecorder recorder;
   const Profile profile = problem.profile();
@@ -391,14 +400,17 @@ GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5) {
 // must hold the forward output.
 
 GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReference, 5) {
+  GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference(kSmall);
 }
 
 GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceWhenCausal, 5) {
+  GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference({1, 32, 32, 2, true});
 }
 
 GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceAtSizesThatAreNotMultiplesOf16, 5) {
+  GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference({2, 19, 24, 3, true});  // head_dim 8, partial 16 x 16 tiles
 }
 
@@ -491,6 +503,7 @@ GPULAB_GRADED_TEST(Lab02Format, BottleneckLineNamesTheSlowestWithItsShare, 5) {
 // Bad input: 5 points
 
 GPULAB_GRADED_TEST(Lab02Errors, RejectsAnEmptyProfileAndInvalidOptions, 5) {
+  GPULAB_REQUIRE_DEVICE();
   EXPECT_NO_THROW(static_cast<void>(format_profile(hand_made_profile())))
       << "a valid profile formats without an exception";
   EXPECT_THROW(static_cast<void>(format_profile(Profile{})), std::invalid_argument)
