@@ -76,8 +76,11 @@ int run(const RunOptions& options) {
       std::cout << "\n" << std::string(100, '=') << "\n\n";
     }
   }
+  if (labs.size() == 1) {
+    return outcomes.front().second;  // the lab's own exit code: 0, 1, or 2 for its bad arguments
+  }
   int failures = 0;
-  if (labs.size() > 1) {
+  {
     std::cout << "gpulab run: " << outcomes.size() << " labs, " << variant << " code, " << backend
               << " backend\n";
     for (const auto& [id, status] : outcomes) {

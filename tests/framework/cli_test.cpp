@@ -132,4 +132,80 @@ TEST(Cli, ShowRejectsMalformedFilesWithOneLine) {
   EXPECT_EQ(count_lines(missing.err), 1u) << missing.err;
 }
 
+// ---------------------------------------------------------------------------------------------
+// gpulab run / gpulab grade
+
+bool has_solutions() {
+  return std::filesystem::exists(GPULAB_SOURCE_DIR "/solutions");
+}
+
+TEST(CliRun, AnUnknownLabIsAUsageErrorListingTheLabs) {
+  const Outcome run = gpulab("run lab99");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(count_lines(run.err), 1u) << run.err;
+  EXPECT_NE(run.err.find("no lab \"lab99\" (labs: lab01"), std::string::npos) << run.err;
+}
+
+TEST(CliRun, ArgumentsAfterDashesAreOnlyForRun) {
+  const Outcome run = gpulab("device -- --help");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("only for `gpulab run`"), std::string::npos) << run.err;
+}
+
+TEST(CliRun, PrintsTheReportWithItsCodeAndBackend) {
+  if (!has_solutions()) {
+    GTEST_SKIP() << "a student release has no solutions/";
+  }
+  const Outcome run = gpulab("run lab03 --backend sim --quick");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("gpulab lab03: Identifying the bottleneck"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("code:    solutions/"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("backend: sim"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("CPU time of the simulation, NOT GPU time"), std::string::npos) << run.out;
+}
+
+TEST(CliRun, TheUntouchedStubsSayWhatIsNotImplemented) {
+  const Outcome run = gpulab("run lab03 --student --backend sim --quick");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.err.find("is not implemented yet (fill in the TODO(lab03) region at labs/"),
+            std::string::npos)
+      << run.err;
+}
+
+TEST(CliRun, PassesArgumentsAfterDashesToTheLab) {
+  const Outcome run = gpulab("run lab01 --student --backend sim -- --help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("--max-log2"), std::string::npos) << run.out;
+  const Outcome bad = gpulab("run lab01 --student --backend sim -- --max-log2 99");
+  EXPECT_EQ(bad.exit_code, 2) << "the lab's exit code for a bad argument: " << bad.err;
+}
+
+TEST(CliRun, ABadSpecIsAUsageError) {
+  const Outcome run = gpulab("run lab03 --student --backend sim --spec nosuchgpu");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("no GPU named \"nosuchgpu\""), std::string::npos) << run.err;
+}
+
+TEST(CliRun, JsonResultsCanBeShownAgain) {
+  if (!has_solutions()) {
+    GTEST_SKIP() << "a student release has no solutions/";
+  }
+  const std::filesystem::path path = temp_path("lab03.json");
+  const Outcome run = gpulab("run lab03 --backend sim --quick --json " +
+                             gpulab::testing::shell_quote(path.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Outcome show = gpulab("show " + gpulab::testing::shell_quote(path.string()));
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("backend"), std::string::npos) << show.out;
+  std::filesystem::remove(path);
+}
+
+TEST(CliGrade, AnUnknownLabOrBackendIsAUsageError) {
+  EXPECT_EQ(gpulab("grade lab99").exit_code, 2);
+  EXPECT_EQ(gpulab("grade --backend gpu").exit_code, 2);
+  const Outcome help = gpulab("grade --help");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("--solution"), std::string::npos) << help.out;
+}
+
 }  // namespace
