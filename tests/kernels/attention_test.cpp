@@ -3,16 +3,7 @@
 // schedule, so a missing barrier in the tiled GEMM or the softmax reductions cannot pass by luck.
 // Outputs are poisoned (0xff bytes: NaN) before every run, so an unwritten element fails.
 //
-// Tolerance (fp32 against a double-accumulated reference): a value summed over k terms carries a
-// rounding error that grows like sqrt(k) float ulps of the terms' magnitude, so each element must
-// satisfy
-//   |got - expected| <= rtol(k) * (|expected| + rms(expected)),   rtol(k) = 1e-5 * sqrt(k)
-// The rms floor (CUTLASS's relatively_equal with a nonzero floor) holds elements that cancel to
-// near zero to the tensor's typical magnitude rather than to their own. 1e-5 is about 100 float
-// ulps: room for a different summation order, and still 4 orders of magnitude below the O(1)
-// error of an indexing or masking bug. k per component: QKV projection D, scores dh, softmax S
-// (the row sum), weighted sum S, output projection D. Relative errors add along a chain, so the
-// end-to-end check uses the sum of the five.
+// Tolerance: tests/framework/attention_tolerance.hpp (rtol(k) = 1e-5 * sqrt(k) with an rms floor).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +18,7 @@
 #include <vector>
 
 #include "attention/attention.hpp"
+#include "attention_tolerance.hpp"
 #include "gpulab/core/memory.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
@@ -43,35 +35,9 @@ void PrintTo(const AttentionConfig& config, std::ostream* out) {
 namespace {
 
 using gpulab::testing::for_each_schedule;
-
-double rtol(int k) {
-  return 1e-5 * std::sqrt(static_cast<double>(k));
-}
-
-double rms(const std::vector<float>& values) {
-  double sum = 0.0;
-  for (const float value : values) {
-    sum += double(value) * double(value);
-  }
-  return values.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(values.size()));
-}
-
-::testing::AssertionResult near_all(const std::vector<float>& expected,
-                                    const std::vector<float>& got, double relative) {
-  if (expected.size() != got.size()) {
-    return ::testing::AssertionFailure()
-           << "size: expected " << expected.size() << ", got " << got.size();
-  }
-  const double floor = rms(expected);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const double tolerance = relative * (std::fabs(double(expected[i])) + floor);
-    if (!(std::fabs(double(got[i]) - double(expected[i])) <= tolerance)) {  // NaN fails
-      return ::testing::AssertionFailure() << "index " << i << ": expected " << expected[i]
-                                           << ", got " << got[i] << ", tolerance " << tolerance;
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using gpulab::testing::forward_rtol;
+using gpulab::testing::near_all;
+using gpulab::testing::rtol;
 
 // Exact comparison for values the test computes by hand in double.
 ::testing::AssertionResult equal_to_float(const std::vector<double>& expected,
@@ -460,8 +426,7 @@ TEST_P(AttentionKernels, ForwardMatchesTheCpuReference) {
   const AttentionStages stages = attention_reference_stages(config, inputs);
   AttentionBuffers buffers(config);
   upload(inputs, buffers);
-  const double chain = rtol(config.d_model) + rtol(config.head_dim()) + 2 * rtol(config.seq_len) +
-                       rtol(config.d_model);
+  const double chain = forward_rtol(config);
   for_each_schedule([&] {
     for (DeviceBuffer<float>* poisoned :
          {&buffers.qkv, &buffers.scores, &buffers.probs, &buffers.attn, &buffers.y}) {

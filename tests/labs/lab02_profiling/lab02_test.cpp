@@ -11,10 +11,8 @@
 // Tolerances:
 // - derived quantities (rates, shares, the total) are a division or a sum of doubles: 1e-9
 //   relative separates rounding (1e-16) from any formula mistake (1e-3 and up);
-// - the output uses the rule of tests/kernels/attention_test.cpp: a value summed over k terms
-//   carries an fp32 rounding error that grows like sqrt(k), so each element must satisfy
-//     |got - expected| <= rtol * (|expected| + rms(expected)),  rtol(k) = 1e-5 * sqrt(k),
-//   with rtol summed along the chain of five components (k = D, dh, S, S, D);
+// - the output uses the attention tolerance of tests/framework/attention_tolerance.hpp, summed
+//   along the chain of five components (forward_rtol);
 // - the sum of the component times against the end-to-end forward: 15%, of medians, against the
 //   forward timed both before and after the profile, with three attempts: on a shared machine
 //   the load can change between two measurements, while a profile that times the wrong thing
@@ -35,6 +33,7 @@
 #include <vector>
 
 #include "attention/attention.hpp"
+#include "attention_tolerance.hpp"
 #include "gpulab/core/bench.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/ranges.hpp"
@@ -44,6 +43,9 @@
 #include "test_device.hpp"
 
 namespace {
+
+using gpulab::testing::forward_rtol;
+using gpulab::testing::near_all;
 
 namespace kernels = gpulab::kernels;
 using gpulab::lab02::ComponentTiming;
@@ -127,48 +129,15 @@ std::string listing(const Profile& profile) {
   return text.str();
 }
 
-double rtol(int k) {
-  return 1e-5 * std::sqrt(static_cast<double>(k));
-}
-
-double rms(const std::vector<float>& values) {
-  double sum = 0.0;
-  for (const float value : values) {
-    sum += double(value) * double(value);
-  }
-  return values.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(values.size()));
-}
-
-::testing::AssertionResult near_all(const std::vector<float>& expected,
-                                    const std::vector<float>& got, double relative) {
-  if (expected.size() != got.size()) {
-    return ::testing::AssertionFailure()
-           << "size: expected " << expected.size() << ", got " << got.size();
-  }
-  const double floor = rms(expected);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const double tolerance = relative * (std::fabs(double(expected[i])) + floor);
-    if (!(std::fabs(double(got[i]) - double(expected[i])) <= tolerance)) {  // NaN fails
-      return ::testing::AssertionFailure()
-             << "y index " << i << ": expected " << expected[i] << ", got " << got[i]
-             << ", tolerance " << tolerance
-             << (std::isnan(got[i]) ? " (NaN: the poison left in y; the profile did not run "
-                                      "every component in order on these buffers)"
-                                    : "");
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // The profile leaves the forward output in y: compare it with the CPU reference.
 void expect_output_matches_reference(const AttentionConfig& config) {
   SCOPED_TRACE("config " + describe(config));
   Problem problem(config, 7);
   static_cast<void>(problem.profile(single_run_options()));
   const std::vector<float> expected = kernels::attention_reference(config, problem.inputs);
-  const double chain = rtol(config.d_model) + rtol(config.head_dim()) + 2 * rtol(config.seq_len) +
-                       rtol(config.d_model);
-  EXPECT_TRUE(near_all(expected, problem.buffers.y.to_vector(), chain));
+  EXPECT_TRUE(near_all(expected, problem.buffers.y.to_vector(), forward_rtol(config), "y",
+                       " (NaN: the poison left in y; the profile did not run every component in "
+                       "order on these buffers)"));
 }
 
 // ----------------------------------------------------------------------------------------------
