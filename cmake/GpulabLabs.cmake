@@ -10,22 +10,34 @@
 #     TESTS <files...>                         graded suites, relative to tests/labs/<folder>
 #     [LINK <targets...>] [LINK_BACKEND <pairs...>])
 #
-# For each variant (student: labs/<folder>; solution: solutions/<folder>, when it exists) and
-# backend it builds
+# Hidden suites: every *.cpp in ${GPULAB_EXTRA_TESTS_DIR}/<folder>/ is graded with the public
+# suites but never shipped to students (scripts/release-student leaves the folder out). In the
+# instructor's tree a lab's public and hidden points total 100; in a tree without solutions/ (a
+# student release) the public points alone may total less.
+#
+# For each variant and backend it builds
 #   gpulab.<lab>.<variant>.<backend>         library pair of the student files (the interface
 #                                            header's folder, labs/<folder>, is on the include path)
-#   gpulab.<lab>.<variant>.run.<backend>     the lab's report (`gpulab run <lab>`)
+#   gpulab.<lab>.<variant>.run.<backend>     the lab's report (`gpulab run <lab>`; not for
+#                                            the submission variant)
 #   gpulab.test.<lab>.<variant>.<backend>    the graded suites
-# and adds one ctest test per graded test case, named
-# gpulab.<lab>.<variant>.<backend>/<Suite>.<Name> and labelled <lab>, <variant>, <backend> and
-# graded. Graded test cases are declared with GPULAB_GRADED_TEST(Suite, Name, points)
-# (tests/labs/graded_test.hpp); the points are read from the sources here, so ctest knows every
-# graded test without running a binary, and configuring fails unless a lab's points total 100.
+# The variants: student (labs/<folder>), solution (solutions/<folder>, when it exists) and, with
+# tests, submission: the files `gpulab grade` copies from the code it grades into
+# <build>/grading/submission/<folder>/ (not built by default; `gpulab grade` builds it).
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json: every lab, its runs and graded
-# tests with their points, for `gpulab run` and `gpulab grade`.
+# Each graded test case is one ctest test, gpulab.<lab>.<variant>.<backend>/<Suite>.<Name>,
+# labelled <lab>, <variant>, <backend> and graded, run by gpulab-grade-runner (its own process
+# group, a time limit, a verdict from exit status + gtest's XML + the premature-exit file; see
+# framework/cli/grade_runner.cpp). Graded test cases are declared with
+# GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
+# the sources here, so ctest knows every graded test without running a binary.
+#
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json: every lab, its student files,
+# runs and graded tests with their points, for `gpulab run` and `gpulab grade`.
 
 set(GPULAB_LAB_TEST_TIMEOUT 120 CACHE STRING "Timeout of each graded lab test case, in seconds")
+set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
+    "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
 
 function(_gpulab_scan_graded_tests out_names out_points)
   set(names "")
@@ -60,23 +72,40 @@ function(gpulab_add_lab lab)
   if(EXISTS "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
     list(APPEND variants solution)
   endif()
+  if(GPULAB_BUILD_TESTS)
+    list(APPEND variants submission)
+  endif()
 
   set(test_sources "")
   foreach(test IN LISTS ARG_TESTS)
     list(APPEND test_sources "${PROJECT_SOURCE_DIR}/tests/labs/${ARG_DIR}/${test}")
   endforeach()
+  set(hidden_sources "")
+  if(GPULAB_EXTRA_TESTS_DIR)
+    file(GLOB hidden_sources CONFIGURE_DEPENDS "${GPULAB_EXTRA_TESTS_DIR}/${ARG_DIR}/*.cpp")
+  endif()
   set(graded_names "")
   set(graded_points "")
+  set(graded_hidden "")
   if(GPULAB_BUILD_TESTS)
-    _gpulab_scan_graded_tests(graded_names graded_points ${test_sources})
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_sources})
+    _gpulab_scan_graded_tests(graded_names graded_points ${test_sources} ${hidden_sources})
+    _gpulab_scan_graded_tests(hidden_names hidden_points ${hidden_sources})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_sources}
+                 ${hidden_sources})
     set(total 0)
-    foreach(point IN LISTS graded_points)
+    foreach(name point IN ZIP_LISTS graded_names graded_points)
       math(EXPR total "${total} + ${point}")
+      if(name IN_LIST hidden_names)
+        list(APPEND graded_hidden true)
+      else()
+        list(APPEND graded_hidden false)
+      endif()
     endforeach()
-    if(NOT total EQUAL 100)
-      message(FATAL_ERROR "${lab}: the graded tests in tests/labs/${ARG_DIR} total ${total} "
-                          "points, not 100")
+    if(EXISTS "${PROJECT_SOURCE_DIR}/solutions" AND NOT total EQUAL 100)
+      message(FATAL_ERROR "${lab}: the graded tests of tests/labs/${ARG_DIR} and hidden suites "
+                          "total ${total} points, not 100")
+    elseif(total GREATER 100 OR total EQUAL 0)
+      message(FATAL_ERROR "${lab}: the graded tests total ${total} points (1 to 100 expected)")
     endif()
   endif()
 
@@ -84,12 +113,18 @@ function(gpulab_add_lab lab)
   foreach(variant IN LISTS variants)
     if(variant STREQUAL "student")
       set(variant_dir "${lab_dir}")
-    else()
+    elseif(variant STREQUAL "solution")
       set(variant_dir "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
+    else()
+      set(variant_dir "${PROJECT_BINARY_DIR}/grading/submission/${ARG_DIR}")
     endif()
     set(sources "")
     foreach(file IN LISTS ARG_STUDENT_FILES)
-      if(NOT EXISTS "${variant_dir}/${file}")
+      if(variant STREQUAL "submission" AND NOT EXISTS "${variant_dir}/${file}")
+        # Until `gpulab grade` copies a submission here: the stub, compiled as if from labs/.
+        file(READ "${lab_dir}/${file}" stub)
+        file(WRITE "${variant_dir}/${file}" "#line 1 \"${lab_dir}/${file}\"\n${stub}")
+      elseif(NOT EXISTS "${variant_dir}/${file}")
         message(FATAL_ERROR "${lab}: ${variant_dir}/${file} is missing")
       endif()
       list(APPEND sources "${variant_dir}/${file}")
@@ -99,43 +134,57 @@ function(gpulab_add_lab lab)
       PUBLIC_INCLUDE_DIRS ${lab_dir}
       LINK ${ARG_LINK}
       LINK_BACKEND ${ARG_LINK_BACKEND})
-    gpulab_add_backend_executable(gpulab.${lab}.${variant}.run
-      SOURCES "${lab_dir}/${ARG_REPORT}"
-      LINK_BACKEND gpulab.${lab}.${variant} gpulab.labkit)
-    foreach(backend IN LISTS GPULAB_BACKENDS)
-      target_compile_definitions(gpulab.${lab}.${variant}.run.${backend} PRIVATE
-        GPULAB_LAB_ID="${lab}" GPULAB_LAB_TITLE="${ARG_TITLE}" GPULAB_LAB_VARIANT="${variant}")
-    endforeach()
+    if(NOT variant STREQUAL "submission")
+      gpulab_add_backend_executable(gpulab.${lab}.${variant}.run
+        SOURCES "${lab_dir}/${ARG_REPORT}"
+        LINK_BACKEND gpulab.${lab}.${variant} gpulab.labkit)
+      foreach(backend IN LISTS GPULAB_BACKENDS)
+        target_compile_definitions(gpulab.${lab}.${variant}.run.${backend} PRIVATE
+          GPULAB_LAB_ID="${lab}" GPULAB_LAB_TITLE="${ARG_TITLE}" GPULAB_LAB_VARIANT="${variant}")
+      endforeach()
+    endif()
 
     if(GPULAB_BUILD_TESTS)
       gpulab_add_backend_executable(gpulab.test.${lab}.${variant}
-        SOURCES ${test_sources} "${PROJECT_SOURCE_DIR}/tests/labs/graded_main.cpp"
+        SOURCES ${test_sources} ${hidden_sources} "${PROJECT_SOURCE_DIR}/tests/labs/graded_main.cpp"
         LINK GTest::gtest
         LINK_BACKEND gpulab.${lab}.${variant})
     endif()
     foreach(backend IN LISTS GPULAB_BACKENDS)
       set(tests_json "")
+      set(runner "gpulab.${lab}.${variant}.run.${backend}")
+      if(variant STREQUAL "submission")
+        set(runner "")
+        # Built by `gpulab grade` only.
+        set_target_properties(gpulab.${lab}.${variant}.${backend} PROPERTIES EXCLUDE_FROM_ALL ON)
+      endif()
       if(GPULAB_BUILD_TESTS)
         set(exe gpulab.test.${lab}.${variant}.${backend})
+        if(variant STREQUAL "submission")
+          set_target_properties(${exe} PROPERTIES EXCLUDE_FROM_ALL ON)
+        endif()
         # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
         # device skips without one, and a skip earns nothing).
         target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
                                    "${PROJECT_SOURCE_DIR}/tests/framework")
-        set(xml_dir "${PROJECT_BINARY_DIR}/grading/xml/${lab}.${variant}.${backend}")
-        foreach(name point IN ZIP_LISTS graded_names graded_points)
+        set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
+        foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
           add_test(NAME "${test}"
-            COMMAND ${exe} --gtest_filter=${name} --gtest_output=xml:${xml_dir}/${name}.xml)
-          # graded_main.cpp exits 77 when the test skipped (e.g. no CUDA device): a skip is
-          # never a pass.
+            COMMAND gpulab-grade-runner --test ${name} --out ${out_dir}
+                    --timeout ${GPULAB_LAB_TEST_TIMEOUT} -- $<TARGET_FILE:${exe}>)
+          # The runner exits 77 when the test skipped (e.g. no CUDA device): a skip is never a
+          # pass. ctest's own timeout is only a backstop behind the runner's.
+          math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
           set_tests_properties("${test}" PROPERTIES
             LABELS "${lab};${variant};${backend};graded"
             SKIP_RETURN_CODE 77
-            TIMEOUT ${GPULAB_LAB_TEST_TIMEOUT})
+            TIMEOUT ${backstop})
           if(tests_json)
             string(APPEND tests_json ",")
           endif()
-          string(APPEND tests_json "{\"name\": \"${test}\", \"points\": ${point}}")
+          string(APPEND tests_json
+            "{\"name\": \"${test}\", \"points\": ${point}, \"hidden\": ${hidden}}")
         endforeach()
       endif()
       if(runs_json)
@@ -143,17 +192,26 @@ function(gpulab_add_lab lab)
       endif()
       string(APPEND runs_json
         "\n      {\"variant\": \"${variant}\", \"backend\": \"${backend}\", "
-        "\"runner\": \"gpulab.${lab}.${variant}.run.${backend}\", \"tests\": [${tests_json}]}")
+        "\"runner\": \"${runner}\", \"tests\": [${tests_json}]}")
     endforeach()
   endforeach()
 
-  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES
-    "\n    {\"id\": \"${lab}\", \"title\": \"${ARG_TITLE}\", \"dir\": \"${ARG_DIR}\", \"runs\": [${runs_json}]}")
+  set(files_json "")
+  foreach(file IN LISTS ARG_STUDENT_FILES)
+    if(files_json)
+      string(APPEND files_json ", ")
+    endif()
+    string(APPEND files_json "\"${file}\"")
+  endforeach()
+  string(CONCAT entry
+    "\n    {\"id\": \"${lab}\", \"title\": \"${ARG_TITLE}\", \"dir\": \"${ARG_DIR}\", "
+    "\"student_files\": [${files_json}], \"runs\": [${runs_json}]}")
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES "${entry}")
 endfunction()
 
 function(gpulab_write_lab_manifest)
   get_property(entries GLOBAL PROPERTY GPULAB_LAB_MANIFEST_ENTRIES)
   list(JOIN entries "," joined)
   file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/grading/manifest.json" CONTENT
-    "{\n  \"schema_version\": 1,\n  \"source_dir\": \"${PROJECT_SOURCE_DIR}\",\n  \"labs\": [${joined}\n  ]\n}\n")
+    "{\n  \"schema_version\": 2,\n  \"source_dir\": \"${PROJECT_SOURCE_DIR}\",\n  \"extra_tests_dir\": \"${GPULAB_EXTRA_TESTS_DIR}\",\n  \"test_timeout_s\": ${GPULAB_LAB_TEST_TIMEOUT},\n  \"labs\": [${joined}\n  ]\n}\n")
 endfunction()

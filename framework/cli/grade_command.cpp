@@ -1,231 +1,483 @@
-// `gpulab grade`: runs the graded lab tests through ctest (each test case in its own process,
-// with its timeout) and sums the points of those that passed. A skipped or not-run test earns
-// nothing. The exit code says whether grading ran (0), not what the score was.
+// `gpulab grade`: grades one submission of lab code.
+//
+//   1. The instructor files (tests, interfaces, CMake, framework) are checked against the seal,
+//      <build>/grading/instructor.sha256, written the first time (or with --reseal).
+//   2. Only the student files of each lab (its TODO files) are copied from the submission into
+//      <build>/grading/submission/; everything else comes from the instructor's tree. A submitted
+//      copy of an instructor file is ignored and listed.
+//   3. Each lab's graded suite is built on its own: a lab that does not compile scores 0 with the
+//      compiler's first errors, and the other labs are still graded.
+//   4. ctest runs every graded test case through gpulab-grade-runner (own process group, time
+//      limit, verdict from evidence) and the points are those of tests ctest recorded as passed
+//      whose verdict file agrees.
+//   5. The instructor files are checked again: code that changed them while it ran gets nothing.
+// A report is always printed and written (--json, --gradescope, --junit). Exit code: 0 when
+// grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "build_config.hpp"
 #include "commands.hpp"
+#include "files.hpp"
 #include "gpulab/core/console.hpp"
+#include "gpulab/core/grading.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/core/sha256.hpp"
 #include "labs.hpp"
+#include "process.hpp"
 
 namespace gpulab::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
+constexpr int kIntegrityFailure = 3;
+constexpr double kBuildTimeoutS = 1800;
+
 struct GradeOptions {
   std::vector<std::string> labs;
-  bool solution = false;
-  bool student = false;
+  std::string submission;
   std::string backend;
   std::string json;
-  bool verbose = false;
+  std::string gradescope;
+  std::string junit;
+  double timeout_s = 0;
   int jobs = 0;
+  bool reseal = false;
+  bool verbose = false;
 };
 
-std::string code_label(const std::string& variant) {
-  return variant == "solution" ? "solutions/" : "labs/";
-}
-
-std::string test_case(const std::string& ctest_name) {
-  const std::size_t slash = ctest_name.find('/');
-  return slash == std::string::npos ? ctest_name : ctest_name.substr(slash + 1);
-}
-
-void print_grades(const std::vector<RunGrade>& grades, bool verbose) {
-  Table table({{"lab", "", Align::left},
-               {"title", "", Align::left},
-               {"code", "", Align::left},
-               {"backend", "", Align::left},
-               {"points", ""},
-               {"tests passed", ""}});
-  for (const RunGrade& grade : grades) {
-    int passed = 0;
-    for (const TestGrade& test : grade.tests) {
-      passed += test.outcome == TestOutcome::passed ? 1 : 0;
+// One `gpulab grade` at a time per build: they share <build>/grading/submission/.
+class BuildLock {
+ public:
+  explicit BuildLock(const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      throw std::runtime_error("another gpulab grade is running in this build (" + path.string() +
+                               " is locked); wait for it or use another build directory");
     }
-    table.add_row({grade.lab, grade.title, code_label(grade.variant), grade.backend,
-                   std::to_string(grade.earned) + "/" + std::to_string(grade.possible),
-                   std::to_string(passed) + "/" + std::to_string(grade.tests.size())});
   }
-  std::cout << "\nGrade summary (points of graded tests that passed; skipped tests earn nothing)\n"
-            << table;
-  for (const RunGrade& grade : grades) {
-    std::vector<const TestGrade*> lost;
-    for (const TestGrade& test : grade.tests) {
-      if (test.earned < test.points) {
-        lost.push_back(&test);
-      }
+  BuildLock(const BuildLock&) = delete;
+  BuildLock& operator=(const BuildLock&) = delete;
+  ~BuildLock() { close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+// Where a lab's student file is in the submission: <root>/labs/<dir>/<file> (a copy of the
+// whole tree) or <root>/<dir>/<file> (a labs/ or solutions/ folder).
+std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& lab,
+                                          const std::string& file) {
+  for (const fs::path& candidate : {root / "labs" / lab.dir / file, root / lab.dir / file}) {
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error)) {
+      return candidate;
     }
-    if (lost.empty()) {
+  }
+  return std::nullopt;
+}
+
+// Copies a student file into the build's submission folder, with a #line directive so compiler
+// errors and __FILE__ name the submitted file. Written only when it changed: an unchanged
+// submission is not rebuilt.
+void stage_file(const fs::path& from, const fs::path& to) {
+  const std::optional<std::string> text = read_text_file(from);
+  if (!text) {
+    throw std::runtime_error("cannot read " + from.string());
+  }
+  std::string escaped;
+  for (const char c : fs::absolute(from).lexically_normal().string()) {
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+    }
+    escaped += c;
+  }
+  const std::string staged = "#line 1 \"" + escaped + "\"\n" + *text;
+  if (read_text_file(to) != staged) {
+    write_text_file(to, staged);
+  }
+}
+
+// Submitted files that are instructor files and differ from the instructor's copy: they are not
+// used, and the report says so. A submission is either a copy of the tree (it has labs/) or a
+// folder of lab folders, which can only hold copies of labs/ files.
+std::vector<std::string> changed_instructor_copies(const fs::path& root,
+                                                   const std::vector<SealedFile>& seal) {
+  const bool whole_tree = fs::is_directory(root / "labs");
+  std::vector<std::string> ignored;
+  for (const SealedFile& file : seal) {
+    fs::path candidate;
+    if (whole_tree) {
+      candidate = root / file.path;
+    } else if (file.path.starts_with("labs/") && file.path.find('/', 5) != std::string::npos) {
+      candidate = root / file.path.substr(5);  // labs/<lab folder>/<file>
+    } else {
       continue;
     }
-    std::cout << "\n"
-              << grade.lab << " (" << code_label(grade.variant) << ", " << grade.backend
-              << "): " << lost.size() << " test(s) did not pass\n";
-    const std::size_t shown = verbose ? lost.size() : std::min<std::size_t>(lost.size(), 5);
-    for (std::size_t i = 0; i < shown; ++i) {
-      const TestGrade& test = *lost[i];
-      std::cout << "  " << test_case(test.name) << "  0/" << test.points << "  "
-                << to_string(test.outcome) << "\n";
-      const std::size_t lines =
-          verbose ? test.excerpt.size() : std::min<std::size_t>(test.excerpt.size(), 3);
-      for (std::size_t j = 0; j < lines; ++j) {
-        std::cout << "      " << test.excerpt[j] << "\n";
-      }
-    }
-    if (shown < lost.size()) {
-      std::cout << "  ... and " << lost.size() - shown << " more (--verbose lists them all)\n";
+    std::error_code error;
+    if (!fs::path(file.path).is_absolute() && fs::is_regular_file(candidate, error) &&
+        sha256_file(candidate) != file.sha256) {
+      ignored.push_back(file.path + ": differs from the instructor's copy (not used)");
     }
   }
+  return ignored;
 }
 
-nlohmann::json grades_json(const std::vector<RunGrade>& grades) {
-  nlohmann::json runs = nlohmann::json::array();
-  for (const RunGrade& grade : grades) {
-    nlohmann::json tests = nlohmann::json::array();
-    for (const TestGrade& test : grade.tests) {
-      tests.push_back({{"name", test.name},
-                       {"points", test.points},
-                       {"earned", test.earned},
-                       {"outcome", to_string(test.outcome)},
-                       {"excerpt", test.excerpt}});
+void print_integrity(const IntegrityCheck& check, const fs::path& seal) {
+  std::cout << "gpulab grade: INTEGRITY FAILURE: the instructor files differ from the seal ("
+            << seal.string() << ")\n";
+  const auto list = [](const char* what, const std::vector<std::string>& files) {
+    for (std::size_t i = 0; i < files.size() && i < 20; ++i) {
+      std::cout << "  " << what << ": " << files[i] << "\n";
     }
-    runs.push_back({{"lab", grade.lab},
-                    {"title", grade.title},
-                    {"variant", grade.variant},
-                    {"backend", grade.backend},
-                    {"earned", grade.earned},
-                    {"possible", grade.possible},
-                    {"tests", tests}});
+    if (files.size() > 20) {
+      std::cout << "  ... and " << files.size() - 20 << " more " << what << "\n";
+    }
+  };
+  list("changed", check.changed);
+  list("missing", check.missing);
+  list("added", check.added);
+  std::cout << "Restore them (e.g. git checkout), or accept the current files with --reseal.\n";
+}
+
+std::string disposition_text(Disposition disposition) {
+  std::string text(to_string(disposition));
+  std::replace(text.begin(), text.end(), '_', ' ');
+  return text;
+}
+
+void print_report(const GradeReport& report, bool verbose) {
+  for (const LabGrade& lab : report.labs) {
+    std::cout << "\n"
+              << lab.lab << "  " << lab.title << ": " << lab.earned << "/" << lab.possible
+              << " points\n";
+    if (!lab.build_errors.empty()) {
+      std::cout << "  did not compile; the compiler's first errors:\n";
+      for (const std::string& line : lab.build_errors) {
+        std::cout << "    " << line << "\n";
+      }
+    }
+    Table table({{"test", "", Align::left},
+                 {"points", ""},
+                 {"result", "", Align::left},
+                 {"detail", "", Align::left}});
+    for (const TestGrade& test : lab.tests) {
+      std::string detail = test.verdict.detail;
+      if (!verbose && detail.size() > 70) {
+        detail = detail.substr(0, 67) + "...";
+      }
+      table.add_row({test.name + (test.hidden ? " (hidden)" : ""),
+                     std::to_string(test.earned) + "/" + std::to_string(test.points),
+                     disposition_text(test.verdict.disposition), detail});
+    }
+    std::cout << table;
+    if (!lab.build_errors.empty()) {
+      continue;  // every test says "build failed"; the errors are above
+    }
+    int shown = 0;
+    for (const TestGrade& test : lab.tests) {
+      if (test.verdict.excerpt.empty() || (!verbose && shown >= 5)) {
+        continue;
+      }
+      ++shown;
+      std::cout << "  " << test.name << ":\n";
+      const std::size_t lines = verbose ? test.verdict.excerpt.size()
+                                        : std::min<std::size_t>(test.verdict.excerpt.size(), 3);
+      for (std::size_t j = 0; j < lines; ++j) {
+        std::cout << "      " << test.verdict.excerpt[j] << "\n";
+      }
+    }
   }
-  const ResultsContext context =
-      make_context(grades.empty() ? "sim" : grades.front().backend, "", "");
-  return {{"schema_version", 1},
-          {"gpulab_version", context.gpulab_version},
-          {"date", context.date},
-          {"runs", runs}};
+  for (const std::string& file : report.ignored) {
+    std::cout << "\nignored: " << file;
+  }
+  for (const std::string& problem : report.problems) {
+    std::cout << "\nproblem: " << problem;
+  }
+  Table summary({{"lab", "", Align::left}, {"title", "", Align::left}, {"points", ""}});
+  for (const LabGrade& lab : report.labs) {
+    summary.add_row(
+        {lab.lab, lab.title, std::to_string(lab.earned) + "/" + std::to_string(lab.possible)});
+  }
+  summary.add_row(
+      {"total", "", std::to_string(report.earned()) + "/" + std::to_string(report.possible())});
+  std::cout << "\n\nGrade of " << report.submission << " (" << report.backend
+            << " backend; only passed tests earn points)\n"
+            << summary;
+}
+
+void save_reports(const GradeReport& report, const GradeOptions& options) {
+  const std::pair<const std::string*, std::string> outputs[] = {
+      {&options.json, report_json(report)},
+      {&options.gradescope, gradescope_json(report)},
+      {&options.junit, junit_xml(report)}};
+  for (const auto& [path, text] : outputs) {
+    if (!path->empty()) {
+      write_text_file(*path, text);
+      std::cout << "saved " << *path << "\n";
+    }
+  }
 }
 
 int grade(const GradeOptions& options) {
   const LabManifest manifest = build_manifest();
   const std::vector<const LabEntry*> labs = select_labs(manifest, options.labs);
-  std::vector<std::string> variants;
-  if (!options.solution) {
-    variants.emplace_back("student");
+  const std::string backend =
+      choose_backend(manifest, options.backend == "auto" ? "" : options.backend);
+  if (options.timeout_s > manifest.test_timeout_s) {
+    throw UsageError("--timeout " + std::to_string(options.timeout_s) +
+                     " is above the build's limit of " + std::to_string(manifest.test_timeout_s) +
+                     " s (reconfigure with -DGPULAB_LAB_TEST_TIMEOUT=...)");
   }
-  if (!options.student && has_variant(manifest, "solution")) {
-    variants.emplace_back("solution");
-  } else if (options.solution) {
-    throw UsageError("--solution: this tree has no solutions/ (a student release)");
+  const fs::path root =
+      options.submission.empty() ? manifest.source_dir / "labs" : fs::path(options.submission);
+  if (!fs::is_directory(root)) {
+    throw UsageError("--submission " + root.string() + ": no such directory");
   }
-  const std::string backend = choose_backend(manifest, options.backend);
+  const fs::path build = build_dir();
+  const fs::path grading = build / "grading";
+  const BuildLock lock(grading / "grade.lock");
 
-  std::vector<std::pair<const LabEntry*, const LabRun*>> runs;
-  std::size_t test_count = 0;
-  std::string regex;
+  const ResultsContext context = make_context(backend, "", "");
+  GradeReport report;
+  report.submission = fs::absolute(root).lexically_normal().string();
+  report.backend = backend;
+  report.date = context.date;
+  report.gpulab_version = context.gpulab_version;
+  std::vector<const LabRun*> runs;
   for (const LabEntry* lab : labs) {
-    for (const std::string& variant : variants) {
-      if (const LabRun* run = find_run(*lab, variant, backend)) {
-        runs.emplace_back(lab, run);
-        test_count += run->tests.size();
-        regex += (regex.empty() ? "" : "|") + lab->id + "\\." + variant + "\\." + backend;
+    const LabRun* run = find_run(*lab, "submission", backend);
+    if (run == nullptr || run->tests.empty()) {
+      throw std::runtime_error(lab->id + " has no graded tests in this build (configured with " +
+                               "GPULAB_BUILD_TESTS=OFF?)");
+    }
+    runs.push_back(run);
+    LabGrade grade{lab->id, lab->title, 0, 0, {}, {}};
+    for (const GradedTest& test : run->tests) {
+      grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
+    }
+    report.labs.push_back(std::move(grade));
+  }
+  const auto finish = [&](int code) {
+    for (LabGrade& lab : report.labs) {
+      total_lab(lab);
+    }
+    print_report(report, options.verbose);
+    save_reports(report, options);
+    return code;
+  };
+  const auto mark_all = [&](Disposition disposition, const std::string& detail) {
+    for (LabGrade& lab : report.labs) {
+      for (TestGrade& test : lab.tests) {
+        test.earned = 0;
+        test.verdict = {disposition, detail, {}};
       }
     }
-  }
-  if (test_count == 0) {
-    throw std::runtime_error(
-        "no graded tests to run (was the build configured with "
-        "GPULAB_BUILD_TESTS=OFF?)");
-  }
+  };
 
-  const std::filesystem::path build = build_dir();
-  const std::filesystem::path junit = build / "grading" / "junit.xml";
-  const std::filesystem::path log = build / "grading" / "ctest.log";
-  std::filesystem::remove(junit);
+  // 1. The seal.
+  const fs::path seal_path = grading / "instructor.sha256";
+  std::vector<SealedFile> seal;
+  if (const std::optional<std::string> text = read_text_file(seal_path); text && !options.reseal) {
+    seal = parse_seal(*text, seal_path.string());
+    report.integrity = check_integrity(manifest, seal);
+    if (!report.integrity.ok()) {
+      print_integrity(report.integrity, seal_path);
+      mark_all(Disposition::not_run, "integrity failure: the instructor files changed");
+      report.problems.push_back("integrity failure before grading; nothing was graded");
+      return finish(kIntegrityFailure);
+    }
+  } else {
+    seal = seal_files(manifest, instructor_files(manifest));
+    write_text_file(seal_path, format_seal(seal));
+    report.integrity.checked = true;
+    std::cout << "gpulab grade: sealed " << seal.size() << " instructor files in "
+              << seal_path.string() << " (later gradings check them; --reseal after editing)\n";
+  }
+  report.ignored = changed_instructor_copies(root, seal);
+
+  // 2-3. Stage and build each lab.
   const int jobs = options.jobs > 0
                        ? options.jobs
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  std::cout << "gpulab grade: running " << test_count << " graded tests of " << labs.size()
-            << " lab(s) with ctest (-j" << jobs << ", " << backend
-            << " backend; log: " << log.string() << ")" << std::endl;
-  // ctest's own output goes to the log; a terminal gets its one-line progress.
-  const bool terminal = isatty(STDOUT_FILENO) != 0;
-  std::vector<std::string> args = {"--test-dir",
-                                   build.string(),
-                                   "-R",
-                                   "^gpulab\\.(" + regex + ")/",
-                                   "-j",
-                                   std::to_string(jobs),
-                                   "--output-junit",
-                                   junit.string(),
-                                   "--output-log",
-                                   log.string()};
-  if (terminal) {
-    args.emplace_back("--progress");
-  } else {
-    args.emplace_back("--quiet");
-  }
-  const int status = run_program(GPULAB_CTEST_COMMAND, args);
-  if (!std::filesystem::exists(junit)) {
-    throw std::runtime_error("ctest exited with " + std::to_string(status) +
-                             " and wrote no results (" + junit.string() + "); see " + log.string());
-  }
-  std::ifstream in(junit, std::ios::binary);
-  std::stringstream xml;
-  xml << in.rdbuf();
-  const std::map<std::string, JunitCase> results = parse_ctest_junit(xml.str());
-
-  std::vector<RunGrade> grades;
-  for (const auto& [lab, run] : runs) {
-    grades.push_back(grade_run(*lab, *run, results));
-  }
-  print_grades(grades, options.verbose);
-  if (!options.json.empty()) {
-    const std::filesystem::path path(options.json);
-    std::ofstream out(path);
-    out << grades_json(grades).dump(2) << "\n";
-    if (!out) {
-      throw std::runtime_error("cannot write " + options.json);
+  std::cout << "gpulab grade: " << report.submission << ", " << labs.size() << " lab(s), "
+            << backend << " backend" << std::endl;
+  std::string regex;
+  for (std::size_t i = 0; i < labs.size(); ++i) {
+    const LabEntry& lab = *labs[i];
+    LabGrade& grade = report.labs[i];
+    std::cout << "  building " << lab.id << " ... " << std::flush;
+    std::vector<std::string> missing;
+    for (const std::string& file : lab.student_files) {
+      const std::optional<fs::path> found = find_student_file(root, lab, file);
+      if (!found) {
+        missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
+        continue;
+      }
+      stage_file(*found, grading / "submission" / lab.dir / file);
     }
-    std::cout << "\ngrade report saved to " << options.json << "\n";
+    const auto build_failed = [&grade](std::vector<std::string> errors) {
+      grade.build_errors = std::move(errors);
+      for (TestGrade& test : grade.tests) {
+        test.verdict = {Disposition::build_failed, grade.build_errors.front(), {}};
+      }
+    };
+    if (!missing.empty()) {
+      std::cout << "missing files\n";
+      build_failed(missing);
+      continue;
+    }
+    ProcessSpec build_spec;
+    build_spec.argv = {GPULAB_CMAKE_COMMAND,
+                       "--build",
+                       build.string(),
+                       "--target",
+                       "gpulab.test." + lab.id + ".submission." + backend,
+                       "-j",
+                       std::to_string(jobs)};
+    build_spec.timeout_s = kBuildTimeoutS;
+    build_spec.keep_bytes = 1 << 20;
+    const ProcessResult built = run_process(build_spec);
+    write_text_file(grading / "build" / (lab.id + ".log"), built.output);
+    if (!built.started || built.timed_out || built.exit_code != 0) {
+      std::cout << "did not compile (" << (grading / "build" / (lab.id + ".log")).string() << ")\n";
+      build_failed(!built.started    ? std::vector<std::string>{built.start_error}
+                   : built.timed_out ? std::vector<std::string>{"the build took too long"}
+                                     : compiler_errors(built.output));
+      continue;
+    }
+    std::cout << "ok (" << static_cast<int>(built.duration_s) << " s)" << std::endl;
+    regex += (regex.empty() ? "" : "|") + lab.id;
+    const fs::path results = grading / "results" / (lab.id + ".submission." + backend);
+    fs::remove_all(results);  // no verdict of an earlier grading can count
   }
-  return kSuccess;
+
+  // 4. ctest.
+  if (!regex.empty()) {
+    const fs::path junit = grading / "ctest-junit.xml";
+    const fs::path log = grading / "ctest.log";
+    fs::remove(junit);
+    std::cout << "  running the graded tests with ctest (-j" << jobs << "; log: " << log.string()
+              << ")" << std::endl;
+    ProcessSpec ctest;
+    ctest.argv = {GPULAB_CTEST_COMMAND,
+                  "--test-dir",
+                  build.string(),
+                  "-R",
+                  "^gpulab\\.(" + regex + ")\\.submission\\." + backend + "/",
+                  "-j",
+                  std::to_string(jobs),
+                  "--output-junit",
+                  junit.string(),
+                  "--output-log",
+                  log.string(),
+                  "--progress"};
+    if (options.timeout_s > 0) {
+      std::ostringstream seconds;
+      seconds << options.timeout_s;
+      ctest.env = {{"GPULAB_GRADE_TIMEOUT", seconds.str()}};
+    }
+    ctest.forward = isatty(STDOUT_FILENO) != 0;
+    const ProcessResult ran = run_process(ctest);
+    std::map<std::string, TestOutcome> outcomes;
+    if (const std::optional<std::string> xml = read_text_file(junit)) {
+      try {
+        outcomes = parse_ctest_junit(*xml);
+      } catch (const std::exception& e) {
+        report.problems.push_back(junit.string() + ": " + e.what());
+      }
+    } else {
+      report.problems.push_back(
+          "ctest wrote no results (" +
+          (ran.started ? "exit " + std::to_string(ran.exit_code.value_or(-1)) : ran.start_error) +
+          "); see " + log.string());
+    }
+    for (std::size_t i = 0; i < labs.size(); ++i) {
+      if (!report.labs[i].build_errors.empty()) {
+        continue;
+      }
+      const fs::path results = grading / "results" / (labs[i]->id + ".submission." + backend);
+      for (std::size_t k = 0; k < runs[i]->tests.size(); ++k) {
+        const GradedTest& test = runs[i]->tests[k];
+        const auto outcome = outcomes.find(test.name);
+        std::optional<Verdict> verdict;
+        const fs::path file = results / (test_case_of(test.name) + ".verdict.json");
+        if (const std::optional<std::string> text = read_text_file(file)) {
+          try {
+            verdict = parse_verdict_json(*text, file.string());
+          } catch (const std::exception& e) {
+            verdict = Verdict{Disposition::failed, e.what(), {}};
+          }
+        }
+        report.labs[i].tests[k] = grade_test(
+            test, outcome == outcomes.end() ? TestOutcome::missing : outcome->second, verdict);
+      }
+    }
+  }
+
+  // 5. The instructor files once more.
+  const IntegrityCheck after = check_integrity(manifest, seal);
+  if (!after.ok()) {
+    report.integrity = after;
+    print_integrity(after, seal_path);
+    mark_all(Disposition::failed,
+             "integrity failure: instructor files changed while this submission was graded");
+    report.problems.push_back("the instructor files changed during grading; no points given");
+    return finish(kIntegrityFailure);
+  }
+  return finish(report.problems.empty() ? kSuccess : kFailure);
 }
 
 }  // namespace
 
 Command add_grade_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
-      "grade", "Run the graded lab tests with ctest and print the points earned.");
+      "grade",
+      "Build and grade lab code: each graded test in its own process group with a time limit, "
+      "points from the evidence of each test process, a report always written.");
   auto options = std::make_shared<GradeOptions>();
   command->add_option("LAB", options->labs, "lab01, 02, 3, ... or all (default: all)");
-  command->add_flag("--student", options->student, "Grade only the student code in labs/");
-  command->add_flag("--solution", options->solution, "Grade only the solutions/")
-      ->excludes("--student");
+  command->add_option("--submission", options->submission,
+                      "The code to grade: a copy of the tree, or a folder with the labs' folders "
+                      "(e.g. solutions); only the labs' student files are taken from it "
+                      "(default: this tree's labs/)");
   command
       ->add_option("--backend", options->backend,
-                   "cuda or sim (default: cuda when a GPU is usable, else sim)")
-      ->check(CLI::IsMember({"cuda", "sim"}));
-  command->add_option("--json", options->json, "Also save the grade report as JSON");
+                   "cuda, sim or auto (default auto: cuda when a GPU is usable, else sim)")
+      ->check(CLI::IsMember({"cuda", "sim", "auto"}));
+  command->add_option("--json", options->json, "Save the grade report as JSON");
+  command->add_option("--gradescope", options->gradescope, "Save Gradescope's results.json");
+  command->add_option("--junit", options->junit, "Save a JUnit XML report for CI systems");
+  command
+      ->add_option("--timeout", options->timeout_s,
+                   "Time limit of each test in seconds (at most the build's, "
+                   "GPULAB_LAB_TEST_TIMEOUT)")
+      ->check(CLI::PositiveNumber);
   command->add_option("-j,--jobs", options->jobs, "Tests run in parallel (default: all cores)")
       ->check(CLI::PositiveNumber);
-  command->add_flag("--verbose", options->verbose,
-                    "List every test that did not pass, with its failure lines");
+  command->add_flag("--reseal", options->reseal,
+                    "Accept the instructor files as they are now (after editing tests on purpose)");
+  command->add_flag("--verbose", options->verbose, "Show every failure line and full details");
   command->footer(
-      "By default both the student code and, where solutions/ exists, the solutions are graded. "
-      "The exit code is 0 when grading ran, whatever the score.");
+      "Exit code: 0 when grading ran, whatever the score; 3 on an integrity failure (the "
+      "instructor files differ from <build>/grading/instructor.sha256); 1 when grading itself "
+      "failed. docs/grading.md is the instructor guide.");
   return {command, [options] { return grade(*options); }};
 }
 

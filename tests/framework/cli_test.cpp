@@ -205,7 +205,11 @@ TEST(CliGrade, AnUnknownLabOrBackendIsAUsageError) {
   EXPECT_EQ(gpulab("grade --backend gpu").exit_code, 2);
   const Outcome help = gpulab("grade --help");
   EXPECT_EQ(help.exit_code, 0) << help.err;
-  EXPECT_NE(help.out.find("--solution"), std::string::npos) << help.out;
+  for (const char* option : {"--submission", "--gradescope", "--junit", "--timeout", "--reseal"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
+  }
+  EXPECT_EQ(gpulab("grade --submission /nonexistent/gpulab-submission").exit_code, 2);
+  EXPECT_EQ(gpulab("grade --timeout 100000").exit_code, 2);  // above the build's limit
 }
 
 }  // namespace

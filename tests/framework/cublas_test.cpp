@@ -20,6 +20,7 @@
 #include "gpulab/core/cublas_check.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
 #include "gpulab/core/stream.hpp"
 #include "test_device.hpp"
 
@@ -34,13 +35,19 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // so a write past row m shows.
 constexpr float kCPadding = -999.0f;
 
-// Tolerance of an FP32 GEMM element against the double reference:
-//   |got - expected| <= kFp32GemmRelTol * sqrt(k) * (|alpha| * sum_p |a_ip * b_pj| + |beta * c_ij|)
-// Relative to the sum of magnitudes, not to |expected|, which cancellation can make tiny. FP32
-// rounding of random-sign sums grows like sqrt(k) * 2^-24 (about 6e-8); 1e-5 leaves room for any
-// summation order (blocked, split-k, FMA), while a wrong element, transpose, leading dimension or
-// scalar is off by orders of magnitude more.
-constexpr double kFp32GemmRelTol = 1e-5;
+// Tolerance of an FP32 GEMM element against the double reference: the numeric policy's
+// (gpulab/core/numeric.hpp) for a value accumulated over k terms, with atol scaled by the sum of
+// the terms' magnitudes:
+//   |got - expected| <= allowed(expected) of scaled(tolerance_for(fp32, k), magnitude),
+//   magnitude = |alpha| * sum_p |a_ip * b_pj| + |beta * c_ij|
+// i.e. sqrt(k) * (1e-5 * magnitude + 1.3e-6 * |expected|). Scaled by the sum of magnitudes, not by
+// |expected|, which cancellation can make tiny. FP32 rounding of random-sign sums grows like
+// sqrt(k) * 2^-24 (about 6e-8); the policy leaves room for any summation order (blocked, split-k,
+// FMA), while a wrong element, transpose, leading dimension or scalar is off by orders of
+// magnitude more.
+gpulab::Tolerance gemm_tolerance(int k, double magnitude) {
+  return gpulab::scaled(gpulab::tolerance_for(gpulab::DType::fp32, std::max(k, 1)), magnitude);
+}
 
 /// A cuBLAS handle for one test, destroyed at the end of it. // non-copyable
 class CublasHandle {
@@ -169,7 +176,6 @@ void reference_into(const Gemm& g, const float* a, const float* b, const float* 
   }
   const double alpha = static_cast<double>(g.alpha);
   const double beta = static_cast<double>(g.beta);
-  const double scale = kFp32GemmRelTol * std::sqrt(static_cast<double>(std::max(g.k, 1)));
   for (int j = 0; j < g.n; ++j) {
     for (int i = 0; i < g.m; ++i) {
       double sum = 0.0;
@@ -190,7 +196,7 @@ void reference_into(const Gemm& g, const float* a, const float* b, const float* 
         bound += std::abs(beta * static_cast<double>(c[at]));
       }
       value[at] = want;
-      tolerance[at] = scale * bound;
+      tolerance[at] = gemm_tolerance(g.k, bound).allowed(want);
     }
   }
 }
@@ -851,8 +857,10 @@ TEST(SimCublas, BatchEntriesSharingCRunInOrder) {
       for (int i = 0; i < g.m; ++i) {
         const std::size_t at = Gemm::index(i, j, g.ldc);
         want.value[at] += step.value[at];
-        // Each accumulation rounds C once more; allow one sum's bound per entry plus |C|.
-        want.tolerance[at] += step.tolerance[at] + kFp32GemmRelTol * std::abs(want.value[at]);
+        // Each accumulation rounds C once more; allow one sum's bound per entry plus one fp32
+        // rounding of C (the policy's base tolerance).
+        want.tolerance[at] +=
+            step.tolerance[at] + gpulab::tolerance_for(gpulab::DType::fp32).allowed(want.value[at]);
       }
     }
   }

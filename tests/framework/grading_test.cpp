@@ -1,21 +1,42 @@
-// Unit tests of grading.hpp: the lab manifest, ctest's JUnit report (a document shaped like the
-// one ctest 3.25 --output-junit writes), the failure excerpt a student sees, and the points of a
-// run.
+// Unit tests of grading.hpp: the lab manifest (schema_version 2), ctest's JUnit report (a document
+// shaped like the one ctest 3.25 --output-junit writes), the seal of the instructor files on a
+// temporary tree, the grade of a test from ctest's record and the runner's verdict, compiler error
+// excerpts, and the three reports: JSON, Gradescope's results.json (checked against Gradescope's
+// documented format) and JUnit XML (read back with a strict XML reader).
 #include "gpulab/core/grading.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
+#include <ostream>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 #include <vector>
 
+#include "gpulab/core/sha256.hpp"
+
 namespace gpulab {
+
+// gtest prints dispositions and outcomes by their names.
+void PrintTo(Disposition disposition, std::ostream* out) {
+  *out << to_string(disposition);
+}
+void PrintTo(TestOutcome outcome, std::ostream* out) {
+  *out << to_string(outcome);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,6 +55,22 @@ std::string joined(const Lines& lines) {
   return out.empty() ? " (none)" : out;
 }
 
+// The message of the std::runtime_error `f` throws ("" and a test failure when it throws nothing
+// or something else).
+template <typename F>
+std::string runtime_error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected std::runtime_error, got " << typeid(e).name() << ": " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected std::runtime_error, nothing was thrown";
+  return "";
+}
+
 // ---------------------------------------------------------------------------------------------
 // The manifest
 // ---------------------------------------------------------------------------------------------
@@ -41,18 +78,23 @@ std::string joined(const Lines& lines) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 1,
+    "schema_version": 2,
     "source_dir": "/src/gpulab",
+    "extra_tests_dir": "/src/gpulab/tests/hidden",
+    "test_timeout_s": 120,
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
+       "student_files": ["benchmark.cpp", "timing/timer.cu"],
        "runs": [
          {"variant": "student", "backend": "sim", "runner": "gpulab.lab01.student.run.sim",
-          "tests": [{"name": "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean", "points": 5},
-                    {"name": "gpulab.lab01.student.sim/Lab01Timing.WarmupRunsAreNotTimed", "points": 10}]},
-         {"variant": "solution", "backend": "cuda", "runner": "gpulab.lab01.solution.run.cuda",
-          "tests": []}
+          "tests": [{"name": "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean",
+                     "points": 5, "hidden": false},
+                    {"name": "gpulab.lab01.student.sim/Lab01Hidden.Robustness",
+                     "points": 10, "hidden": true}]},
+         {"variant": "submission", "backend": "cuda", "runner": "", "tests": []}
        ]},
-      {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck", "runs": []}
+      {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck",
+       "student_files": [], "runs": []}
     ]
   })");
 }
@@ -60,11 +102,14 @@ json valid_manifest() {
 TEST(LabManifest, ParsesEveryField) {
   const LabManifest m = parse_lab_manifest(valid_manifest().dump(), "manifest.json");
   EXPECT_EQ(m.source_dir, fs::path("/src/gpulab"));
+  EXPECT_EQ(m.extra_tests_dir, fs::path("/src/gpulab/tests/hidden"));
+  EXPECT_EQ(m.test_timeout_s, 120);
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
   EXPECT_EQ(lab.id, "lab01");
   EXPECT_EQ(lab.title, "Benchmarking a kernel correctly");
   EXPECT_EQ(lab.dir, "lab01_benchmarking");
+  EXPECT_EQ(lab.student_files, (Lines{"benchmark.cpp", "timing/timer.cu"}));
   ASSERT_EQ(lab.runs.size(), 2u);
   EXPECT_EQ(lab.runs[0].variant, "student");
   EXPECT_EQ(lab.runs[0].backend, "sim");
@@ -72,11 +117,15 @@ TEST(LabManifest, ParsesEveryField) {
   ASSERT_EQ(lab.runs[0].tests.size(), 2u);
   EXPECT_EQ(lab.runs[0].tests[0].name, "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean");
   EXPECT_EQ(lab.runs[0].tests[0].points, 5);
+  EXPECT_FALSE(lab.runs[0].tests[0].hidden);
   EXPECT_EQ(lab.runs[0].tests[1].points, 10);
-  EXPECT_EQ(lab.runs[1].variant, "solution");
+  EXPECT_TRUE(lab.runs[0].tests[1].hidden);
+  EXPECT_EQ(lab.runs[1].variant, "submission");
   EXPECT_EQ(lab.runs[1].backend, "cuda");
+  EXPECT_EQ(lab.runs[1].runner, "");
   EXPECT_TRUE(lab.runs[1].tests.empty());
   EXPECT_EQ(m.labs[1].id, "lab03");
+  EXPECT_TRUE(m.labs[1].student_files.empty());
   EXPECT_TRUE(m.labs[1].runs.empty());
 }
 
@@ -91,260 +140,248 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  json doc = valid_manifest();
-  doc["schema_version"] = 2;
-  try {
-    (void)parse_lab_manifest(doc.dump(), "build/grading/manifest.json");
-    FAIL() << "schema_version 2 was accepted";
-  } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(contains(e.what(), "build/grading/manifest.json")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "schema_version")) << e.what();
+  for (const int version : {1, 3}) {
+    json doc = valid_manifest();
+    doc["schema_version"] = version;
+    const std::string message = runtime_error_of(
+        [&] { (void)parse_lab_manifest(doc.dump(), "build/grading/manifest.json"); });
+    EXPECT_TRUE(contains(message, "build/grading/manifest.json")) << message;
+    EXPECT_TRUE(contains(message, "schema_version")) << message;
   }
 }
 
 TEST(LabManifest, RejectsTextThatIsNotJsonNamingTheSource) {
   for (const char* text : {"", "{", "not json", "[1, 2"}) {
-    try {
-      (void)parse_lab_manifest(text, "m.json");
-      ADD_FAILURE() << "\"" << text << "\" was accepted";
-    } catch (const std::runtime_error& e) {
-      EXPECT_TRUE(contains(e.what(), "m.json")) << e.what();
-    }
+    const std::string message = runtime_error_of([&] { (void)parse_lab_manifest(text, "m.json"); });
+    EXPECT_TRUE(contains(message, "m.json")) << text << ": " << message;
   }
 }
 
-// Every required field, as a JSON pointer to its parent object and the key to remove.
+TEST(LabManifest, ADocumentThatIsNotAnObjectIsARuntimeError) {
+  for (const char* text : {"[]", "2", "\"manifest\"", "null"}) {
+    const std::string message = runtime_error_of([&] { (void)parse_lab_manifest(text, "m.json"); });
+    EXPECT_TRUE(contains(message, "m.json")) << text << ": " << message;
+  }
+}
+
+// Every required field: a JSON pointer to its parent object, its key, and a value of a wrong type.
 struct RequiredField {
   const char* parent;
   const char* key;
+  json wrong;
 };
 
-TEST(LabManifest, AMissingFieldIsARuntimeErrorNamingTheField) {
-  const RequiredField fields[] = {
-      {"", "schema_version"},
-      {"", "source_dir"},
-      {"", "labs"},
-      {"/labs/0", "id"},
-      {"/labs/0", "title"},
-      {"/labs/0", "dir"},
-      {"/labs/0", "runs"},
-      {"/labs/0/runs/0", "variant"},
-      {"/labs/0/runs/0", "backend"},
-      {"/labs/0/runs/0", "runner"},
-      {"/labs/0/runs/0", "tests"},
-      {"/labs/0/runs/0/tests/1", "name"},
-      {"/labs/0/runs/0/tests/1", "points"},
+const std::vector<RequiredField>& required_fields() {
+  static const std::vector<RequiredField> fields = {
+      {"", "schema_version", "2"},
+      {"", "source_dir", 7},
+      {"", "extra_tests_dir", json::array()},
+      {"", "test_timeout_s", "120"},
+      {"", "labs", json::object()},
+      {"/labs/0", "id", 1},
+      {"/labs/0", "title", false},
+      {"/labs/0", "dir", nullptr},
+      {"/labs/0", "student_files", "benchmark.cpp"},
+      {"/labs/0", "runs", json::object()},
+      {"/labs/0/runs/0", "variant", 0},
+      {"/labs/0/runs/0", "backend", json::array({"sim"})},
+      {"/labs/0/runs/0", "runner", 1.5},
+      {"/labs/0/runs/0", "tests", "none"},
+      {"/labs/0/runs/0/tests/1", "name", 3},
+      {"/labs/0/runs/0/tests/1", "points", "five"},
+      {"/labs/0/runs/0/tests/1", "hidden", "true"},
   };
-  for (const RequiredField& field : fields) {
+  return fields;
+}
+
+TEST(LabManifest, AMissingFieldIsARuntimeErrorNamingTheFieldAndTheSource) {
+  for (const RequiredField& field : required_fields()) {
     json doc = valid_manifest();
     doc[json::json_pointer(field.parent)].erase(field.key);
     const std::string where = std::string(field.parent) + "/" + field.key;
-    try {
-      (void)parse_lab_manifest(doc.dump(), "manifest.json");
-      ADD_FAILURE() << "a manifest without " << where << " was accepted";
-    } catch (const std::runtime_error& e) {
-      const std::string message = e.what();
-      EXPECT_TRUE(contains(message, "manifest.json")) << where << ": " << message;
-      EXPECT_TRUE(contains(message, "\"" + std::string(field.key) + "\""))
-          << where << ": " << message;
-    }
-  }
-}
-
-TEST(LabManifest, AMissingFieldNamesWhereInTheDocumentItIsMissing) {
-  json doc = valid_manifest();
-  doc["labs"][0]["runs"][0]["tests"][1].erase("points");
-  try {
-    (void)parse_lab_manifest(doc.dump(), "manifest.json");
-    FAIL() << "accepted";
-  } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(contains(e.what(), "labs[0].runs[0].tests[1]")) << e.what();
+    const std::string message =
+        runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "manifest.json"); });
+    EXPECT_TRUE(contains(message, "manifest.json")) << where << ": " << message;
+    EXPECT_TRUE(contains(message, "\"" + std::string(field.key) + "\""))
+        << where << ": " << message;
   }
 }
 
 TEST(LabManifest, AFieldOfTheWrongTypeIsARuntimeErrorNamingTheField) {
-  json doc = valid_manifest();
-  doc["labs"][0]["runs"][0]["tests"][0]["points"] = "five";
-  try {
-    (void)parse_lab_manifest(doc.dump(), "manifest.json");
-    FAIL() << "points given as a string was accepted";
-  } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(contains(e.what(), "points")) << e.what();
+  for (const RequiredField& field : required_fields()) {
+    json doc = valid_manifest();
+    doc[json::json_pointer(field.parent)][field.key] = field.wrong;
+    const std::string where = std::string(field.parent) + "/" + field.key;
+    const std::string message =
+        runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "manifest.json"); });
+    EXPECT_TRUE(contains(message, "manifest.json")) << where << ": " << message;
+    EXPECT_TRUE(contains(message, field.key)) << where << ": " << message;
   }
-  doc = valid_manifest();
-  doc["labs"] = json::object();
-  EXPECT_THROW((void)parse_lab_manifest(doc.dump(), "manifest.json"), std::runtime_error);
 }
 
-// A file in the temporary directory, removed at the end of the test.
-class TempFile {
+TEST(LabManifest, AnErrorSaysWhereInTheDocument) {
+  json doc = valid_manifest();
+  doc["labs"][0]["runs"][0]["tests"][1].erase("points");
+  EXPECT_TRUE(contains(runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); }),
+                       "labs[0].runs[0].tests[1]"));
+  doc = valid_manifest();
+  doc["labs"][1]["dir"] = 3;
+  EXPECT_TRUE(contains(runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); }),
+                       "labs[1].dir"));
+}
+
+TEST(LabManifest, AStudentFileThatIsNotAStringIsARuntimeError) {
+  json doc = valid_manifest();
+  doc["labs"][0]["student_files"][1] = 42;
+  const std::string message =
+      runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); });
+  EXPECT_TRUE(contains(message, "student_files")) << message;
+  EXPECT_TRUE(contains(message, "labs[0]")) << message;
+}
+
+// A directory in the temporary directory, removed with its contents at the end of the test.
+class TempDir {
  public:
-  explicit TempFile(const std::string& stem)
+  explicit TempDir(const std::string& stem)
       : path_(fs::temp_directory_path() /
               (stem + "-" +
-               std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {}
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path_, ignored);
+               std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {
+    fs::create_directories(path_);
   }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   [[nodiscard]] const fs::path& path() const { return path_; }
 
  private:
   fs::path path_;
 };
 
+void write_file(const fs::path& path, const std::string& contents) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+}
+
 TEST(LabManifest, LoadReadsTheFile) {
-  const TempFile file("gpulab-grading-test-manifest");
-  {
-    std::ofstream out(file.path());
-    out << valid_manifest().dump(2);
-  }
-  const LabManifest m = load_lab_manifest(file.path());
+  const TempDir dir("gpulab-grading-test-manifest");
+  write_file(dir.path() / "manifest.json", valid_manifest().dump(2));
+  const LabManifest m = load_lab_manifest(dir.path() / "manifest.json");
   ASSERT_EQ(m.labs.size(), 2u);
   EXPECT_EQ(m.labs[0].runs[0].tests.size(), 2u);
+  EXPECT_EQ(m.test_timeout_s, 120);
 }
 
 TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
   const fs::path missing = fs::temp_directory_path() / "gpulab-no-such-dir" / "manifest.json";
-  try {
-    (void)load_lab_manifest(missing);
-    FAIL() << "a missing manifest was loaded";
-  } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(contains(e.what(), missing.string())) << e.what();
-  }
+  const std::string message = runtime_error_of([&] { (void)load_lab_manifest(missing); });
+  EXPECT_TRUE(contains(message, missing.string())) << message;
 }
 
-TEST(LabManifest, LoadOfAMalformedFileNamesThePath) {
-  const TempFile file("gpulab-grading-test-bad-manifest");
-  {
-    std::ofstream out(file.path());
-    out << R"({"schema_version": 1})";
-  }
-  try {
-    (void)load_lab_manifest(file.path());
-    FAIL() << "a manifest without source_dir was loaded";
-  } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(contains(e.what(), file.path().string())) << e.what();
-    EXPECT_TRUE(contains(e.what(), "source_dir")) << e.what();
-  }
+TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
+  const TempDir dir("gpulab-grading-test-bad-manifest");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 2})");
+  const std::string message =
+      runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
+  EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
+  EXPECT_TRUE(contains(message, "source_dir")) << message;
+}
+
+TEST(TestCaseOf, StripsTheCtestPrefix) {
+  EXPECT_EQ(test_case_of("gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean"),
+            "Lab01Summary.CountMinMaxAndMean");
+  EXPECT_EQ(test_case_of("Lab01Summary.CountMinMaxAndMean"), "Lab01Summary.CountMinMaxAndMean");
+  EXPECT_EQ(test_case_of("prefix/"), "");
+  EXPECT_EQ(test_case_of(""), "");
 }
 
 // ---------------------------------------------------------------------------------------------
 // ctest's JUnit report
 // ---------------------------------------------------------------------------------------------
 
-// What ctest 3.25 writes (cmCTestTestHandler::WriteJUnitXML): testsuite attributes one per line,
-// status "run" / "fail" / "notrun" (with a <skipped> element) / "disabled", attribute values and
-// output with &lt; &gt; &amp; &quot; entities. The last case has its attributes on new lines, as
-// other JUnit writers (and a hand-edited report) put them.
+// What ctest 3.25 writes (cmCTestTestHandler::WriteJUnitXML) for gpulab-grade-runner tests:
+// testsuite attributes one per line; status "run" / "fail" (a time-out too) / "notrun" (skip
+// return code, missing program; with a <skipped> element) / "disabled"; system-out with &lt;
+// &gt; &amp; entities. The last case has its attributes on new lines, as other JUnit writers
+// (and a hand-edited report) put them.
 constexpr const char* kJunit = R"xml(<?xml version="1.0" encoding="UTF-8"?>
 <testsuite name="(empty)"
 	tests="7"
-	failures="1"
+	failures="2"
 	disabled="1"
 	skipped="2"
 	hostname=""
-	time="0"
-	timestamp="2026-11-22T03:18:37"
+	time="1"
+	timestamp="2026-11-22T04:32:12"
 	>
-	<testcase name="gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean" classname="gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean" time="0.0152787" status="run">
-		<system-out>Note: Google Test filter = Lab01Summary.CountMinMaxAndMean
-[==========] Running 1 test from 1 test suite.
-[ RUN      ] Lab01Summary.CountMinMaxAndMean
-[       OK ] Lab01Summary.CountMinMaxAndMean (0 ms)
+	<testcase name="gpulab.lab01.student.sim/S.Pass" classname="gpulab.lab01.student.sim/S.Pass" time="0.00509222" status="run">
+		<system-out>Running main() from ./googletest/src/gtest_main.cc
+Note: Google Test filter = S.Pass
+[ RUN      ] S.Pass
+[       OK ] S.Pass (0 ms)
 [  PASSED  ] 1 test.
 </system-out>
 	</testcase>
-	<testcase name="Escaped&lt;float&gt;.A&amp;B &quot;quoted&quot;" classname="Escaped&lt;float&gt;.A&amp;B &quot;quoted&quot;" time="0.01" status="run">
-		<system-out>a &lt; b &amp;&amp; "c" &gt; 'd' &apos;e&apos; &#65;&#x42;
-</system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/Lab01Summary.RejectsEmptyAndInvalidSamples" classname="gpulab.lab01.student.sim/Lab01Summary.RejectsEmptyAndInvalidSamples" time="0.00543824" status="fail">
+	<testcase name="gpulab.lab01.student.sim/S.Fail" classname="gpulab.lab01.student.sim/S.Fail" time="0.00313992" status="fail">
 		<failure message=""/>
-		<system-out>[ RUN      ] Lab01Summary.RejectsEmptyAndInvalidSamples
-/work/main/tests/labs/lab01_benchmarking/lab01_test.cpp:61: Failure
-Expected: static_cast&lt;void&gt;(summarize_samples(invalid[i])) throws an exception of type std::invalid_argument.
-  Actual: it throws nothing.
-[  FAILED  ] Lab01Summary.RejectsEmptyAndInvalidSamples (0 ms)
+		<system-out>[ RUN      ] S.Fail
+t.cpp:4: Failure
+a&lt;b &amp; "c" 'd'
+&lt;testcase name="Forged.Pass" status="run"&gt;
+[  FAILED  ] S.Fail (0 ms)
 </system-out>
 	</testcase>
-	<testcase name="gpulab.lab01.student.cuda/Lab01Timing.WarmupRunsAreNotTimed" classname="gpulab.lab01.student.cuda/Lab01Timing.WarmupRunsAreNotTimed" time="0.00888979" status="notrun">
+	<testcase name="gpulab.lab01.student.sim/S.Skip" classname="gpulab.lab01.student.sim/S.Skip" time="0.00299893" status="notrun">
 		<skipped message="SKIP_RETURN_CODE=77"/>
-		<system-out>[  SKIPPED ] Lab01Timing.WarmupRunsAreNotTimed: needs a CUDA device
+		<system-out>&lt;skip&gt; &amp; "q"
 </system-out>
 	</testcase>
-	<testcase name="gpulab.lab01.student.cuda/Lab01Timing.StopsAtTheTimeLimit" classname="gpulab.lab01.student.cuda/Lab01Timing.StopsAtTheTimeLimit" time="0" status="notrun">
+	<testcase name="gpulab.lab01.student.sim/S.Missing" classname="gpulab.lab01.student.sim/S.Missing" time="0" status="notrun">
 		<skipped message="Unable to find executable"/>
-		<system-out>Unable to find executable: /build/bin/gpulab.test.lab01.student.cuda</system-out>
+		<system-out>Unable to find executable: /nonexistent/prog</system-out>
 	</testcase>
-	<testcase name="Disabled.Case" classname="Disabled.Case" time="0" status="disabled">
+	<testcase name="gpulab.lab01.student.sim/S.Timeout" classname="gpulab.lab01.student.sim/S.Timeout" time="1.00367" status="fail">
+		<failure message=""/>
+		<system-out></system-out>
+	</testcase>
+	<testcase name="gpulab.lab01.student.sim/S.Disabled" classname="gpulab.lab01.student.sim/S.Disabled" time="0" status="disabled">
+		<system-out>Disabled</system-out>
 	</testcase>
 	<testcase
-		name="NewLines.Case"
-		classname="NewLines.Case"
+		name="Escaped&lt;float&gt;.A&amp;B"
+		classname="Escaped&lt;float&gt;.A&amp;B"
 		time="0.5"
-		status="fail">
-		<failure message="Timeout"/>
-		<system-out>still running when the timeout hit</system-out>
+		status="run">
 	</testcase>
 </testsuite>
 )xml";
 
-TEST(CtestJunit, EveryTestcaseIsRead) {
-  const std::map<std::string, JunitCase> cases = parse_ctest_junit(kJunit);
-  EXPECT_EQ(cases.size(), 7u);
+TEST(CtestJunit, ReadsEveryTestcaseWithItsOutcome) {
+  const std::map<std::string, TestOutcome> expected = {
+      {"gpulab.lab01.student.sim/S.Pass", TestOutcome::passed},
+      {"gpulab.lab01.student.sim/S.Fail", TestOutcome::failed},
+      {"gpulab.lab01.student.sim/S.Skip", TestOutcome::skipped},
+      {"gpulab.lab01.student.sim/S.Missing", TestOutcome::skipped},
+      {"gpulab.lab01.student.sim/S.Timeout", TestOutcome::failed},
+      {"gpulab.lab01.student.sim/S.Disabled", TestOutcome::skipped},
+      {"Escaped<float>.A&B", TestOutcome::passed},
+  };
+  const std::map<std::string, TestOutcome> got = parse_ctest_junit(kJunit);
+  EXPECT_EQ(got.size(), expected.size());
+  for (const auto& [name, outcome] : expected) {
+    const auto found = got.find(name);
+    ASSERT_NE(found, got.end()) << name;
+    EXPECT_EQ(found->second, outcome)
+        << name << ": expected " << to_string(outcome) << ", got " << to_string(found->second);
+  }
 }
 
-TEST(CtestJunit, StatusRunIsPassedAndFailIsFailed) {
-  const auto cases = parse_ctest_junit(kJunit);
-  EXPECT_EQ(cases.at("gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean").outcome,
-            TestOutcome::passed);
-  EXPECT_EQ(cases.at("gpulab.lab01.student.sim/Lab01Summary.RejectsEmptyAndInvalidSamples").outcome,
-            TestOutcome::failed);
-}
-
-TEST(CtestJunit, NotRunAndDisabledAreSkipped) {
-  const auto cases = parse_ctest_junit(kJunit);
-  EXPECT_EQ(cases.at("gpulab.lab01.student.cuda/Lab01Timing.WarmupRunsAreNotTimed").outcome,
-            TestOutcome::skipped);
-  EXPECT_EQ(cases.at("gpulab.lab01.student.cuda/Lab01Timing.StopsAtTheTimeLimit").outcome,
-            TestOutcome::skipped);
-  EXPECT_EQ(cases.at("Disabled.Case").outcome, TestOutcome::skipped);
-  EXPECT_EQ(cases.at("Disabled.Case").output, "");
-}
-
-TEST(CtestJunit, EntitiesInNamesAndOutputAreDecoded) {
-  const auto cases = parse_ctest_junit(kJunit);
-  const auto found = cases.find("Escaped<float>.A&B \"quoted\"");
-  ASSERT_NE(found, cases.end()) << "the name was not decoded";
-  EXPECT_EQ(found->second.outcome, TestOutcome::passed);
-  EXPECT_EQ(found->second.output, "a < b && \"c\" > 'd' 'e' AB\n");
-  EXPECT_TRUE(contains(
-      cases.at("gpulab.lab01.student.sim/Lab01Summary.RejectsEmptyAndInvalidSamples").output,
-      "static_cast<void>(summarize_samples(invalid[i]))"));
-}
-
-TEST(CtestJunit, OutputIsTheTestsOwnSystemOut) {
-  const auto cases = parse_ctest_junit(kJunit);
-  const std::string& passed =
-      cases.at("gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean").output;
-  EXPECT_EQ(passed.rfind("Note: Google Test filter = Lab01Summary.CountMinMaxAndMean\n", 0), 0u)
-      << passed;
-  EXPECT_TRUE(contains(passed, "[  PASSED  ] 1 test.\n")) << passed;
-  EXPECT_FALSE(contains(passed, "<system-out>")) << passed;
-  EXPECT_FALSE(contains(passed, "Escaped")) << "the next test's output leaked in: " << passed;
-  EXPECT_EQ(cases.at("gpulab.lab01.student.cuda/Lab01Timing.StopsAtTheTimeLimit").output,
-            "Unable to find executable: /build/bin/gpulab.test.lab01.student.cuda");
-}
-
-TEST(CtestJunit, AttributesOnNewLinesAreRead) {
-  const auto cases = parse_ctest_junit(kJunit);
-  const auto found = cases.find("NewLines.Case");
-  ASSERT_NE(found, cases.end());
-  EXPECT_EQ(found->second.outcome, TestOutcome::failed);
-  EXPECT_EQ(found->second.output, "still running when the timeout hit");
+TEST(CtestJunit, ATestcaseInTheOutputIsNotATestcase) {
+  // ctest escapes '<' in the output: a test cannot print a passing <testcase> of its own.
+  EXPECT_EQ(parse_ctest_junit(kJunit).count("Forged.Pass"), 0u);
 }
 
 TEST(CtestJunit, AnEmptySuiteHasNoCases) {
@@ -358,7 +395,8 @@ TEST(CtestJunit, AnEmptySuiteHasNoCases) {
 }
 
 TEST(CtestJunit, TextThatIsNotAReportIsARuntimeError) {
-  for (const char* text : {"", "<html><body>hello</body></html>", "{\"tests\": []}"}) {
+  for (const char* text : {"", "<html><body>hello</body></html>", "{\"tests\": []}",
+                           "gpulab.lab01.student.sim/S.Pass ... Passed"}) {
     EXPECT_THROW((void)parse_ctest_junit(text), std::runtime_error) << "\"" << text << "\"";
   }
 }
@@ -377,19 +415,10 @@ TEST(CtestJunit, ATestcaseWithoutNameOrStatusIsARuntimeError) {
 }
 
 TEST(CtestJunit, AMalformedCharacterReferenceIsARuntimeError) {
-  // Not something ctest writes, but a damaged or hand-made report must give the documented error,
-  // not an exception from deep inside the number parsing.
-  for (const char* reference : {"&#xZZ;", "&#;x", "&#99999999999999999999999;"}) {
-    const std::string xml = std::string("<testsuite><testcase name=\"a\" status=\"run\">") +
-                            "<system-out>" + reference + "</system-out></testcase></testsuite>";
-    try {
-      (void)parse_ctest_junit(xml);
-    } catch (const std::runtime_error&) {
-      // the documented error
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << reference << ": expected std::runtime_error or a decoded report, got "
-                    << typeid(e).name() << ": " << e.what();
-    }
+  for (const char* reference : {"&#xZZ;", "&#99999999999999999999999;", "&#12a;"}) {
+    const std::string xml = std::string("<testsuite><testcase name=\"a") + reference +
+                            "\" status=\"run\"></testcase></testsuite>";
+    EXPECT_THROW((void)parse_ctest_junit(xml), std::runtime_error) << reference;
   }
 }
 
@@ -401,190 +430,1075 @@ TEST(TestOutcome, Names) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// failure_excerpt, on the output gtest 1.12 prints for one test (ctest runs one per process)
+// The seal of the instructor files
 // ---------------------------------------------------------------------------------------------
 
-// `body` between gtest's banners, as ctest captures it for a failed test.
-std::string one_test_output(const std::string& name, const std::string& body) {
-  std::string out = "Running main() from ./googletest/src/gtest_main.cc\n";
-  out += "Note: Google Test filter = " + name + "\n";
-  out += "[==========] Running 1 test from 1 test suite.\n";
-  out += "[----------] Global test environment set-up.\n";
-  out += "[----------] 1 test from Suite\n";
-  out += "[ RUN      ] " + name + "\n";
-  out += body;
-  out += "[  FAILED  ] " + name + " (0 ms)\n";
-  out += "[----------] 1 test from Suite (0 ms total)\n";
-  out += "\n";
-  out += "[----------] Global test environment tear-down\n";
-  out += "[==========] 1 test from 1 test suite ran. (0 ms total)\n";
-  out += "[  PASSED  ] 0 tests.\n";
-  out += "[  FAILED  ] 1 test, listed below:\n";
-  out += "[  FAILED  ] " + name + "\n";
-  out += "\n";
-  out += " 1 FAILED TEST\n";
-  return out;
+const std::string kHashA = sha256_hex("a");
+const std::string kHashB = sha256_hex("b");
+
+TEST(Seal, FormatIsOneSha256sumLinePerFile) {
+  const std::vector<SealedFile> seal = {{"CMakeLists.txt", kHashA},
+                                        {"/abs/hidden/lab01/h.cpp", kHashB}};
+  EXPECT_EQ(format_seal(seal),
+            kHashA + "  CMakeLists.txt\n" + kHashB + "  /abs/hidden/lab01/h.cpp\n");
+  EXPECT_EQ(format_seal({}), "");
 }
 
-TEST(FailureExcerpt, ANotImplementedStubGivesTheExceptionMessageAndNoGtestBanners) {
-  const std::string exception_line =
-      "C++ exception with description \"lab01: summarize_samples is not implemented yet (fill in "
-      "the TODO(lab01) region at labs/lab01_benchmarking/benchmark.cu:30)\" thrown in the test "
-      "body.";
-  const std::string output = one_test_output("Lab01Summary.CountMinMaxAndMean",
-                                             "unknown file: Failure\n" + exception_line + "\n");
-  const Lines got = failure_excerpt(output);
-  const Lines expected = {"unknown file: Failure", exception_line};
-  EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
+TEST(Seal, ParseReadsWhatFormatWrites) {
+  const std::vector<SealedFile> seal = {{"CMakeLists.txt", kHashA},
+                                        {"labs/lab01 x/with  two spaces.cpp", kHashB},
+                                        {"/abs/hidden/lab01/h.cpp", kHashA}};
+  const std::vector<SealedFile> back = parse_seal(format_seal(seal), "seal.sha256");
+  ASSERT_EQ(back.size(), seal.size());
+  for (std::size_t i = 0; i < seal.size(); ++i) {
+    EXPECT_EQ(back[i].path, seal[i].path);
+    EXPECT_EQ(back[i].sha256, seal[i].sha256) << seal[i].path;
+  }
 }
 
-TEST(FailureExcerpt, AnExpectNearFailureKeepsGotExpectedAndTolerance) {
-  const std::string output = one_test_output(
-      "Lab01Throughput.Bandwidth",
-      "lab01_test.cpp:45: Failure\n"
-      "The difference between got and expected is 1, which exceeds tolerance, where\n"
-      "got evaluates to 2,\n"
-      "expected evaluates to 1, and\n"
-      "tolerance evaluates to 0.001.\n"
-      "index 3\n");
-  const Lines got = failure_excerpt(output);
-  const Lines expected = {
-      "lab01_test.cpp:45: Failure",
-      "The difference between got and expected is 1, which exceeds tolerance, where",
-      "got evaluates to 2,",
-      "expected evaluates to 1, and",
-      "tolerance evaluates to 0.001.",
-      "index 3",
+TEST(Seal, ParseSkipsEmptyLinesAndReadsALastLineWithoutNewline) {
+  const std::vector<SealedFile> back =
+      parse_seal("\n" + kHashA + "  a.txt\n\n" + kHashB + "  b.txt", "seal.sha256");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].path, "b.txt");
+  EXPECT_EQ(back[1].sha256, kHashB);
+}
+
+TEST(Seal, AMalformedLineIsARuntimeErrorNamingTheSourceAndTheLine) {
+  std::string upper = kHashA;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) {
+    return static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  });
+  const std::string bad_lines[] = {
+      kHashA.substr(0, 63) + "  short.txt",  // 63 digits
+      upper + "  upper.txt",                 // sha256sum writes lower case
+      kHashA + " one-space.txt",             // one space
+      kHashA + "  ",                         // no path
+      kHashA,                                // no separator
+      "g" + kHashA.substr(1) + "  not-hex.txt",
+      "a.txt  " + kHashA,  // the other way round
   };
+  for (const std::string& bad : bad_lines) {
+    const std::string message = runtime_error_of(
+        [&] { (void)parse_seal(kHashB + "  fine.txt\n" + bad + "\n", "grading/seal.sha256"); });
+    EXPECT_TRUE(contains(message, "grading/seal.sha256")) << bad << ": " << message;
+    EXPECT_TRUE(contains(message, "line 2")) << bad << ": " << message;
+  }
+}
+
+// A source tree with a file in every place instructor_files looks at and some it does not, and a
+// hidden suites' folder outside it.
+class SealTree : public ::testing::Test {
+ protected:
+  SealTree() {
+    for (const char* file :
+         {"CMakeLists.txt", "CMakePresets.json", "cmake/GpulabLabs.cmake", "framework/core/x.cpp",
+          "kernels/k.cu", "tests/framework/t.cpp", "labs/lab01_x/lab.hpp", "labs/lab01_x/README.md",
+          "labs/lab02_y/student.cu", "labs/lab01_x/student.cu", "labs/lab01_x/sub/part.cpp",
+          "docs/guide.md", "solutions/lab01_x/student.cu", "build/me/CMakeCache.txt",
+          "README.md"}) {
+      write_file(root() / file, std::string("contents of ") + file + "\n");
+    }
+    write_file(hidden() / "lab01_x/hidden_test.cpp", "hidden test\n");
+    manifest_.source_dir = root();
+    manifest_.extra_tests_dir = hidden();
+    manifest_.labs = {{"lab01", "One", "lab01_x", {"student.cu", "sub/part.cpp"}, {}},
+                      {"lab02", "Two", "lab02_y", {"other.cu"}, {}}};
+  }
+
+  [[nodiscard]] fs::path root() const { return dir_.path() / "src"; }
+  [[nodiscard]] fs::path hidden() const { return dir_.path() / "hidden"; }
+
+  TempDir dir_{"gpulab-grading-test-tree"};
+  LabManifest manifest_;
+};
+
+TEST_F(SealTree, InstructorFilesAreTheSealedFoldersLessTheStudentFiles) {
+  Lines expected = {"CMakeLists.txt",
+                    "CMakePresets.json",
+                    "cmake/GpulabLabs.cmake",
+                    "framework/core/x.cpp",
+                    "kernels/k.cu",
+                    "labs/lab01_x/README.md",
+                    "labs/lab01_x/lab.hpp",
+                    "labs/lab02_y/student.cu",  // a student file of lab01's name, in lab02
+                    "tests/framework/t.cpp",
+                    (hidden() / "lab01_x/hidden_test.cpp").generic_string()};
+  std::sort(expected.begin(), expected.end());
+  const Lines got = instructor_files(manifest_);
   EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
 }
 
-TEST(FailureExcerpt, AnExpectEqFailureKeepsBothSides) {
-  const std::string output = one_test_output("Suite.Eq",
-                                             "lab01_test.cpp:50: Failure\n"
-                                             "Expected equality of these values:\n"
-                                             "  got\n"
-                                             "    Which is: 2\n"
-                                             "  expected\n"
-                                             "    Which is: 1\n");
-  const Lines got = failure_excerpt(output);
-  const Lines expected = {"lab01_test.cpp:50: Failure",
-                          "Expected equality of these values:",
-                          "  got",
-                          "    Which is: 2",
-                          "  expected",
-                          "    Which is: 1"};
-  EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
+TEST_F(SealTree, AHiddenFolderInsideTheSealedFoldersIsListedOnce) {
+  write_file(root() / "tests/hidden/lab01_x/h.cpp", "hidden\n");
+  manifest_.extra_tests_dir = root() / "tests/hidden";
+  const Lines got = instructor_files(manifest_);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "tests/hidden/lab01_x/h.cpp"), 1) << joined(got);
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), got.size()) << joined(got);
+  for (const std::string& file : got) {
+    EXPECT_FALSE(fs::path(file).is_absolute()) << file;
+  }
 }
 
-TEST(FailureExcerpt, KeepsEveryFailureUpToMaxLines) {
-  const std::string output = one_test_output("Suite.Two",
-                                             "a.cpp:1: Failure\n"
-                                             "Value of: x\n"
-                                             "a.cpp:2: Failure\n"
-                                             "Value of: y\n");
-  const Lines all = failure_excerpt(output, 10);
-  ASSERT_GE(all.size(), 4u) << joined(all);
-  EXPECT_EQ(all[0], "a.cpp:1: Failure");
-  EXPECT_EQ(all[1], "Value of: x");
-  EXPECT_EQ(all[2], "a.cpp:2: Failure");
-  EXPECT_EQ(all[3], "Value of: y");
-  EXPECT_EQ(failure_excerpt(output, 3),
-            (Lines{"a.cpp:1: Failure", "Value of: x", "a.cpp:2: Failure"}));
-  EXPECT_TRUE(failure_excerpt(output, 0).empty());
+TEST_F(SealTree, AHiddenFolderElsewhereInTheTreeIsSealedByRelativePath) {
+  write_file(root() / "hidden/lab01_x/h.cpp", "hidden\n");
+  manifest_.extra_tests_dir = root() / "hidden";
+  const Lines got = instructor_files(manifest_);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "hidden/lab01_x/h.cpp"), 1) << joined(got);
 }
 
-TEST(FailureExcerpt, ATestWhoseNameSaysFailureIsNotItselfAFailureLine) {
-  // gtest echoes the name in its banners ("Note: Google Test filter = ...", "[ RUN      ] ..."):
-  // only the failure lines gtest writes ("file:line: Failure") start an excerpt.
-  const std::string output = one_test_output("Lab05Memory.ReportsAllocationFailure",
-                                             "lab05_test.cpp:12: Failure\n"
-                                             "Value of: report.failed\n");
-  const Lines got = failure_excerpt(output);
-  const Lines expected = {"lab05_test.cpp:12: Failure", "Value of: report.failed"};
-  EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
+TEST_F(SealTree, WithoutAHiddenFolderNothingOutsideTheTreeIsListed) {
+  manifest_.extra_tests_dir.clear();
+  for (const std::string& file : instructor_files(manifest_)) {
+    EXPECT_FALSE(fs::path(file).is_absolute()) << file;
+  }
+  manifest_.extra_tests_dir = dir_.path() / "no-such-folder";
+  EXPECT_EQ(instructor_files(manifest_).size(), 9u);
 }
 
-TEST(FailureExcerpt, APassingTestsOutputGivesNothing) {
-  const std::string output =
-      "Running main() from ./googletest/src/gtest_main.cc\n"
-      "[ RUN      ] Suite.Ok\n"
-      "[       OK ] Suite.Ok (0 ms)\n"
-      "[  PASSED  ] 1 test.\n";
-  EXPECT_TRUE(failure_excerpt(output).empty()) << joined(failure_excerpt(output));
-  EXPECT_TRUE(failure_excerpt("").empty());
+TEST_F(SealTree, SealFilesHashesEachFile) {
+  const Lines files = instructor_files(manifest_);
+  const std::vector<SealedFile> seal = seal_files(manifest_, files);
+  ASSERT_EQ(seal.size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(seal[i].path, files[i]);
+    const fs::path path = fs::path(files[i]).is_absolute() ? fs::path(files[i]) : root() / files[i];
+    EXPECT_EQ(seal[i].sha256, sha256_file(path)) << files[i];
+  }
+  const auto top = std::find_if(seal.begin(), seal.end(),
+                                [](const SealedFile& f) { return f.path == "CMakeLists.txt"; });
+  ASSERT_NE(top, seal.end());
+  EXPECT_EQ(top->sha256, sha256_hex("contents of CMakeLists.txt\n"));
+}
+
+TEST_F(SealTree, TheSealIsWhatSha256sumChecks) {
+  if (std::system("sha256sum --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs coreutils sha256sum";
+  }
+  write_file(dir_.path() / "seal.sha256",
+             format_seal(seal_files(manifest_, instructor_files(manifest_))));
+  const std::string check = "cd '" + root().string() + "' && sha256sum --check --quiet '" +
+                            (dir_.path() / "seal.sha256").string() + "'";
+  EXPECT_EQ(std::system(check.c_str()), 0) << check;
+  write_file(root() / "kernels/k.cu", "changed\n");
+  EXPECT_NE(std::system((check + " > /dev/null 2>&1").c_str()), 0) << "a change goes unnoticed";
+}
+
+TEST_F(SealTree, AnUnchangedTreePassesTheCheck) {
+  const std::vector<SealedFile> seal = seal_files(manifest_, instructor_files(manifest_));
+  const IntegrityCheck check = check_integrity(manifest_, seal);
+  EXPECT_TRUE(check.checked);
+  EXPECT_TRUE(check.ok()) << "changed:" << joined(check.changed)
+                          << "\nmissing:" << joined(check.missing)
+                          << "\nadded:" << joined(check.added);
+}
+
+TEST_F(SealTree, ChangedMissingAndAddedFilesAreFound) {
+  const std::vector<SealedFile> seal = seal_files(manifest_, instructor_files(manifest_));
+  const std::string hidden_test = (hidden() / "lab01_x/hidden_test.cpp").generic_string();
+  write_file(root() / "framework/core/x.cpp", "changed by the code under test\n");
+  write_file(hidden_test, "changed too\n");
+  fs::remove(root() / "kernels/k.cu");
+  write_file(root() / "tests/framework/new_test.cpp", "added\n");
+  write_file(hidden() / "lab01_x/new_hidden.cpp", "added\n");
+
+  const IntegrityCheck check = check_integrity(manifest_, seal);
+  EXPECT_TRUE(check.checked);
+  EXPECT_FALSE(check.ok());
+  EXPECT_EQ(check.changed, (Lines{hidden_test, "framework/core/x.cpp"})) << joined(check.changed);
+  EXPECT_EQ(check.missing, Lines{"kernels/k.cu"}) << joined(check.missing);
+  EXPECT_EQ(check.added, (Lines{(hidden() / "lab01_x/new_hidden.cpp").generic_string(),
+                                "tests/framework/new_test.cpp"}))
+      << joined(check.added);
+}
+
+TEST_F(SealTree, StudentFilesAndOtherFoldersMayChange) {
+  const std::vector<SealedFile> seal = seal_files(manifest_, instructor_files(manifest_));
+  write_file(root() / "labs/lab01_x/student.cu", "the student's work\n");
+  write_file(root() / "labs/lab01_x/sub/part.cpp", "more work\n");
+  write_file(root() / "build/me/new.o", "build output\n");
+  write_file(root() / "docs/guide.md", "notes\n");
+  const IntegrityCheck check = check_integrity(manifest_, seal);
+  EXPECT_TRUE(check.ok()) << "changed:" << joined(check.changed)
+                          << "\nadded:" << joined(check.added);
+}
+
+TEST_F(SealTree, AFileChangedToTheSameBytesIsNotChanged) {
+  const std::vector<SealedFile> seal = seal_files(manifest_, instructor_files(manifest_));
+  write_file(root() / "kernels/k.cu", "contents of kernels/k.cu\n");
+  EXPECT_TRUE(check_integrity(manifest_, seal).ok());
+}
+
+TEST(IntegrityCheck, ADefaultCheckWasNotMade) {
+  const IntegrityCheck check;
+  EXPECT_FALSE(check.checked);
+  EXPECT_TRUE(check.ok());
+  IntegrityCheck changed;
+  changed.changed = {"a"};
+  EXPECT_FALSE(changed.ok());
+  IntegrityCheck missing;
+  missing.missing = {"a"};
+  EXPECT_FALSE(missing.ok());
+  IntegrityCheck added;
+  added.added = {"a"};
+  EXPECT_FALSE(added.ok());
 }
 
 // ---------------------------------------------------------------------------------------------
-// grade_run
+// grade_test, total_lab
 // ---------------------------------------------------------------------------------------------
 
-TEST(GradeRun, OnlyPassedTestsEarnTheirPoints) {
-  const LabRun run{"student",
-                   "sim",
-                   "gpulab.lab01.student.run.sim",
-                   {{"t/Passed", 10}, {"t/Failed", 20}, {"t/Skipped", 30}, {"t/Missing", 40}}};
-  const LabEntry lab{"lab01", "Benchmarking a kernel correctly", "lab01_benchmarking", {run}};
-  std::map<std::string, JunitCase> results;
-  results["t/Passed"] = {TestOutcome::passed, "[       OK ] Passed\n"};
-  results["t/Failed"] = {
-      TestOutcome::failed,
-      "[ RUN      ] Failed\nx.cpp:3: Failure\nValue of: ok\n[  FAILED  ] Failed\n"};
-  results["t/Skipped"] = {TestOutcome::skipped, "[  SKIPPED ] needs a CUDA device\n"};
-  results["t/NotInTheManifest"] = {TestOutcome::passed, ""};
+const GradedTest kTest{"gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean", 5, false};
 
-  const RunGrade grade = grade_run(lab, run, results);
-  EXPECT_EQ(grade.lab, "lab01");
-  EXPECT_EQ(grade.title, "Benchmarking a kernel correctly");
-  EXPECT_EQ(grade.variant, "student");
-  EXPECT_EQ(grade.backend, "sim");
+std::string describe(const TestGrade& grade) {
+  return std::string(to_string(grade.verdict.disposition)) + " " + std::to_string(grade.earned) +
+         "/" + std::to_string(grade.points) + ": " + grade.verdict.detail;
+}
+
+TEST(GradeTest, PassedByCtestAndTheVerdictEarnsThePoints) {
+  const TestGrade grade =
+      grade_test(kTest, TestOutcome::passed, Verdict{Disposition::passed, "", {}});
+  EXPECT_EQ(grade.name, "Lab01Summary.CountMinMaxAndMean");
+  EXPECT_EQ(grade.points, 5);
+  EXPECT_EQ(grade.earned, 5) << describe(grade);
+  EXPECT_FALSE(grade.hidden);
+  EXPECT_EQ(grade.verdict.disposition, Disposition::passed);
+}
+
+TEST(GradeTest, HiddenIsKept) {
+  const GradedTest hidden{"gpulab.lab01.student.sim/Lab01Hidden.Robustness", 10, true};
+  const TestGrade grade =
+      grade_test(hidden, TestOutcome::passed, Verdict{Disposition::passed, "", {}});
+  EXPECT_TRUE(grade.hidden);
   EXPECT_EQ(grade.earned, 10);
-  EXPECT_EQ(grade.possible, 100);
-  ASSERT_EQ(grade.tests.size(), 4u) << "one grade per test of the run, in the run's order";
+}
 
+TEST(GradeTest, AVerdictOfPassedThatCtestDisagreesWithEarnsNothing) {
+  for (const TestOutcome ctest :
+       {TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
+    const TestGrade grade = grade_test(kTest, ctest, Verdict{Disposition::passed, "", {}});
+    EXPECT_EQ(grade.earned, 0) << describe(grade);
+    EXPECT_EQ(grade.verdict.disposition, Disposition::failed) << describe(grade);
+    EXPECT_TRUE(contains(grade.verdict.detail, "verdict file says passed")) << describe(grade);
+    EXPECT_TRUE(contains(grade.verdict.detail, "ctest recorded " + std::string(to_string(ctest))))
+        << describe(grade);
+  }
+}
+
+TEST(GradeTest, NoVerdictIsNotRun) {
+  for (const TestOutcome ctest :
+       {TestOutcome::passed, TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
+    const TestGrade grade = grade_test(kTest, ctest, std::nullopt);
+    EXPECT_EQ(grade.earned, 0) << describe(grade);
+    EXPECT_EQ(grade.points, 5);
+    EXPECT_EQ(grade.verdict.disposition, Disposition::not_run) << describe(grade);
+    EXPECT_FALSE(grade.verdict.detail.empty());
+  }
+  EXPECT_TRUE(contains(grade_test(kTest, TestOutcome::passed, std::nullopt).verdict.detail,
+                       "no verdict file (ctest: passed)"));
+  EXPECT_TRUE(contains(grade_test(kTest, TestOutcome::missing, std::nullopt).verdict.detail,
+                       "ctest did not run it"));
+}
+
+TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
+  for (int i = 0; i < 10; ++i) {
+    const auto disposition = static_cast<Disposition>(i);
+    if (disposition == Disposition::passed) {
+      continue;
+    }
+    for (const TestOutcome ctest :
+         {TestOutcome::passed, TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
+      const Verdict verdict{disposition, "why", {"line 1", "line 2"}};
+      const TestGrade grade = grade_test(kTest, ctest, verdict);
+      EXPECT_EQ(grade.earned, 0) << to_string(disposition) << "/" << to_string(ctest);
+      EXPECT_EQ(grade.points, 5);
+      EXPECT_EQ(grade.verdict.disposition, disposition) << to_string(ctest);
+      EXPECT_EQ(grade.verdict.detail, "why");
+      EXPECT_EQ(grade.verdict.excerpt, (Lines{"line 1", "line 2"}));
+    }
+  }
+}
+
+TestGrade graded(const std::string& name, int points, bool passed, bool hidden = false) {
+  return grade_test({"gpulab.lab01.student.sim/" + name, points, hidden},
+                    passed ? TestOutcome::passed : TestOutcome::failed,
+                    Verdict{passed ? Disposition::passed : Disposition::failed, "", {}});
+}
+
+TEST(TotalLab, SumsEarnedAndPossible) {
+  LabGrade lab;
+  lab.earned = 999;  // recomputed, not added to
+  lab.possible = 999;
+  lab.tests = {graded("S.A", 5, true), graded("S.B", 10, false), graded("S.C", 20, true, true)};
+  total_lab(lab);
+  EXPECT_EQ(lab.earned, 25);
+  EXPECT_EQ(lab.possible, 35);
+  lab.tests.clear();
+  total_lab(lab);
+  EXPECT_EQ(lab.earned, 0);
+  EXPECT_EQ(lab.possible, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// compiler_errors
+// ---------------------------------------------------------------------------------------------
+
+TEST(CompilerErrors, GccErrorsWithTheSourceLineAfterEach) {
+  const std::string output =
+      "[1/3] Building CXX object labs/CMakeFiles/lab01.dir/lab01_benchmarking/benchmark.cpp.o\n"
+      "FAILED: labs/CMakeFiles/lab01.dir/lab01_benchmarking/benchmark.cpp.o\n"
+      "/usr/bin/c++ -I/src/framework/core/include -O2 -g -Wall -Wextra -Werror -std=c++20 -o "
+      "benchmark.cpp.o -c /src/labs/lab01_benchmarking/benchmark.cpp\n"
+      "/src/labs/lab01_benchmarking/benchmark.cpp: In function 'double total(const "
+      "std::vector<double>&)':\n"
+      "/src/labs/lab01_benchmarking/benchmark.cpp:31:10: error: 'totl' was not declared in this "
+      "scope; did you mean 'total'?\n"
+      "   31 |   return totl;\n"
+      "      |          ^~~~\n"
+      "/src/labs/lab01_benchmarking/benchmark.cpp:40:3: error: expected ';' before '}' token\n"
+      "   40 |   }\n"
+      "      |   ^\n"
+      "ninja: build stopped: subcommand failed.\n";
+  const Lines expected = {
+      "/src/labs/lab01_benchmarking/benchmark.cpp:31:10: error: 'totl' was not declared in this "
+      "scope; did you mean 'total'?",
+      "   31 |   return totl;",
+      "/src/labs/lab01_benchmarking/benchmark.cpp:40:3: error: expected ';' before '}' token",
+      "   40 |   }",
+  };
+  const Lines got = compiler_errors(output);
+  EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
+}
+
+TEST(CompilerErrors, AWarningMadeAnErrorIsAnError) {
+  const Lines got = compiler_errors(
+      "x.cpp:3:7: error: unused variable 'n' [-Werror=unused-variable]\n"
+      "    3 |   int n = 0;\n");
+  EXPECT_EQ(got, (Lines{"x.cpp:3:7: error: unused variable 'n' [-Werror=unused-variable]",
+                        "    3 |   int n = 0;"}));
+}
+
+TEST(CompilerErrors, NvccErrors) {
+  const std::string output =
+      "FAILED: labs/CMakeFiles/lab02.dir/lab02_profiling/kernels.cu.o\n"
+      "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -Werror all-warnings -lineinfo "
+      "-c /src/labs/lab02_profiling/kernels.cu -o kernels.cu.o\n"
+      "/src/labs/lab02_profiling/kernels.cu(27): error: identifier \"blockIdxx\" is undefined\n"
+      "      int i = blockIdxx.x * blockDim.x + threadIdx.x;\n"
+      "              ^\n"
+      "\n"
+      "1 error detected in the compilation of \"/src/labs/lab02_profiling/kernels.cu\".\n"
+      "ninja: build stopped: subcommand failed.\n";
+  const Lines expected = {
+      "/src/labs/lab02_profiling/kernels.cu(27): error: identifier \"blockIdxx\" is undefined",
+      "      int i = blockIdxx.x * blockDim.x + threadIdx.x;",
+      "1 error detected in the compilation of \"/src/labs/lab02_profiling/kernels.cu\".",
+  };
+  const Lines got = compiler_errors(output);
+  EXPECT_EQ(got, expected) << "expected:" << joined(expected) << "\ngot:" << joined(got);
+}
+
+TEST(CompilerErrors, AtMostMaxLines) {
+  std::string output;
+  for (int i = 0; i < 20; ++i) {
+    output += "x.cpp:" + std::to_string(i) + ":1: error: e" + std::to_string(i) + "\n";
+  }
+  const Lines got = compiler_errors(output, 5);
+  ASSERT_EQ(got.size(), 5u) << joined(got);
+  EXPECT_EQ(got.front(), "x.cpp:0:1: error: e0");
+  EXPECT_EQ(got.back(), "x.cpp:4:1: error: e4");
+  EXPECT_EQ(compiler_errors(output).size(), 12u);
+}
+
+TEST(CompilerErrors, WithoutAnErrorLineTheLastLines) {
+  std::string output;
+  for (int i = 0; i < 20; ++i) {
+    output += "line " + std::to_string(i) + "\n";
+  }
+  Lines expected;
+  for (int i = 8; i < 20; ++i) {
+    expected.push_back("line " + std::to_string(i));
+  }
+  EXPECT_EQ(compiler_errors(output), expected) << joined(compiler_errors(output));
+  EXPECT_EQ(compiler_errors("only\ntwo\n"), (Lines{"only", "two"}));
+  EXPECT_TRUE(compiler_errors("").empty());
+}
+
+TEST(CompilerErrors, ControlCharactersAndInvalidUtf8AreReplaced) {
+  const Lines got = compiler_errors("x.cpp:1:1: \x1b[01;31merror:\x1b[m bad \xff byte \xc3\xa9\n");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], "x.cpp:1:1: ?[01;31merror:?[m bad ? byte \xc3\xa9");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------------------------
+
+// Two labs: lab01 with a pass, a failure, a hidden pass and a hidden time-out; lab02 that did not
+// compile.
+GradeReport sample_report() {
+  GradeReport report;
+  report.submission = "/submissions/alice";
+  report.backend = "sim";
+  report.date = "2026-11-22T04:30:00Z";
+  report.gpulab_version = "0.1.0";
+  report.integrity.checked = true;
+  report.ignored = {"tests/labs/lab01_benchmarking/lab01_test.cpp"};
+  report.problems = {"lab03: no runner"};
+
+  LabGrade lab01;
+  lab01.lab = "lab01";
+  lab01.title = "Benchmarking a kernel correctly";
+  lab01.tests.push_back(grade_test({"gpulab.lab01.submission.sim/Lab01Summary.Count", 5, false},
+                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
+  lab01.tests.push_back(grade_test(
+      {"gpulab.lab01.submission.sim/Lab01Summary.Median", 10, false}, TestOutcome::failed,
+      Verdict{Disposition::failed,
+              "Expected equality of these values:",
+              {"lab01_test.cpp:73", "Expected equality of these values:", "  median(x)"}}));
+  lab01.tests.push_back(grade_test({"gpulab.lab01.submission.sim/Lab01Hidden.Big", 20, true},
+                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
+  lab01.tests.push_back(
+      grade_test({"gpulab.lab01.submission.sim/Lab01Hidden.Slow", 15, true}, TestOutcome::failed,
+                 Verdict{Disposition::timed_out, "killed after 120 s", {"still running"}}));
+  total_lab(lab01);
+
+  LabGrade lab02;
+  lab02.lab = "lab02";
+  lab02.title = "Profiling";
+  lab02.build_errors = {"kernels.cu(27): error: identifier \"blockIdxx\" is undefined"};
+  lab02.tests.push_back(
+      grade_test({"gpulab.lab02.submission.sim/Lab02.Copy", 50, false}, TestOutcome::failed,
+                 Verdict{Disposition::build_failed, "the lab's code did not compile", {}}));
+  total_lab(lab02);
+
+  report.labs = {lab01, lab02};
+  return report;
+}
+
+TEST(GradeReport, EarnedAndPossibleSumTheLabs) {
+  const GradeReport report = sample_report();
+  EXPECT_EQ(report.labs[0].earned, 25);
+  EXPECT_EQ(report.labs[0].possible, 50);
+  EXPECT_EQ(report.earned(), 25);
+  EXPECT_EQ(report.possible(), 100);
+  EXPECT_EQ(GradeReport{}.earned(), 0);
+  EXPECT_EQ(GradeReport{}.possible(), 0);
+}
+
+TEST(ReportJson, HasEveryField) {
+  const json doc = json::parse(report_json(sample_report()));
+  EXPECT_EQ(doc.at("schema_version"), 2);
+  EXPECT_EQ(doc.at("gpulab_version"), "0.1.0");
+  EXPECT_EQ(doc.at("date"), "2026-11-22T04:30:00Z");
+  EXPECT_EQ(doc.at("submission"), "/submissions/alice");
+  EXPECT_EQ(doc.at("backend"), "sim");
+  EXPECT_EQ(doc.at("earned"), 25);
+  EXPECT_EQ(doc.at("possible"), 100);
+  const json& integrity = doc.at("integrity");
+  EXPECT_EQ(integrity.at("checked"), true);
+  EXPECT_EQ(integrity.at("ok"), true);
+  EXPECT_EQ(integrity.at("changed"), json::array());
+  EXPECT_EQ(integrity.at("missing"), json::array());
+  EXPECT_EQ(integrity.at("added"), json::array());
+  EXPECT_EQ(doc.at("ignored"), json({"tests/labs/lab01_benchmarking/lab01_test.cpp"}));
+  EXPECT_EQ(doc.at("problems"), json({"lab03: no runner"}));
+
+  const json& labs = doc.at("labs");
+  ASSERT_EQ(labs.size(), 2u);
+  EXPECT_EQ(labs[0].at("lab"), "lab01");
+  EXPECT_EQ(labs[0].at("title"), "Benchmarking a kernel correctly");
+  EXPECT_EQ(labs[0].at("earned"), 25);
+  EXPECT_EQ(labs[0].at("possible"), 50);
+  EXPECT_EQ(labs[0].at("build_errors"), json::array());
+  ASSERT_EQ(labs[0].at("tests").size(), 4u);
+  const json& median = labs[0].at("tests")[1];
+  EXPECT_EQ(median.at("name"), "Lab01Summary.Median");
+  EXPECT_EQ(median.at("points"), 10);
+  EXPECT_EQ(median.at("earned"), 0);
+  EXPECT_EQ(median.at("hidden"), false);
+  EXPECT_EQ(median.at("disposition"), "failed");
+  EXPECT_EQ(median.at("detail"), "Expected equality of these values:");
+  EXPECT_EQ(median.at("excerpt"),
+            json({"lab01_test.cpp:73", "Expected equality of these values:", "  median(x)"}));
+  EXPECT_EQ(labs[0].at("tests")[2].at("hidden"), true);
+  EXPECT_EQ(labs[0].at("tests")[3].at("disposition"), "timed_out");
+  EXPECT_EQ(labs[1].at("build_errors"),
+            json({"kernels.cu(27): error: identifier \"blockIdxx\" is undefined"}));
+  EXPECT_EQ(labs[1].at("tests")[0].at("disposition"), "build_failed");
+}
+
+TEST(ReportJson, AFailedIntegrityCheckIsReported) {
+  GradeReport report = sample_report();
+  report.integrity.changed = {"framework/core/x.cpp"};
+  report.integrity.added = {"tests/new.cpp"};
+  const json integrity = json::parse(report_json(report)).at("integrity");
+  EXPECT_EQ(integrity.at("ok"), false);
+  EXPECT_EQ(integrity.at("changed"), json({"framework/core/x.cpp"}));
+  EXPECT_EQ(integrity.at("added"), json({"tests/new.cpp"}));
+}
+
+TEST(ReportJson, InvalidUtf8IsReplacedNotThrown) {
+  GradeReport report = sample_report();
+  report.labs[0].tests[1].verdict.detail = "bad \xff\xc3 bytes";
+  std::string text;
+  ASSERT_NO_THROW(text = report_json(report));
+  json parsed;
+  EXPECT_NO_THROW(parsed = json::parse(text)) << text;
+}
+
+// Checks `doc` against Gradescope's documented results.json format (autograder specifications:
+// "Output Format"); returns what is wrong, one line each.
+Lines gradescope_problems(const json& doc) {
+  Lines problems;
+  const std::set<std::string> visibilities = {"hidden", "after_due_date", "after_published",
+                                              "visible"};
+  const auto check_visibility = [&](const json& object, const char* key, const std::string& where) {
+    if (object.contains(key) && (!object.at(key).is_string() ||
+                                 !visibilities.contains(object.at(key).get<std::string>()))) {
+      problems.push_back(where + "." + key + " is not one of Gradescope's visibilities");
+    }
+  };
+  if (!doc.is_object()) {
+    return {"not an object"};
+  }
+  if (!doc.contains("score") || !doc.at("score").is_number()) {
+    problems.push_back("no numeric \"score\"");
+  }
+  if (doc.contains("output") && !doc.at("output").is_string()) {
+    problems.push_back("\"output\" is not a string");
+  }
+  check_visibility(doc, "visibility", "top");
+  check_visibility(doc, "stdout_visibility", "top");
+  if (!doc.contains("tests") || !doc.at("tests").is_array()) {
+    problems.push_back("no \"tests\" array");
+    return problems;
+  }
+  double sum = 0;
+  for (std::size_t i = 0; i < doc.at("tests").size(); ++i) {
+    const json& test = doc.at("tests")[i];
+    const std::string where = "tests[" + std::to_string(i) + "]";
+    if (!test.is_object()) {
+      problems.push_back(where + " is not an object");
+      continue;
+    }
+    for (const char* key : {"score", "max_score"}) {
+      if (!test.contains(key) || !test.at(key).is_number()) {
+        problems.push_back(where + " has no numeric \"" + key + "\"");
+      }
+    }
+    for (const char* key : {"name", "output"}) {
+      if (!test.contains(key) || !test.at(key).is_string()) {
+        problems.push_back(where + " has no string \"" + key + "\"");
+      }
+    }
+    if (!test.contains("visibility")) {
+      problems.push_back(where + " has no \"visibility\"");
+    }
+    check_visibility(test, "visibility", where);
+    if (test.contains("status") && test.at("status") != "passed" && test.at("status") != "failed") {
+      problems.push_back(where + ".status is neither \"passed\" nor \"failed\"");
+    }
+    if (test.contains("score") && test.at("score").is_number()) {
+      sum += test.at("score").get<double>();
+    }
+  }
+  if (doc.contains("score") && doc.at("score").is_number() &&
+      doc.at("score").get<double>() != sum) {
+    problems.push_back("score " + doc.at("score").dump() + " is not the sum of the tests' scores " +
+                       std::to_string(sum));
+  }
+  return problems;
+}
+
+TEST(GradescopeJson, FollowsGradescopesFormat) {
+  const json doc = json::parse(gradescope_json(sample_report()));
+  const Lines problems = gradescope_problems(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems) << "\n" << doc.dump(2);
+  EXPECT_EQ(doc.at("score"), 25);
+  ASSERT_EQ(doc.at("tests").size(), 5u);
+}
+
+TEST(GradescopeJson, TheFormatCheckCatchesWhatItShould) {
+  // The check above is only as good as this: each broken document is caught.
+  const json good = json::parse(gradescope_json(sample_report()));
+  ASSERT_TRUE(gradescope_problems(good).empty());
+  std::vector<json> broken(7, good);
+  broken[0].erase("score");
+  broken[1]["score"] = 26;
+  broken[2]["tests"][0]["visibility"] = "students";
+  broken[3]["tests"][1].erase("max_score");
+  broken[4]["tests"][2]["name"] = 3;
+  broken[5]["tests"][3]["score"] = "15";
+  broken[6]["tests"][0]["status"] = "ok";
+  for (std::size_t i = 0; i < broken.size(); ++i) {
+    EXPECT_FALSE(gradescope_problems(broken[i]).empty()) << "broken document " << i;
+  }
+}
+
+TEST(GradescopeJson, EachTestHasItsScoreVisibilityAndOutput) {
+  const json doc = json::parse(gradescope_json(sample_report()));
+  const json& tests = doc.at("tests");
   const struct {
     const char* name;
-    int points;
-    TestOutcome outcome;
-    int earned;
-  } expected[] = {{"t/Passed", 10, TestOutcome::passed, 10},
-                  {"t/Failed", 20, TestOutcome::failed, 0},
-                  {"t/Skipped", 30, TestOutcome::skipped, 0},
-                  {"t/Missing", 40, TestOutcome::missing, 0}};
-  for (std::size_t i = 0; i < grade.tests.size(); ++i) {
-    const TestGrade& t = grade.tests[i];
-    EXPECT_EQ(t.name, expected[i].name);
-    EXPECT_EQ(t.points, expected[i].points) << t.name;
-    EXPECT_EQ(t.outcome, expected[i].outcome)
-        << t.name << ": expected " << to_string(expected[i].outcome) << ", got "
-        << to_string(t.outcome);
-    EXPECT_EQ(t.earned, expected[i].earned) << t.name;
+    int score;
+    int max_score;
+    const char* visibility;
+    const char* status;
+  } expected[] = {
+      {"lab01 Lab01Summary.Count", 5, 5, "visible", "passed"},
+      {"lab01 Lab01Summary.Median", 0, 10, "visible", "failed"},
+      {"lab01 Lab01Hidden.Big", 20, 20, "after_published", "passed"},
+      {"lab01 Lab01Hidden.Slow", 0, 15, "after_published", "failed"},
+      {"lab02 Lab02.Copy", 0, 50, "visible", "failed"},
+  };
+  ASSERT_EQ(tests.size(), std::size(expected));
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    EXPECT_EQ(tests[i].at("name"), expected[i].name);
+    EXPECT_EQ(tests[i].at("score"), expected[i].score) << expected[i].name;
+    EXPECT_EQ(tests[i].at("max_score"), expected[i].max_score) << expected[i].name;
+    EXPECT_EQ(tests[i].at("visibility"), expected[i].visibility) << expected[i].name;
+    EXPECT_EQ(tests[i].at("status"), expected[i].status) << expected[i].name;
   }
-  EXPECT_EQ(grade.tests[1].excerpt, (Lines{"x.cpp:3: Failure", "Value of: ok"}))
-      << joined(grade.tests[1].excerpt);
-  EXPECT_TRUE(grade.tests[0].excerpt.empty());
-  EXPECT_TRUE(grade.tests[2].excerpt.empty()) << "a skip is not a failure to explain";
+  const std::string median = tests[1].at("output").get<std::string>();
+  EXPECT_TRUE(contains(median, "failed: Expected equality of these values:")) << median;
+  EXPECT_TRUE(contains(median, "lab01_test.cpp:73\n")) << median;
+  const std::string slow = tests[3].at("output").get<std::string>();
+  EXPECT_TRUE(contains(slow, "timed out: killed after 120 s")) << slow;
 }
 
-TEST(GradeRun, ARunWithEveryTestPassedEarnsEverything) {
-  const LabRun run{"solution", "cuda", "r", {{"a", 60}, {"b", 40}}};
-  const LabEntry lab{"lab03", "Identifying the bottleneck", "lab03_bottleneck", {run}};
-  const std::map<std::string, JunitCase> results = {{"a", {TestOutcome::passed, ""}},
-                                                    {"b", {TestOutcome::passed, ""}}};
-  const RunGrade grade = grade_run(lab, run, results);
-  EXPECT_EQ(grade.earned, 100);
-  EXPECT_EQ(grade.possible, 100);
+TEST(GradescopeJson, AFailedTestWorthNothingIsStillFailed) {
+  GradeReport report = sample_report();
+  report.labs[0].tests[1] = grade_test({"x/S.Zero", 0, false}, TestOutcome::failed,
+                                       Verdict{Disposition::crashed, "killed by SIGSEGV", {}});
+  const json doc = json::parse(gradescope_json(report));
+  EXPECT_EQ(doc.at("tests")[1].at("status"), "failed");
 }
 
-TEST(GradeRun, NoResultsAtAllEarnNothingAndEveryTestIsMissing) {
-  const LabRun run{"student", "cuda", "r", {{"a", 60}, {"b", 40}}};
-  const LabEntry lab{"lab01", "t", "d", {run}};
-  const RunGrade grade = grade_run(lab, run, {});
-  EXPECT_EQ(grade.earned, 0);
-  EXPECT_EQ(grade.possible, 100);
-  for (const TestGrade& t : grade.tests) {
-    EXPECT_EQ(t.outcome, TestOutcome::missing) << t.name;
+TEST(GradescopeJson, TheOutputSummarizesTheGrade) {
+  GradeReport report = sample_report();
+  report.integrity.changed = {"framework/core/x.cpp"};
+  const std::string output = json::parse(gradescope_json(report)).at("output").get<std::string>();
+  EXPECT_TRUE(contains(output, "25/100")) << output;
+  EXPECT_TRUE(contains(output, "lab01 Benchmarking a kernel correctly: 25/50")) << output;
+  EXPECT_TRUE(contains(output, "did not compile")) << output;
+  EXPECT_TRUE(contains(output, "blockIdxx")) << output;
+  EXPECT_TRUE(contains(output, "integrity failure")) << output;
+  EXPECT_TRUE(contains(output, "problem: lab03: no runner")) << output;
+  EXPECT_TRUE(contains(output, "ignored: tests/labs/lab01_benchmarking/lab01_test.cpp")) << output;
+}
+
+TEST(GradescopeJson, InvalidUtf8AndControlCharactersGiveValidJson) {
+  GradeReport report = sample_report();
+  report.labs[0].tests[1].verdict.detail = "bad \xff\xc3 bytes \x01\x1b[0m";
+  report.labs[0].tests[1].verdict.excerpt = {"\xc0\xaf overlong \xed\xa0\x80 surrogate"};
+  report.problems = {"\xfe problem"};
+  json doc;
+  ASSERT_NO_THROW(doc = json::parse(gradescope_json(report)));
+  EXPECT_TRUE(gradescope_problems(doc).empty()) << joined(gradescope_problems(doc));
+  const std::string output = doc.at("tests")[1].at("output").get<std::string>();
+  EXPECT_TRUE(contains(output, "bad ?? bytes ??[0m")) << output;
+  EXPECT_FALSE(contains(output, "\x1b")) << output;
+}
+
+// ---- JUnit XML, read back with a strict reader -----------------------------------------------
+
+// An element of an XML document: attributes decoded, character data (text and CDATA) joined.
+struct XmlElement {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  std::vector<XmlElement> children;
+  std::string text;
+
+  [[nodiscard]] const std::string& attribute(const std::string& key) const {
+    const auto found = attributes.find(key);
+    if (found == attributes.end()) {
+      throw std::runtime_error("<" + name + "> has no attribute " + key);
+    }
+    return found->second;
   }
+};
+
+// The code point of the UTF-8 sequence at in[i], advancing i; throws on malformed UTF-8
+// (overlong forms, surrogates and values past U+10FFFF included).
+char32_t next_code_point(std::string_view in, std::size_t& i) {
+  const auto byte = [&](std::size_t k) -> unsigned {
+    if (k >= in.size()) {
+      throw std::runtime_error("XML: truncated UTF-8 at byte " + std::to_string(i));
+    }
+    return static_cast<unsigned char>(in[k]);
+  };
+  const unsigned lead = byte(i);
+  std::size_t length = 0;
+  char32_t code = 0;
+  if (lead < 0x80) {
+    length = 1;
+    code = lead;
+  } else if ((lead & 0xe0) == 0xc0) {
+    length = 2;
+    code = lead & 0x1f;
+  } else if ((lead & 0xf0) == 0xe0) {
+    length = 3;
+    code = lead & 0x0f;
+  } else if ((lead & 0xf8) == 0xf0) {
+    length = 4;
+    code = lead & 0x07;
+  } else {
+    throw std::runtime_error("XML: invalid UTF-8 lead byte at byte " + std::to_string(i));
+  }
+  for (std::size_t k = 1; k < length; ++k) {
+    const unsigned next = byte(i + k);
+    if ((next & 0xc0) != 0x80) {
+      throw std::runtime_error("XML: invalid UTF-8 at byte " + std::to_string(i));
+    }
+    code = (code << 6) | (next & 0x3f);
+  }
+  constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kSmallest[length] || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) {
+    throw std::runtime_error("XML: invalid UTF-8 sequence at byte " + std::to_string(i));
+  }
+  i += length;
+  return code;
+}
+
+// XML 1.0 "Char".
+bool is_xml_char(char32_t c) {
+  return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
+         (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+void append_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xc0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xe0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  }
+}
+
+// A reader of well-formed XML 1.0 documents without a DTD: an optional XML declaration,
+// elements, attributes, character and entity references, CDATA and comments. Anything else,
+// or a document that is not well-formed, throws std::runtime_error.
+class XmlReader {
+ public:
+  explicit XmlReader(std::string_view text) : in_(text) {}
+
+  XmlElement document() {
+    for (std::size_t i = 0; i < in_.size();) {
+      const std::size_t at = i;
+      if (!is_xml_char(next_code_point(in_, i))) {
+        pos_ = at;
+        fail("a character XML does not allow");
+      }
+    }
+    if (at("<?xml")) {
+      const std::size_t end = in_.find("?>");
+      if (end == std::string_view::npos) {
+        fail("unterminated XML declaration");
+      }
+      pos_ = end + 2;
+    }
+    skip_space();
+    XmlElement root = element();
+    skip_space();
+    if (pos_ != in_.size()) {
+      fail("content after the root element");
+    }
+    return root;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("XML, byte " + std::to_string(pos_) + ": " + what);
+  }
+  [[nodiscard]] bool at(std::string_view s) const { return in_.substr(pos_).starts_with(s); }
+  void expect(std::string_view s) {
+    if (!at(s)) {
+      fail("expected \"" + std::string(s) + "\"");
+    }
+    pos_ += s.size();
+  }
+  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  void skip_space() {
+    while (pos_ < in_.size() && is_space(in_[pos_])) {
+      ++pos_;
+    }
+  }
+  std::string name() {
+    const std::size_t begin = pos_;
+    while (pos_ < in_.size() &&
+           (std::isalnum(static_cast<unsigned char>(in_[pos_])) != 0 ||
+            std::string_view("_-.:").find(in_[pos_]) != std::string_view::npos)) {
+      ++pos_;
+    }
+    if (pos_ == begin || std::isdigit(static_cast<unsigned char>(in_[begin])) != 0) {
+      fail("expected a name");
+    }
+    return std::string(in_.substr(begin, pos_ - begin));
+  }
+  void reference(std::string& out) {
+    expect("&");
+    const std::size_t semi = in_.find(';', pos_);
+    if (semi == std::string_view::npos) {
+      fail("unterminated reference");
+    }
+    const std::string_view ref = in_.substr(pos_, semi - pos_);
+    if (ref == "amp") {
+      out += '&';
+    } else if (ref == "lt") {
+      out += '<';
+    } else if (ref == "gt") {
+      out += '>';
+    } else if (ref == "quot") {
+      out += '"';
+    } else if (ref == "apos") {
+      out += '\'';
+    } else if (ref.starts_with('#')) {
+      const bool hex = ref.starts_with("#x");
+      const std::string_view digits = ref.substr(hex ? 2 : 1);
+      const std::string_view allowed = hex ? "0123456789abcdefABCDEF" : "0123456789";
+      if (digits.empty() || digits.size() > 8 ||
+          digits.find_first_not_of(allowed) != std::string_view::npos) {
+        fail("bad character reference");
+      }
+      const auto code =
+          static_cast<char32_t>(std::stoul(std::string(digits), nullptr, hex ? 16 : 10));
+      if (!is_xml_char(code)) {
+        fail("a character reference to a character XML does not allow");
+      }
+      append_utf8(out, code);
+    } else {
+      fail("unknown entity &" + std::string(ref) + ";");
+    }
+    pos_ = semi + 1;
+  }
+  std::string attribute_value() {
+    expect("\"");
+    std::string value;
+    while (true) {
+      if (pos_ >= in_.size()) {
+        fail("unterminated attribute value");
+      }
+      const char c = in_[pos_];
+      if (c == '"') {
+        ++pos_;
+        return value;
+      }
+      if (c == '<') {
+        fail("'<' in an attribute value");
+      }
+      if (c == '&') {
+        reference(value);
+        continue;
+      }
+      value += is_space(c) ? ' ' : c;  // attribute-value normalization
+      ++pos_;
+    }
+  }
+  XmlElement element() {
+    expect("<");
+    XmlElement e;
+    e.name = name();
+    while (true) {
+      const std::size_t before = pos_;
+      skip_space();
+      if (at("/>")) {
+        pos_ += 2;
+        return e;
+      }
+      if (at(">")) {
+        ++pos_;
+        break;
+      }
+      if (pos_ == before) {
+        fail("expected white space before an attribute");
+      }
+      std::string key = name();
+      skip_space();
+      expect("=");
+      skip_space();
+      if (!e.attributes.emplace(key, attribute_value()).second) {
+        fail("attribute " + key + " given twice");
+      }
+    }
+    while (true) {
+      if (pos_ >= in_.size()) {
+        fail("unterminated element <" + e.name + ">");
+      }
+      if (at("</")) {
+        pos_ += 2;
+        if (name() != e.name) {
+          fail("end tag does not match <" + e.name + ">");
+        }
+        skip_space();
+        expect(">");
+        return e;
+      }
+      if (at("<![CDATA[")) {
+        const std::size_t end = in_.find("]]>", pos_);
+        if (end == std::string_view::npos) {
+          fail("unterminated CDATA section");
+        }
+        e.text += in_.substr(pos_ + 9, end - pos_ - 9);
+        pos_ = end + 3;
+      } else if (at("<!--")) {
+        const std::size_t end = in_.find("-->", pos_);
+        if (end == std::string_view::npos) {
+          fail("unterminated comment");
+        }
+        pos_ = end + 3;
+      } else if (at("<")) {
+        e.children.push_back(element());
+      } else if (at("&")) {
+        reference(e.text);
+      } else if (at("]]>")) {
+        fail("\"]]>\" in text");
+      } else {
+        e.text += in_[pos_++];
+      }
+    }
+  }
+
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+XmlElement read_xml(std::string_view text) {
+  return XmlReader(text).document();
+}
+
+TEST(XmlReader, RejectsDocumentsThatAreNotWellFormed) {
+  // The reader below is only as good as this: each broken document is refused.
+  for (const char* text : {
+           "",
+           "<a>",
+           "<a></b>",
+           "<a><b></a></b>",
+           "<a x=\"1\" x=\"2\"/>",
+           "<a x=\"<\"/>",
+           "<a x=\"&unknown;\"/>",
+           "<a x=\"&#0;\"/>",
+           "<a>&</a>",
+           "<a>\x01</a>",
+           "<a>\xff</a>",
+           "<a>\xc0\xaf</a>",
+           "<a>\xed\xa0\x80</a>",
+           "<a>\xef\xbf\xbf</a>",
+           "<a/><b/>",
+           "<a x=1/>",
+       }) {
+    EXPECT_THROW((void)read_xml(text), std::runtime_error) << text;
+  }
+  const XmlElement a = read_xml(
+      "<?xml version=\"1.0\"?>\n<a x=\"&lt;&#10;&#x41;\">t<b/>"
+      "<![CDATA[<raw>]]>\xc3\xa9</a>\n");
+  EXPECT_EQ(a.attribute("x"), "<\nA");
+  EXPECT_EQ(a.text, "t<raw>\xc3\xa9");
+  ASSERT_EQ(a.children.size(), 1u);
+  EXPECT_EQ(a.children[0].name, "b");
+}
+
+int int_attribute(const XmlElement& e, const std::string& key) {
+  return std::stoi(e.attribute(key));
+}
+
+TEST(JunitXml, IsWellFormedWithTheRightCounts) {
+  const std::string text = junit_xml(sample_report());
+  XmlElement root;
+  ASSERT_NO_THROW(root = read_xml(text)) << text;
+  EXPECT_EQ(root.name, "testsuites");
+  EXPECT_EQ(int_attribute(root, "tests"), 5);
+  EXPECT_EQ(int_attribute(root, "failures"), 3);
+  EXPECT_EQ(int_attribute(root, "skipped"), 0);
+  ASSERT_EQ(root.children.size(), 2u);
+
+  const XmlElement& lab01 = root.children[0];
+  EXPECT_EQ(lab01.name, "testsuite");
+  EXPECT_EQ(lab01.attribute("name"), "lab01");
+  EXPECT_EQ(int_attribute(lab01, "tests"), 4);
+  EXPECT_EQ(int_attribute(lab01, "failures"), 2);
+  ASSERT_EQ(lab01.children.size(), 4u);
+  const XmlElement& count = lab01.children[0];
+  EXPECT_EQ(count.name, "testcase");
+  EXPECT_EQ(count.attribute("classname"), "lab01");
+  EXPECT_EQ(count.attribute("name"), "Lab01Summary.Count");
+  EXPECT_TRUE(count.children.empty()) << "a pass has no <failure> or <skipped>";
+  const XmlElement& median = lab01.children[1];
+  ASSERT_EQ(median.children.size(), 1u);
+  EXPECT_EQ(median.children[0].name, "failure");
+  EXPECT_EQ(median.children[0].attribute("type"), "failed");
+  EXPECT_EQ(median.children[0].attribute("message"),
+            "failed: Expected equality of these values:\nlab01_test.cpp:73\n"
+            "Expected equality of these values:\n  median(x)\n");
+  ASSERT_EQ(lab01.children[3].children.size(), 1u);
+  EXPECT_EQ(lab01.children[3].children[0].attribute("type"), "timed_out");
+
+  const XmlElement& lab02 = root.children[1];
+  EXPECT_EQ(int_attribute(lab02, "tests"), 1);
+  EXPECT_EQ(int_attribute(lab02, "failures"), 1);
+  ASSERT_EQ(lab02.children.size(), 1u);
+  ASSERT_EQ(lab02.children[0].children.size(), 1u);
+  EXPECT_EQ(lab02.children[0].children[0].attribute("type"), "build_failed");
+}
+
+TEST(JunitXml, SkippedAndNotGradedAreSkipsNotFailures) {
+  GradeReport report = sample_report();
+  report.labs[0].tests[1].verdict = {Disposition::skipped, "needs 2 GiB", {}};
+  report.labs[0].tests[3].verdict = {Disposition::not_graded, "needs a CUDA device: none", {}};
+  const XmlElement root = read_xml(junit_xml(report));
+  EXPECT_EQ(int_attribute(root, "tests"), 5);
+  EXPECT_EQ(int_attribute(root, "failures"), 1);
+  EXPECT_EQ(int_attribute(root, "skipped"), 2);
+  const XmlElement& lab01 = root.children.at(0);
+  EXPECT_EQ(int_attribute(lab01, "failures"), 0);
+  EXPECT_EQ(int_attribute(lab01, "skipped"), 2);
+  ASSERT_EQ(lab01.children.at(1).children.size(), 1u);
+  EXPECT_EQ(lab01.children[1].children[0].name, "skipped");
+  EXPECT_EQ(lab01.children[1].children[0].attribute("message"), "skipped: needs 2 GiB\n");
+  EXPECT_EQ(lab01.children.at(3).children.at(0).attribute("message"),
+            "not graded: needs a CUDA device: none\n");
+}
+
+TEST(JunitXml, EscapesMarkupControlCharactersAndInvalidUtf8) {
+  GradeReport report = sample_report();
+  TestGrade& test = report.labs[0].tests[1];
+  test.name = "Suite<float>.A&B \"q\"";
+  test.verdict.detail = "a<b && c>d \"quoted\" 'single' ]]> \x01\x1b[31m\r";
+  test.verdict.excerpt = {"bad \xff byte, cut \xc3", "overlong \xc0\xaf surrogate \xed\xa0\x80",
+                          "not a character \xef\xbf\xbf, past U+10FFFF \xf4\x90\x80\x80",
+                          "kept: \xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80"};
+  report.labs[0].lab = "lab<01>&";
+  const std::string text = junit_xml(report);
+  XmlElement root;
+  ASSERT_NO_THROW(root = read_xml(text)) << text;
+  const XmlElement& lab01 = root.children.at(0);
+  EXPECT_EQ(lab01.attribute("name"), "lab<01>&");
+  const XmlElement& tc = lab01.children.at(1);
+  EXPECT_EQ(tc.attribute("name"), "Suite<float>.A&B \"q\"");
+  EXPECT_EQ(tc.attribute("classname"), "lab<01>&");
+  const std::string& message = tc.children.at(0).attribute("message");
+  EXPECT_EQ(message,
+            "failed: a<b && c>d \"quoted\" 'single' ]]> ??[31m?\n"
+            "bad ? byte, cut ?\n"
+            "overlong ?? surrogate ???\n"
+            "not a character ???, past U+10FFFF ????\n"
+            "kept: \xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80\n");
+}
+
+TEST(JunitXml, AnEmptyReportIsWellFormed) {
+  const XmlElement root = read_xml(junit_xml(GradeReport{}));
+  EXPECT_EQ(root.name, "testsuites");
+  EXPECT_EQ(int_attribute(root, "tests"), 0);
+  EXPECT_TRUE(root.children.empty());
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // schedule, so a missing barrier in the tiled GEMM or the softmax reductions cannot pass by luck.
 // Outputs are poisoned (0xff bytes: NaN) before every run, so an unwritten element fails.
 //
-// Tolerance: tests/framework/attention_tolerance.hpp (rtol(k) = 1e-5 * sqrt(k) with an rms floor).
+// Tolerance: the numeric policy (gpulab/core/numeric.hpp, docs/grading.md). A component's output,
+// accumulated over k terms, gets tolerance_for(fp32, k) with atol scaled by the rms of its
+// reference; the forward pass the sum of the five (attention_forward_tolerance).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,8 +20,9 @@
 #include <vector>
 
 #include "attention/attention.hpp"
-#include "attention_tolerance.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
+#include "numeric_check.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
 
@@ -34,33 +37,31 @@ void PrintTo(const AttentionConfig& config, std::ostream* out) {
 
 namespace {
 
+using gpulab::testing::all_close;
+using gpulab::testing::attention_forward_tolerance;
 using gpulab::testing::for_each_schedule;
-using gpulab::testing::forward_rtol;
-using gpulab::testing::near_all;
-using gpulab::testing::rtol;
+using gpulab::testing::poison;
 
-// Exact comparison for values the test computes by hand in double.
+// The tolerance of a component's output accumulated over k terms: fp32's, times sqrt(k), with
+// atol relative to the reference's rms (elements that cancel to near zero are held to the
+// tensor's typical magnitude, not to their own).
+Tolerance stage_tolerance(const std::vector<float>& expected, int k) {
+  return scaled(tolerance_for(DType::fp32, k), rms(expected));
+}
+
+// Values the test computes by hand in double, against the float the reference rounds them to:
+// one fp32 rounding, fp32's base tolerance.
 ::testing::AssertionResult equal_to_float(const std::vector<double>& expected,
                                           const std::vector<float>& got) {
-  if (expected.size() != got.size()) {
-    return ::testing::AssertionFailure()
-           << "size: expected " << expected.size() << ", got " << got.size();
-  }
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const double tolerance = 1e-6 * (1.0 + std::fabs(expected[i]));  // a few float ulps
-    if (!(std::fabs(double(got[i]) - expected[i]) <= tolerance)) {
-      return ::testing::AssertionFailure() << "index " << i << ": expected " << expected[i]
-                                           << ", got " << got[i] << ", tolerance " << tolerance;
-    }
-  }
-  return ::testing::AssertionSuccess();
+  return all_close(expected, std::vector<double>(got.begin(), got.end()),
+                   tolerance_for(DType::fp32));
 }
 
 // Every row of probs sums to 1; with causal, every entry right of the diagonal is exactly 0.
 ::testing::AssertionResult valid_probabilities(const AttentionConfig& config,
                                                const std::vector<float>& probs) {
   const auto s = static_cast<std::size_t>(config.seq_len);
-  const double tolerance = rtol(config.seq_len);
+  const double tolerance = tolerance_for(DType::fp32, config.seq_len).allowed(1.0);  // S terms
   for (std::size_t row = 0; row * s < probs.size(); ++row) {
     double sum = 0.0;
     for (std::size_t j = 0; j < s; ++j) {
@@ -410,10 +411,11 @@ TEST_P(AttentionKernels, EveryComponentMatchesTheCpuReferenceOnReferenceInputs) 
   for (const Component component : all_components()) {
     SCOPED_TRACE(std::string(component_name(component)));
     const StageOutput out = output_of(component, config, buffers, stages);
+    const Tolerance tolerance = stage_tolerance(*out.expected, out.k);
     for_each_schedule([&] {
-      out.buffer->fill_bytes(0xff);
+      poison(*out.buffer);
       run_component(component, config, buffers, nullptr);
-      EXPECT_TRUE(near_all(*out.expected, out.buffer->to_vector(), rtol(out.k)));
+      EXPECT_TRUE(all_close(*out.expected, out.buffer->to_vector(), tolerance));
     });
     out.buffer->copy_from(*out.expected);  // the next component reads the reference again
   }
@@ -426,14 +428,11 @@ TEST_P(AttentionKernels, ForwardMatchesTheCpuReference) {
   const AttentionStages stages = attention_reference_stages(config, inputs);
   AttentionBuffers buffers(config);
   upload(inputs, buffers);
-  const double chain = forward_rtol(config);
+  const Tolerance chain = attention_forward_tolerance(config, rms(stages.y));
   for_each_schedule([&] {
-    for (DeviceBuffer<float>* poisoned :
-         {&buffers.qkv, &buffers.scores, &buffers.probs, &buffers.attn, &buffers.y}) {
-      poisoned->fill_bytes(0xff);
-    }
+    poison(buffers.qkv, buffers.scores, buffers.probs, buffers.attn, buffers.y);
     attention_forward(config, buffers, nullptr);
-    EXPECT_TRUE(near_all(stages.y, buffers.y.to_vector(), chain));
+    EXPECT_TRUE(all_close(stages.y, buffers.y.to_vector(), chain, "y"));
     EXPECT_TRUE(valid_probabilities(config, buffers.probs.to_vector()));
   });
 }
@@ -445,7 +444,7 @@ TEST_P(AttentionKernels, SoftmaxRowsSumToOneAndMaskedEntriesAreExactlyZero) {
       attention_reference_stages(config, make_attention_inputs(config, 13));
   AttentionBuffers buffers(config);
   buffers.scores.copy_from(stages.scores);
-  buffers.probs.fill_bytes(0xff);
+  poison(buffers.probs);
   run_component(Component::softmax, config, buffers, nullptr);
   EXPECT_TRUE(valid_probabilities(config, buffers.probs.to_vector()));
 }
@@ -465,10 +464,11 @@ TEST_P(AttentionKernels, SoftmaxIsStableForScoresFarFromZero) {
       score += shift;
     }
     buffers.scores.copy_from(shifted);
-    buffers.probs.fill_bytes(0xff);
+    poison(buffers.probs);
     run_component(Component::softmax, config, buffers, nullptr);
-    EXPECT_TRUE(near_all(softmax_reference(config, shifted), buffers.probs.to_vector(),
-                         rtol(config.seq_len)));
+    const std::vector<float> expected = softmax_reference(config, shifted);
+    EXPECT_TRUE(
+        all_close(expected, buffers.probs.to_vector(), stage_tolerance(expected, config.seq_len)));
   }
 }
 
@@ -495,11 +495,12 @@ TEST(AttentionKernels, CausalSoftmaxNeverReadsMaskedScores) {
   }
   AttentionBuffers buffers(config);
   buffers.scores.copy_from(scores);
+  const Tolerance tolerance = stage_tolerance(stages.probs, config.seq_len);
   for_each_schedule([&] {
-    buffers.probs.fill_bytes(0xff);
+    poison(buffers.probs);
     run_component(Component::softmax, config, buffers, nullptr);
     const std::vector<float> probs = buffers.probs.to_vector();
-    EXPECT_TRUE(near_all(stages.probs, probs, rtol(config.seq_len)));
+    EXPECT_TRUE(all_close(stages.probs, probs, tolerance));
     EXPECT_TRUE(valid_probabilities(config, probs));
   });
 }

@@ -1,10 +1,12 @@
 // The reference kernels against their CPU references, on both backends; on sim also under the
 // reverse and a shuffled thread schedule, so a missing barrier cannot pass by luck. Outputs are
 // poisoned (0xff bytes: NaN for floats) before every run, so an unwritten element fails.
+// Tolerances follow the numeric policy (gpulab/core/numeric.hpp, docs/grading.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -13,7 +15,9 @@
 #include "gemm/gemm.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
 #include "histogram/histogram.hpp"
+#include "numeric_check.hpp"
 #include "reduction/reduction.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
@@ -22,7 +26,9 @@
 namespace gpulab::kernels {
 namespace {
 
+using gpulab::testing::all_close;
 using gpulab::testing::for_each_schedule;
+using gpulab::testing::poison;
 
 std::vector<float> random_floats(std::size_t n, unsigned seed) {
   std::mt19937 random(seed);
@@ -34,20 +40,10 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
   return out;
 }
 
-::testing::AssertionResult near_all(const std::vector<float>& expected,
-                                    const std::vector<float>& got, float rtol, float atol) {
-  if (expected.size() != got.size()) {
-    return ::testing::AssertionFailure()
-           << "size: expected " << expected.size() << ", got " << got.size();
-  }
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const float tolerance = atol + rtol * std::fabs(expected[i]);
-    if (!(std::fabs(got[i] - expected[i]) <= tolerance)) {  // NaN fails
-      return ::testing::AssertionFailure() << "index " << i << ": expected " << expected[i]
-                                           << ", got " << got[i] << ", tolerance " << tolerance;
-    }
-  }
-  return ::testing::AssertionSuccess();
+// The tolerance of a float result accumulated over k terms, for a tensor whose typical
+// magnitude is `scale`: fp32's, times sqrt(k), atol times scale.
+Tolerance fp32_sum_tolerance(std::int64_t k, double scale) {
+  return scaled(tolerance_for(DType::fp32, k), scale);
 }
 
 class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
@@ -64,9 +60,10 @@ TEST_P(VectorAdd, MatchesTheCpuReference) {
   db.copy_from(b);
   for (const unsigned block : {32u, 256u, 1024u}) {
     SCOPED_TRACE("block size " + std::to_string(block));
-    dc.fill_bytes(0xff);
+    poison(dc);
     vector_add(da.data(), db.data(), dc.data(), n, nullptr, block);
-    EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, 0.0f));  // one rounding, both sides
+    // a + b is one correctly rounded float operation on both sides: bit-identical.
+    EXPECT_TRUE(all_close(expected, dc.to_vector(), Tolerance{0.0, 0.0}));
   }
 }
 
@@ -78,17 +75,19 @@ TEST_P(Reduction, EveryLevelMatchesTheCpuReference) {
   GPULAB_REQUIRE_DEVICE();
   const std::size_t n = GetParam();
   const auto input = random_floats(n, 3);
-  const auto expected = static_cast<float>(reduce_sum_reference(input));
+  const std::vector<float> expected{static_cast<float>(reduce_sum_reference(input))};
   DeviceBuffer<float> in(n), out(1), workspace(reduce_sum_workspace(n) + 1);
   in.copy_from(input);
-  // float sums of n terms of magnitude <= 1 in a tree: error grows like log2(n) ulps of n.
-  const float tolerance = 1e-6f * static_cast<float>(n);
+  // A sum of n terms. Its scale is the typical magnitude of such a sum, sqrt(n) * rms(input) (a
+  // random walk of n steps), not |expected|, which cancellation can make arbitrarily small.
+  const Tolerance tolerance = fp32_sum_tolerance(static_cast<std::int64_t>(n),
+                                                 std::sqrt(static_cast<double>(n)) * rms(input));
   for (const auto& level : reduction_levels()) {
     SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
     for_each_schedule([&] {
-      out.fill_bytes(0xff);
+      poison(out);
       level.launch(in.data(), out.data(), n, workspace.data(), nullptr);
-      EXPECT_TRUE(near_all({expected}, out.to_vector(), 0.0f, tolerance));
+      EXPECT_TRUE(all_close(expected, out.to_vector(), tolerance));
     });
   }
 }
@@ -102,7 +101,7 @@ TEST(Reduction, BlockSumsAreOnePartialPer256Elements) {
   const auto input = random_floats(n, 4);
   DeviceBuffer<float> in(n), partials(4);
   in.copy_from(input);
-  partials.fill_bytes(0xff);
+  poison(partials);
   block_sums_shared(in.data(), partials.data(), n);
   std::vector<float> expected;
   for (std::size_t first = 0; first < n; first += kReduceBlock) {
@@ -110,7 +109,10 @@ TEST(Reduction, BlockSumsAreOnePartialPer256Elements) {
     expected.push_back(static_cast<float>(
         reduce_sum_reference(std::span<const float>(input).subspan(first, count))));
   }
-  EXPECT_TRUE(near_all(expected, partials.to_vector(), 0.0f, 1e-4f));
+  // Each partial sums kReduceBlock terms (the last one fewer).
+  const auto block = static_cast<double>(kReduceBlock);
+  EXPECT_TRUE(all_close(expected, partials.to_vector(),
+                        fp32_sum_tolerance(kReduceBlock, std::sqrt(block) * rms(input))));
 }
 
 struct GemmShape {
@@ -129,19 +131,20 @@ TEST_P(Gemm, EveryLevelMatchesTheCpuReference) {
   DeviceBuffer<float> da(a.size()), db(b.size()), dc(expected.size());
   da.copy_from(a);
   db.copy_from(b);
-  const float tolerance = 1e-5f * static_cast<float>(k);  // k products of magnitude <= 1
+  // Each element sums k products; its scale is the rms of C.
+  const Tolerance tolerance = fp32_sum_tolerance(k, rms(expected));
   for (const auto& level : gemm_levels()) {
     SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
     for_each_schedule([&] {
-      dc.fill_bytes(0xff);
+      poison(dc);
       level.launch(da.data(), db.data(), dc.data(), m, n, k, nullptr);
-      EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, tolerance));
+      EXPECT_TRUE(all_close(expected, dc.to_vector(), tolerance));
     });
   }
   for_each_schedule([&] {  // 32 x 32 tiles: 1024-thread blocks, 8 KiB of shared memory
-    dc.fill_bytes(0xff);
+    poison(dc);
     gemm_tiled(da.data(), db.data(), dc.data(), m, n, k, nullptr, 32);
-    EXPECT_TRUE(near_all(expected, dc.to_vector(), 0.0f, tolerance));
+    EXPECT_TRUE(all_close(expected, dc.to_vector(), tolerance));
   });
 }
 
@@ -188,7 +191,7 @@ TEST_P(Histogram, EveryLevelMatchesTheCpuReference) {
   for (const auto& level : histogram_levels()) {
     SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
     for_each_schedule([&] {
-      dcounts.fill_bytes(0xff);
+      poison(dcounts);
       level.launch(dkeys.data(), n, dcounts.data(), bins, nullptr);
       EXPECT_EQ(dcounts.to_vector(), expected);
     });

@@ -31,7 +31,13 @@ TEST_P(SpinKernel, EventTimeIsAtLeastTheRequestedDuration) {
   stop.synchronize();
   const double elapsed_ms = Event::elapsed_ms(start, stop);
   EXPECT_GE(elapsed_ms, ms);
+#if defined(GPULAB_BACKEND_SIM)
+  // The sim's kernel runs on a CPU thread that other tests running in parallel can take the
+  // core from: the overshoot bounds the scheduler, not the kernel, so it is only loosely bound.
+  EXPECT_LE(elapsed_ms, ms * 1.5 + 100.0);
+#else
   EXPECT_LE(elapsed_ms, ms * 1.5 + 1.0);
+#endif
 }
 
 std::string milliseconds_name(const ::testing::TestParamInfo<double>& info) {

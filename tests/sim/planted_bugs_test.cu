@@ -1,12 +1,22 @@
 // Bugs students make, planted on purpose, and how each is caught: on sim deterministically (two
-// thread schedules, AddressSanitizer, the launch checks, the memory limit, barrier analysis); on
-// cuda the checks a GPU itself makes. Where a GPU's behaviour is undefined (a race, a divergent
-// barrier) the cuda build skips and says so: compute-sanitizer is the tool there.
+// thread schedules, guard pages or AddressSanitizer, the launch checks, the memory limit, barrier
+// analysis); on cuda the checks a GPU itself makes. Where a GPU's behaviour is undefined (a race,
+// a divergent barrier) the cuda build skips and says so: compute-sanitizer is the tool there.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
+#if defined(GPULAB_BACKEND_SIM)
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#endif
 
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
@@ -96,6 +106,253 @@ TEST(PlantedBugsDeathTest, AnOutOfBoundsWriteIsReportedByAddressSanitizer) {
 #else
   GTEST_SKIP() << "needs the sim backend built with AddressSanitizer (cmake --preset asan); on a "
                   "GPU use compute-sanitizer";
+#endif
+}
+
+// Device allocations: cudaMalloc's 256-byte alignment and every requested byte usable, on both
+// backends. On sim outside AddressSanitizer builds each allocation is its own mapping with a
+// PROT_NONE guard page right after its end rounded up to 256 bytes, so an overrun past that
+// faults at once (SIGSEGV, the sim's cudaErrorIllegalAddress) instead of corrupting the heap.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPULAB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPULAB_TEST_ASAN 1
+#endif
+#endif
+#if defined(GPULAB_BACKEND_SIM) && !defined(GPULAB_TEST_ASAN)
+#define GPULAB_TEST_GUARD_PAGES 1
+#endif
+
+// Sets every byte of [data, data + n) to `value`, a grid-stride loop.
+__global__ void set_bytes(unsigned char* data, std::size_t n, unsigned char value) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    data[i] = value;
+  }
+}
+
+#if defined(GPULAB_TEST_GUARD_PAGES)
+// The permissions column of /proc/self/maps ("rw-p", "---p") for the mapping holding `address`;
+// empty when none does.
+std::string protection_of(const void* address) {
+  const auto wanted = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::uintptr_t start = 0;
+    std::uintptr_t end = 0;
+    char dash = 0;
+    std::string permissions;
+    if (fields >> std::hex >> start >> dash >> end >> permissions && start <= wanted &&
+        wanted < end) {
+      return permissions;
+    }
+  }
+  return {};
+}
+
+std::size_t mapping_count() {
+  std::ifstream maps("/proc/self/maps");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(maps, line);) {
+    ++lines;
+  }
+  return lines;
+}
+
+// The bug: `<=` instead of `<`, so thread n writes one element past the end.
+__global__ void write_one_past_n(float* data, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i <= n) {
+    data[i] = 1.0f;
+  }
+}
+
+// Reads one element past the end the same way, into an output that is large enough.
+__global__ void read_one_past_n(const float* in, float* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i <= n) {
+    out[i] = in[i];
+  }
+}
+
+// One thread writes the byte at data + offset.
+__global__ void write_byte_at(unsigned char* data, std::size_t offset) {
+  data[offset] = 1;
+}
+
+// Runs `body` in a death-test child that must die of SIGSEGV (writing no core file).
+template <class Body>
+void expect_segfault(const char* what, Body body) {
+  SCOPED_TRACE(what);
+  EXPECT_EXIT(
+      {
+        rlimit no_core{};
+        setrlimit(RLIMIT_CORE, &no_core);
+        body();
+        std::exit(0);  // not reached when the guard page caught the access
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+}
+#endif  // GPULAB_TEST_GUARD_PAGES
+
+TEST(DeviceAllocations, AreAlignedAndUsableToTheLastRequestedByte) {
+  GPULAB_REQUIRE_DEVICE();
+  (void)cudaGetLastError();  // an earlier test's leftover error must not fail a launch check
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{255}, std::size_t{256},
+                                  std::size_t{4095}, std::size_t{4096}, std::size_t{1} << 20}) {
+    SCOPED_TRACE("bytes " + std::to_string(bytes));
+    unsigned char* device = nullptr;
+    ASSERT_EQ(cudaMalloc(&device, bytes), cudaSuccess);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(device) % 256, 0u);
+
+    std::vector<unsigned char> pattern(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) {
+      pattern[i] = static_cast<unsigned char>(i * 7 + bytes);
+    }
+    std::vector<unsigned char> back(bytes);
+    ASSERT_EQ(cudaMemcpy(device, pattern.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(back.data(), device, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(back, pattern);
+
+    ASSERT_EQ(cudaMemset(device, 0xab, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(back.data(), device, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(back, std::vector<unsigned char>(bytes, 0xab));
+
+    set_bytes<<<4, 256>>>(device, bytes, 0x5c);
+    GPULAB_CHECK_LAUNCH();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(back.data(), device, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(back, std::vector<unsigned char>(bytes, 0x5c));
+
+#if defined(GPULAB_TEST_GUARD_PAGES)
+    // The last requested byte is writable from the host too; the guard page starts where the end,
+    // rounded up to 256 bytes, is.
+    device[bytes - 1] = 0x11;
+    EXPECT_EQ(device[bytes - 1], 0x11);
+    const std::size_t rounded = (bytes + 255) / 256 * 256;
+    EXPECT_EQ(protection_of(device + rounded - 1), "rw-p");
+    EXPECT_EQ(protection_of(device + rounded), "---p");
+#endif
+    EXPECT_EQ(cudaFree(device), cudaSuccess);
+  }
+}
+
+TEST(DeviceAllocations, FreeingGivesBackEveryMapping) {
+#if defined(GPULAB_TEST_GUARD_PAGES)
+  (void)cudaGetLastError();  // an earlier test's leftover error must not fail a launch check
+  // Warm up: the device thread, the workers and their fiber stacks exist before counting.
+  {
+    DeviceBuffer<unsigned char> warm(1);
+    set_bytes<<<1, 32>>>(warm.data(), 1, 0);
+    GPULAB_CHECK_LAUNCH();
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  }
+  const std::size_t accounted = gpulab::sim::allocated_bytes();
+  const std::size_t before = mapping_count();
+  const std::size_t sizes[] = {1, 255, 256, 4095, 4096, 65536, (std::size_t{1} << 20) + 3};
+  for (int round = 0; round < 3000; ++round) {
+    void* a = nullptr;
+    void* b = nullptr;
+    ASSERT_EQ(cudaMalloc(&a, sizes[round % 7]), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&b, sizes[(round + 3) % 7]), cudaSuccess);
+    ASSERT_EQ(cudaFree(round % 2 == 0 ? a : b), cudaSuccess);
+    ASSERT_EQ(cudaFree(round % 2 == 0 ? b : a), cudaSuccess);
+  }
+  std::vector<void*> live(200);
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    ASSERT_EQ(cudaMalloc(&live[i], sizes[i % 7]), cudaSuccess);
+  }
+  EXPECT_GE(mapping_count(), before + live.size()) << "one mapping per live allocation";
+  for (void* pointer : live) {
+    ASSERT_EQ(cudaFree(pointer), cudaSuccess);
+  }
+  EXPECT_LE(mapping_count(), before + 2) << "cudaFree left mappings behind";
+  EXPECT_EQ(gpulab::sim::allocated_bytes(), accounted);
+#elif defined(GPULAB_BACKEND_SIM)
+  GTEST_SKIP() << "under AddressSanitizer device memory comes from ASan's allocator, which keeps "
+                  "its own mappings; LeakSanitizer checks for leaks there";
+#else
+  GTEST_SKIP() << "checks the sim allocator's mappings; on a GPU device memory is not mapped "
+                  "into the process this way";
+#endif
+}
+
+TEST(DeviceAllocationsDeathTest, AnOverrunPastTheRoundedEndFaultsAtOnce) {
+#if defined(GPULAB_TEST_GUARD_PAGES)
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 1024 floats (4096 bytes, a multiple of 256): element n is the first byte of the guard page.
+  expect_segfault("kernel writes element n of 1024 floats", [] {
+    DeviceBuffer<float> data(1024);
+    write_one_past_n<<<5, 256>>>(data.data(), 1024);
+    cudaDeviceSynchronize();
+  });
+  expect_segfault("kernel reads element n of 1024 floats", [] {
+    DeviceBuffer<float> in(1024);
+    DeviceBuffer<float> out(1025);
+    read_one_past_n<<<5, 256>>>(in.data(), out.data(), 1024);
+    cudaDeviceSynchronize();
+  });
+  // 256 floats (1024 bytes): element n plus 256 bytes.
+  expect_segfault("kernel writes 256 bytes past element n of 256 floats", [] {
+    DeviceBuffer<float> data(256);
+    write_byte_at<<<1, 1>>>(reinterpret_cast<unsigned char*>(data.data()), 256 * 4 + 256);
+    cudaDeviceSynchronize();
+  });
+  // An odd size (1001 bytes), 1 KiB past the end.
+  expect_segfault("kernel writes 1 KiB past 1001 bytes", [] {
+    DeviceBuffer<unsigned char> data(1001);
+    write_byte_at<<<1, 1>>>(data.data(), 1001 + 1024);
+    cudaDeviceSynchronize();
+  });
+  // Not caught: a write inside the rounding slack (1001 bytes round up to 1024).
+  EXPECT_EXIT(
+      {
+        DeviceBuffer<unsigned char> data(1001);
+        write_byte_at<<<1, 1>>>(data.data(), 1023);
+        std::exit(cudaDeviceSynchronize() == cudaSuccess ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // Host code that runs past the end of device memory faults the same way.
+  expect_segfault("host writes element n of 1024 floats", [] {
+    DeviceBuffer<float> data(1024);
+    volatile float* pointer = data.data();
+    pointer[1024] = 1.0f;
+  });
+#elif defined(GPULAB_BACKEND_SIM)
+  GTEST_SKIP() << "under AddressSanitizer device memory has no guard pages: ASan reports the "
+                  "overrun instead (PlantedBugsDeathTest.AnOutOfBoundsWriteIsReportedByAddress"
+                  "Sanitizer)";
+#else
+  GTEST_SKIP() << "on a GPU an out-of-bounds access is cudaErrorIllegalAddress or silent; use "
+                  "compute-sanitizer";
+#endif
+}
+
+TEST(DeviceAllocationsDeathTest, ResetUnmapsEveryAllocation) {
+#if defined(GPULAB_TEST_GUARD_PAGES)
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        void* warm = nullptr;
+        bool ok = cudaMalloc(&warm, 1) == cudaSuccess && cudaFree(warm) == cudaSuccess;
+        const std::size_t before = mapping_count();
+        std::vector<void*> live(100);
+        for (void*& pointer : live) {
+          ok = ok && cudaMalloc(&pointer, 5000) == cudaSuccess;
+        }
+        ok = ok && mapping_count() >= before + live.size();
+        ok = ok && cudaDeviceReset() == cudaSuccess && mapping_count() <= before + 2 &&
+             gpulab::sim::allocated_bytes() == 0;
+        std::exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+#else
+  GTEST_SKIP() << "checks the sim allocator's guard-page mappings (sim builds without "
+                  "AddressSanitizer)";
 #endif
 }
 

@@ -1,17 +1,22 @@
 #include "gpulab/core/grading.hpp"
 
-#include <charconv>
+#include <algorithm>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/core/sha256.hpp"
+#include "xml_text.hpp"
+
 namespace gpulab {
 
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 [[noreturn]] void fail(std::string_view source, const std::string& what) {
@@ -37,6 +42,127 @@ std::string text(const json& object, const char* key, std::string_view source,
   return field(object, key, json::value_t::string, source, where).get<std::string>();
 }
 
+// The length of the UTF-8 sequence at the start of `in` when it is a well-formed one (RFC 3629:
+// no overlong forms, no surrogates, nothing past U+10FFFF) of a character XML 1.0 allows (not
+// U+FFFE or U+FFFF), else 0.
+std::size_t utf8_length(std::string_view in) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(in[i]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) {
+    return 1;
+  }
+  // The lead byte gives the length and the allowed range of the second byte.
+  std::size_t length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    length = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    length = 3;
+    low = c == 0xe0 ? 0xa0 : 0x80;   // overlong below U+0800
+    high = c == 0xed ? 0x9f : 0xbf;  // surrogates U+D800..U+DFFF
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4;
+    low = c == 0xf0 ? 0x90 : 0x80;   // overlong below U+10000
+    high = c == 0xf4 ? 0x8f : 0xbf;  // past U+10FFFF
+  } else {
+    return 0;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+  }
+  if (in.size() < length || byte(1) < low || byte(1) > high) {
+    return 0;
+  }
+  for (std::size_t k = 2; k < length; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) {
+      return 0;
+    }
+  }
+  if (length == 3 && c == 0xef && byte(1) == 0xbf && byte(2) >= 0xbe) {
+    return 0;  // U+FFFE, U+FFFF: not characters in XML
+  }
+  return length;
+}
+
+// A string of text from the code under test, safe for JSON and XML: invalid UTF-8 and control
+// characters other than newline and tab become '?'.
+std::string clean_text(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    const std::size_t length = utf8_length(in.substr(i));
+    if (length == 0 || (length == 1 && c < 0x20 && c != '\n' && c != '\t')) {
+      out += '?';
+      ++i;
+    } else {
+      out.append(in.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+std::string xml_escape(std::string_view in) {
+  std::string out;
+  for (const char c : clean_text(in)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) {
+    out += line + "\n";
+  }
+  return out;
+}
+
+// What a student reads about one test: disposition, detail, failure lines.
+std::string test_output(const TestGrade& test) {
+  std::string out(to_string(test.verdict.disposition));
+  std::replace(out.begin(), out.end(), '_', ' ');
+  if (!test.verdict.detail.empty()) {
+    out += ": " + test.verdict.detail;
+  }
+  out += "\n" + join_lines(test.verdict.excerpt);
+  return clean_text(out);
+}
+
+// A compiler's line that reports an error. "error" inside "-Werror" does not count: the compile
+// command a build tool echoes before a failure ("FAILED: ..." and the command line) names it.
+bool says_error(std::string_view line) {
+  for (std::size_t at = line.find("error"); at != std::string_view::npos;
+       at = line.find("error", at + 1)) {
+    if (at == 0 || line[at - 1] != 'W') {
+      return true;
+    }
+  }
+  return false;
+}
+
+// ninja's own last line ("ninja: build stopped: subcommand failed."): not the compiler's.
+bool is_build_tool_line(std::string_view line) {
+  return line.starts_with("ninja: build stopped");
+}
+
 }  // namespace
 
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
@@ -47,18 +173,28 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
     fail(source, std::string("not valid JSON: ") + e.what());
   }
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 1) {
-    fail(source, "schema_version: this gpulab reads version 1");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 2) {
+    fail(source, "schema_version: this gpulab reads version 2 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
+  manifest.extra_tests_dir = text(doc, "extra_tests_dir", source, "manifest");
+  manifest.test_timeout_s =
+      field(doc, "test_timeout_s", json::value_t::number_integer, source, "manifest").get<int>();
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
     const std::string where = "labs[" + std::to_string(i) + "]";
     LabEntry lab{text(labs[i], "id", source, where),
                  text(labs[i], "title", source, where),
                  text(labs[i], "dir", source, where),
+                 {},
                  {}};
+    for (const json& file : field(labs[i], "student_files", array, source, where)) {
+      if (!file.is_string()) {
+        fail(source, where + ".student_files: a file name must be a string");
+      }
+      lab.student_files.push_back(file.get<std::string>());
+    }
     const json& runs = field(labs[i], "runs", array, source, where);
     for (std::size_t j = 0; j < runs.size(); ++j) {
       const std::string run_where = where + ".runs[" + std::to_string(j) + "]";
@@ -72,7 +208,8 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
         run.tests.push_back(
             {text(tests[k], "name", source, test_where),
              field(tests[k], "points", json::value_t::number_integer, source, test_where)
-                 .get<int>()});
+                 .get<int>(),
+             field(tests[k], "hidden", json::value_t::boolean, source, test_where).get<bool>()});
       }
       lab.runs.push_back(std::move(run));
     }
@@ -92,6 +229,11 @@ LabManifest load_lab_manifest(const std::filesystem::path& path) {
   return parse_lab_manifest(contents.str(), path.string());
 }
 
+std::string test_case_of(std::string_view ctest_name) {
+  const std::size_t slash = ctest_name.find('/');
+  return std::string(slash == std::string_view::npos ? ctest_name : ctest_name.substr(slash + 1));
+}
+
 std::string_view to_string(TestOutcome outcome) noexcept {
   switch (outcome) {
     case TestOutcome::passed:
@@ -106,82 +248,11 @@ std::string_view to_string(TestOutcome outcome) noexcept {
   return "?";
 }
 
-namespace {
-
-std::string decode_entities(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '&') {
-      out += in[i];
-      continue;
-    }
-    const std::size_t semi = in.find(';', i);
-    if (semi == std::string_view::npos) {
-      out += in[i];
-      continue;
-    }
-    const std::string_view entity = in.substr(i + 1, semi - i - 1);
-    if (entity == "amp") {
-      out += '&';
-    } else if (entity == "lt") {
-      out += '<';
-    } else if (entity == "gt") {
-      out += '>';
-    } else if (entity == "quot") {
-      out += '"';
-    } else if (entity == "apos") {
-      out += '\'';
-    } else if (entity.size() > 1 && entity[0] == '#') {
-      const bool hex = entity[1] == 'x';
-      const std::string_view digits = entity.substr(hex ? 2 : 1);
-      unsigned long code = 0;
-      const auto [end, error] =
-          std::from_chars(digits.data(), digits.data() + digits.size(), code, hex ? 16 : 10);
-      if (error != std::errc{} || end != digits.data() + digits.size()) {
-        throw std::runtime_error("ctest JUnit report: bad character reference &" +
-                                 std::string(entity) + ";");
-      }
-      out += code < 0x80 ? static_cast<char>(code) : '?';
-    } else {
-      out += in.substr(i, semi - i + 1);
-    }
-    i = semi;
-  }
-  return out;
-}
-
-// The value of attribute `name` in a start tag's text, or nullopt.
-std::optional<std::string> attribute(std::string_view tag, std::string_view name) {
-  const std::string key = " " + std::string(name) + "=\"";
-  std::size_t at = tag.find(key);
-  if (at == std::string_view::npos) {
-    // Attributes may follow a newline and tab instead of a space.
-    for (const char* sep : {"\n", "\t"}) {
-      at = tag.find(std::string(sep) + std::string(name) + "=\"");
-      if (at != std::string_view::npos) {
-        break;
-      }
-    }
-    if (at == std::string_view::npos) {
-      return std::nullopt;
-    }
-  }
-  const std::size_t begin = at + key.size();
-  const std::size_t end = tag.find('"', begin);
-  if (end == std::string_view::npos) {
-    return std::nullopt;
-  }
-  return decode_entities(tag.substr(begin, end - begin));
-}
-
-}  // namespace
-
-std::map<std::string, JunitCase> parse_ctest_junit(std::string_view xml) {
+std::map<std::string, TestOutcome> parse_ctest_junit(std::string_view xml) {
   if (xml.find("<testsuite") == std::string_view::npos) {
     throw std::runtime_error("not a ctest JUnit report (no <testsuite> element)");
   }
-  std::map<std::string, JunitCase> cases;
+  std::map<std::string, TestOutcome> cases;
   std::size_t pos = 0;
   while ((pos = xml.find("<testcase", pos)) != std::string_view::npos) {
     const std::size_t tag_end = xml.find('>', pos);
@@ -189,79 +260,338 @@ std::map<std::string, JunitCase> parse_ctest_junit(std::string_view xml) {
       throw std::runtime_error("truncated ctest JUnit report");
     }
     const std::string_view tag = xml.substr(pos, tag_end - pos);
-    const std::optional<std::string> name = attribute(tag, "name");
-    const std::optional<std::string> status = attribute(tag, "status");
+    const std::optional<std::string> name = detail::attribute(tag, "name");
+    const std::optional<std::string> status = detail::attribute(tag, "status");
     if (!name || !status) {
       throw std::runtime_error("ctest JUnit report: a <testcase> without name or status");
     }
-    JunitCase entry;
-    entry.outcome = *status == "run"    ? TestOutcome::passed
-                    : *status == "fail" ? TestOutcome::failed
-                                        : TestOutcome::skipped;
-    std::size_t next = xml.find("<testcase", tag_end);
-    const std::string_view body = xml.substr(
-        tag_end, next == std::string_view::npos ? std::string_view::npos : next - tag_end);
-    const std::size_t out_begin = body.find("<system-out>");
-    if (out_begin != std::string_view::npos) {
-      const std::size_t content = out_begin + std::string_view("<system-out>").size();
-      const std::size_t out_end = body.find("</system-out>", content);
-      entry.output = decode_entities(body.substr(
-          content, out_end == std::string_view::npos ? std::string_view::npos : out_end - content));
-    }
-    cases[*name] = std::move(entry);
+    cases[*name] = *status == "run"    ? TestOutcome::passed
+                   : *status == "fail" ? TestOutcome::failed
+                                       : TestOutcome::skipped;
     pos = tag_end;
   }
   return cases;
 }
 
-std::vector<std::string> failure_excerpt(std::string_view output, std::size_t max_lines) {
-  // gtest prints "file:line: Failure" (or "unknown file: Failure" for an exception) and then the
-  // assertion's lines: expected, got, the message. Banner lines ("[ RUN      ]", "[----------]",
-  // "Note: Google Test filter = ...") are never part of it and end a block.
-  auto banner = [](const std::string& line) {
-    return line.starts_with("[") || line.starts_with("Note: Google Test filter");
+// ---- seal --------------------------------------------------------------------------------------
+
+std::vector<std::string> instructor_files(const LabManifest& manifest) {
+  const fs::path& root = manifest.source_dir;
+  std::set<std::string> student;
+  for (const LabEntry& lab : manifest.labs) {
+    for (const std::string& file : lab.student_files) {
+      student.insert((fs::path("labs") / lab.dir / file).generic_string());
+    }
+  }
+  std::set<std::string> files;
+  const auto add_tree = [&](const fs::path& dir, bool relative) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) {
+      return;
+    }
+    for (fs::recursive_directory_iterator it(dir, error), end; it != end; it.increment(error)) {
+      if (error) {
+        throw std::runtime_error("cannot list " + dir.string() + ": " + error.message());
+      }
+      if (it->is_regular_file()) {
+        const std::string path = relative ? it->path().lexically_relative(root).generic_string()
+                                          : it->path().generic_string();
+        if (!student.contains(path)) {
+          files.insert(path);
+        }
+      }
+    }
   };
+  for (const char* file : {"CMakeLists.txt", "CMakePresets.json"}) {
+    if (fs::is_regular_file(root / file)) {
+      files.insert(file);
+    }
+  }
+  for (const char* dir : {"cmake", "framework", "kernels", "tests", "labs"}) {
+    add_tree(root / dir, true);
+  }
+  if (!manifest.extra_tests_dir.empty()) {
+    const fs::path extra = manifest.extra_tests_dir.lexically_normal();
+    const fs::path relative = extra.lexically_relative(root);
+    const bool inside = !relative.empty() && *relative.begin() != "..";
+    // Inside the tree it may be outside the folders above (e.g. <source>/hidden): relative paths.
+    add_tree(extra, inside);
+  }
+  return {files.begin(), files.end()};
+}
+
+std::vector<SealedFile> seal_files(const LabManifest& manifest,
+                                   const std::vector<std::string>& files) {
+  std::vector<SealedFile> seal;
+  seal.reserve(files.size());
+  for (const std::string& file : files) {
+    const fs::path path =
+        fs::path(file).is_absolute() ? fs::path(file) : manifest.source_dir / file;
+    seal.push_back({file, sha256_file(path)});
+  }
+  return seal;
+}
+
+std::string format_seal(const std::vector<SealedFile>& seal) {
+  std::string out;
+  for (const SealedFile& file : seal) {
+    out += file.sha256 + "  " + file.path + "\n";
+  }
+  return out;
+}
+
+std::vector<SealedFile> parse_seal(std::string_view text_in, std::string_view source) {
+  std::vector<SealedFile> seal;
+  std::istringstream in{std::string(text_in)};
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) {
+      continue;
+    }
+    const bool hex = line.size() > 66 && line.substr(64, 2) == "  " &&
+                     line.find_first_not_of("0123456789abcdef") == 64;
+    if (!hex) {
+      fail(source, "line " + std::to_string(number) + ": expected \"<sha256>  <path>\"");
+    }
+    seal.push_back({line.substr(66), line.substr(0, 64)});
+  }
+  return seal;
+}
+
+IntegrityCheck check_integrity(const LabManifest& manifest, const std::vector<SealedFile>& seal) {
+  IntegrityCheck check;
+  check.checked = true;
+  std::set<std::string> sealed;
+  for (const SealedFile& file : seal) {
+    sealed.insert(file.path);
+    const fs::path path =
+        fs::path(file.path).is_absolute() ? fs::path(file.path) : manifest.source_dir / file.path;
+    std::error_code error;
+    if (!fs::is_regular_file(path, error)) {
+      check.missing.push_back(file.path);
+    } else if (sha256_file(path) != file.sha256) {
+      check.changed.push_back(file.path);
+    }
+  }
+  for (const std::string& file : instructor_files(manifest)) {
+    if (!sealed.contains(file)) {
+      check.added.push_back(file);
+    }
+  }
+  return check;
+}
+
+// ---- grades ------------------------------------------------------------------------------------
+
+TestGrade grade_test(const GradedTest& test, TestOutcome ctest,
+                     const std::optional<Verdict>& verdict) {
+  TestGrade grade{test_case_of(test.name), test.points, 0, test.hidden, {}};
+  if (!verdict) {
+    grade.verdict = {Disposition::not_run,
+                     ctest == TestOutcome::missing
+                         ? std::string("ctest did not run it")
+                         : "no verdict file (ctest: " + std::string(to_string(ctest)) + ")",
+                     {}};
+    return grade;
+  }
+  grade.verdict = *verdict;
+  const bool verdict_passed = verdict->disposition == Disposition::passed;
+  if (verdict_passed && ctest != TestOutcome::passed) {
+    grade.verdict = {Disposition::failed,
+                     "the verdict file says passed but ctest recorded " +
+                         std::string(to_string(ctest)) +
+                         " (a verdict file written by the code "
+                         "under test?)",
+                     {}};
+  }
+  grade.earned = grade.verdict.disposition == Disposition::passed ? test.points : 0;
+  return grade;
+}
+
+void total_lab(LabGrade& lab) {
+  lab.earned = 0;
+  lab.possible = 0;
+  for (const TestGrade& test : lab.tests) {
+    lab.earned += test.earned;
+    lab.possible += test.points;
+  }
+}
+
+std::vector<std::string> compiler_errors(std::string_view output, std::size_t max_lines) {
   std::vector<std::string> lines;
   std::istringstream in{std::string(output)};
   std::string line;
-  bool inside = false;
-  while (std::getline(in, line) && lines.size() < max_lines) {
-    if (banner(line)) {
-      inside = false;
-      continue;
+  std::vector<std::string> all;
+  while (std::getline(in, line)) {
+    all.push_back(clean_text(line));
+  }
+  for (std::size_t i = 0; i < all.size() && lines.size() < max_lines; ++i) {
+    if (says_error(all[i]) && !is_build_tool_line(all[i])) {
+      lines.push_back(all[i]);
+      if (i + 1 < all.size() && lines.size() < max_lines && !says_error(all[i + 1]) &&
+          !is_build_tool_line(all[i + 1])) {
+        lines.push_back(all[++i]);
+      }
     }
-    const bool starts = line.ends_with(": Failure") ||
-                        line.find("not implemented") != std::string::npos ||
-                        line.find("exception") != std::string::npos;
-    if (starts) {
-      inside = true;
-    } else if (line.empty()) {
-      inside = false;
-    }
-    if (inside && !line.empty()) {
-      lines.push_back(line);
-    }
+  }
+  if (lines.empty()) {
+    const std::size_t first = all.size() > max_lines ? all.size() - max_lines : 0;
+    lines.assign(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
   }
   return lines;
 }
 
-RunGrade grade_run(const LabEntry& lab, const LabRun& run,
-                   const std::map<std::string, JunitCase>& results) {
-  RunGrade grade{lab.id, lab.title, run.variant, run.backend, 0, 0, {}};
-  for (const GradedTest& test : run.tests) {
-    TestGrade t{test.name, test.points, 0, TestOutcome::missing, {}};
-    if (const auto found = results.find(test.name); found != results.end()) {
-      t.outcome = found->second.outcome;
-      if (t.outcome == TestOutcome::failed) {
-        t.excerpt = failure_excerpt(found->second.output);
+int GradeReport::earned() const {
+  int sum = 0;
+  for (const LabGrade& lab : labs) {
+    sum += lab.earned;
+  }
+  return sum;
+}
+
+int GradeReport::possible() const {
+  int sum = 0;
+  for (const LabGrade& lab : labs) {
+    sum += lab.possible;
+  }
+  return sum;
+}
+
+std::string report_json(const GradeReport& report) {
+  json labs = json::array();
+  for (const LabGrade& lab : report.labs) {
+    json tests = json::array();
+    for (const TestGrade& test : lab.tests) {
+      tests.push_back({{"name", test.name},
+                       {"points", test.points},
+                       {"earned", test.earned},
+                       {"hidden", test.hidden},
+                       {"disposition", to_string(test.verdict.disposition)},
+                       {"detail", test.verdict.detail},
+                       {"excerpt", test.verdict.excerpt}});
+    }
+    labs.push_back({{"lab", lab.lab},
+                    {"title", lab.title},
+                    {"earned", lab.earned},
+                    {"possible", lab.possible},
+                    {"build_errors", lab.build_errors},
+                    {"tests", tests}});
+  }
+  const json integrity = {{"checked", report.integrity.checked},
+                          {"ok", report.integrity.ok()},
+                          {"changed", report.integrity.changed},
+                          {"missing", report.integrity.missing},
+                          {"added", report.integrity.added}};
+  const json doc = {{"schema_version", 2},
+                    {"gpulab_version", report.gpulab_version},
+                    {"date", report.date},
+                    {"submission", report.submission},
+                    {"backend", report.backend},
+                    {"earned", report.earned()},
+                    {"possible", report.possible()},
+                    {"integrity", integrity},
+                    {"ignored", report.ignored},
+                    {"problems", report.problems},
+                    {"labs", labs}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string gradescope_json(const GradeReport& report) {
+  json tests = json::array();
+  for (const LabGrade& lab : report.labs) {
+    for (const TestGrade& test : lab.tests) {
+      tests.push_back(
+          {{"name", lab.lab + " " + test.name},
+           {"score", test.earned},
+           {"max_score", test.points},
+           {"status", test.verdict.disposition == Disposition::passed ? "passed" : "failed"},
+           {"output", test_output(test)},
+           {"visibility", test.hidden ? "after_published" : "visible"}});
+    }
+  }
+  std::string output = "gpulab grade, " + report.backend +
+                       " backend: " + std::to_string(report.earned()) + "/" +
+                       std::to_string(report.possible()) + " points\n";
+  for (const LabGrade& lab : report.labs) {
+    output += lab.lab + " " + lab.title + ": " + std::to_string(lab.earned) + "/" +
+              std::to_string(lab.possible) + "\n";
+    if (!lab.build_errors.empty()) {
+      output += "  did not compile:\n";
+      for (const std::string& line : lab.build_errors) {
+        output += "    " + line + "\n";
       }
     }
-    t.earned = t.outcome == TestOutcome::passed ? test.points : 0;
-    grade.earned += t.earned;
-    grade.possible += test.points;
-    grade.tests.push_back(std::move(t));
   }
-  return grade;
+  if (report.integrity.checked && !report.integrity.ok()) {
+    output += "integrity failure: the grading tree's instructor files changed; no points given\n";
+  }
+  for (const std::string& problem : report.problems) {
+    output += "problem: " + problem + "\n";
+  }
+  for (const std::string& file : report.ignored) {
+    output += "ignored: " + file + "\n";
+  }
+  const json doc = {{"score", report.earned()},
+                    {"output", clean_text(output)},
+                    {"visibility", "visible"},
+                    {"stdout_visibility", "hidden"},
+                    {"tests", tests}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string junit_xml(const GradeReport& report) {
+  std::ostringstream out;
+  int tests = 0;
+  int failures = 0;
+  int skipped = 0;
+  for (const LabGrade& lab : report.labs) {
+    for (const TestGrade& test : lab.tests) {
+      ++tests;
+      const Disposition d = test.verdict.disposition;
+      skipped += d == Disposition::skipped || d == Disposition::not_graded ? 1 : 0;
+      failures +=
+          d != Disposition::passed && d != Disposition::skipped && d != Disposition::not_graded ? 1
+                                                                                                : 0;
+    }
+  }
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"gpulab grade\" tests=\"" << tests << "\" failures=\"" << failures
+      << "\" skipped=\"" << skipped << "\">\n";
+  for (const LabGrade& lab : report.labs) {
+    int lab_failures = 0;
+    int lab_skipped = 0;
+    for (const TestGrade& test : lab.tests) {
+      const Disposition d = test.verdict.disposition;
+      lab_skipped += d == Disposition::skipped || d == Disposition::not_graded ? 1 : 0;
+      lab_failures +=
+          d != Disposition::passed && d != Disposition::skipped && d != Disposition::not_graded ? 1
+                                                                                                : 0;
+    }
+    out << "  <testsuite name=\"" << xml_escape(lab.lab) << "\" tests=\"" << lab.tests.size()
+        << "\" failures=\"" << lab_failures << "\" skipped=\"" << lab_skipped << "\">\n";
+    for (const TestGrade& test : lab.tests) {
+      out << "    <testcase classname=\"" << xml_escape(lab.lab) << "\" name=\""
+          << xml_escape(test.name) << "\"";
+      const Disposition d = test.verdict.disposition;
+      if (d == Disposition::passed) {
+        out << "/>\n";
+        continue;
+      }
+      const std::string message = xml_escape(test_output(test));
+      out << ">\n      ";
+      if (d == Disposition::skipped || d == Disposition::not_graded) {
+        out << "<skipped message=\"" << message << "\"/>";
+      } else {
+        out << "<failure type=\"" << to_string(d) << "\" message=\"" << message << "\"/>";
+      }
+      out << "\n    </testcase>\n";
+    }
+    out << "  </testsuite>\n";
+  }
+  out << "</testsuites>\n";
+  return out.str();
 }
 
 }  // namespace gpulab

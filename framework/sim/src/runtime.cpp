@@ -1,5 +1,8 @@
 #include "gpulab/sim/runtime.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -7,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +24,16 @@
 
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
+
+// Under AddressSanitizer device memory comes from operator new, which ASan pads and checks;
+// otherwise from mmap, with a guard page after each allocation (see allocate_device_memory).
+#if defined(__SANITIZE_ADDRESS__)
+#define GPULAB_SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPULAB_SIM_ASAN 1
+#endif
+#endif
 
 // The version of the CUDA API this runtime follows (13.0), as cudaRuntimeGetVersion encodes it.
 namespace {
@@ -91,11 +105,21 @@ struct KernelRecord {
   int carveout = -1;
 };
 
+// One live allocation: the bytes asked for and, for memory that is its own mapping (device memory
+// outside AddressSanitizer builds), the mapping to unmap. `mapping` null: from operator new.
+struct Allocation {
+  std::size_t bytes = 0;
+  void* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
+};
+
+using AllocationTable = std::map<std::uintptr_t, Allocation>;  // start -> allocation
+
 // Live allocations and handles. One mutex: the runtime is called from any host thread.
 struct State {
   std::mutex mutex;
-  std::map<std::uintptr_t, std::size_t> device_allocations;  // start -> bytes
-  std::map<std::uintptr_t, std::size_t> host_allocations;    // pinned (cudaMallocHost)
+  AllocationTable device_allocations;
+  AllocationTable host_allocations;  // pinned (cudaMallocHost)
   std::set<CUstream_st*> streams;
   std::set<CUevent_st*> events;
   std::map<const void*, KernelRecord> kernels;
@@ -137,20 +161,69 @@ cudaError_t wait_for(std::uint64_t seq) noexcept {
 }
 
 // True when [pointer, pointer + bytes) lies inside one live allocation of `table`.
-bool inside(const std::map<std::uintptr_t, std::size_t>& table, const void* pointer,
-            std::size_t bytes) {
+bool inside(const AllocationTable& table, const void* pointer, std::size_t bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   auto it = table.upper_bound(address);
   if (it == table.begin()) {
     return false;
   }
   --it;
-  const std::uintptr_t end = it->first + it->second;
+  const std::uintptr_t end = it->first + it->second.bytes;
   return address >= it->first && address <= end && bytes <= end - address;
 }
 
 bool inside_device_allocation(const State& s, const void* pointer, std::size_t bytes) {
   return inside(s.device_allocations, pointer, bytes);
+}
+
+// cudaMalloc's alignment guarantee (and cudaMallocHost's, on sim).
+constexpr std::size_t kAllocationAlignment = 256;
+
+// Device memory for `bytes` (> 0), 256-byte aligned, described in `allocation`; null when there
+// is none to be had.
+//
+// Outside AddressSanitizer builds each allocation is its own anonymous mapping followed by a
+// PROT_NONE guard page, and starts where its end, rounded up to 256 bytes, abuts the guard page. A
+// kernel (or the host) that reads or writes more than that rounding (at most 255 bytes) past the
+// end faults at once with SIGSEGV, the sim's cudaErrorIllegalAddress, instead of silently
+// corrupting the heap. Under AddressSanitizer: operator new of exactly `bytes`, which ASan pads
+// and checks, so it reports an access even one byte past the end, with the kernel's line.
+void* allocate_device_memory(std::size_t bytes, Allocation& allocation) noexcept {
+  allocation = Allocation{bytes, nullptr, 0};
+#if defined(GPULAB_SIM_ASAN)
+  return ::operator new (bytes, std::align_val_t{kAllocationAlignment}, std::nothrow);
+#else
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (bytes > std::numeric_limits<std::size_t>::max() - 2 * page) {
+    return nullptr;
+  }
+  const std::size_t rounded =
+      (bytes + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
+  const std::size_t data_bytes = (rounded + page - 1) / page * page;
+  const std::size_t mapping_bytes = data_bytes + page;
+  void* mapping =
+      mmap(nullptr, mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) {
+    return nullptr;
+  }
+  char* guard = static_cast<char*>(mapping) + data_bytes;
+  if (mprotect(guard, page, PROT_NONE) != 0) {
+    munmap(mapping, mapping_bytes);
+    return nullptr;
+  }
+  allocation.mapping = mapping;
+  allocation.mapping_bytes = mapping_bytes;
+  return guard - rounded;  // 256-byte aligned: so are the mapping and `rounded`
+#endif
+}
+
+// Gives back the memory of the allocation that starts at `start` (device or pinned).
+void release(std::uintptr_t start, const Allocation& allocation) noexcept {
+  if (allocation.mapping != nullptr) {
+    munmap(allocation.mapping, allocation.mapping_bytes);
+  } else {
+    ::operator delete (reinterpret_cast<void*>(start), std::align_val_t{kAllocationAlignment});
+  }
 }
 
 bool valid_stream(const State& s, cudaStream_t stream) {
@@ -516,11 +589,11 @@ cudaError_t cudaDeviceReset() noexcept {
   queue.wait(queue.last_any());
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  for (const auto& [address, bytes] : s.device_allocations) {
-    ::operator delete (reinterpret_cast<void*>(address), std::align_val_t{256});
+  for (const auto& [address, allocation] : s.device_allocations) {
+    gpulab::sim::release(address, allocation);
   }
-  for (const auto& [address, bytes] : s.host_allocations) {
-    ::operator delete (reinterpret_cast<void*>(address), std::align_val_t{256});
+  for (const auto& [address, allocation] : s.host_allocations) {
+    gpulab::sim::release(address, allocation);
   }
   for (CUstream_st* stream : s.streams) {
     queue.forget(stream);
@@ -555,13 +628,14 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   if (bytes > gpulab::sim::device().capacity_bytes - s.allocated) {
     return fail(cudaErrorMemoryAllocation);
   }
-  // 256-byte alignment, as cudaMalloc guarantees; exactly `bytes`, so AddressSanitizer reports a
-  // kernel's access past the end.
-  void* memory = ::operator new (bytes, std::align_val_t{256}, std::nothrow);
+  // 256-byte aligned, as cudaMalloc guarantees; a guard page or AddressSanitizer catches a
+  // kernel's access past the end (see allocate_device_memory).
+  gpulab::sim::Allocation allocation;
+  void* memory = gpulab::sim::allocate_device_memory(bytes, allocation);
   if (memory == nullptr) {
     return fail(cudaErrorMemoryAllocation);
   }
-  s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), bytes);
+  s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), allocation);
   s.allocated += bytes;
   *pointer = memory;
   return cudaSuccess;
@@ -571,7 +645,7 @@ namespace {
 
 // Frees an allocation of `table` after the device finished the work queued before (cudaFree and
 // cudaFreeHost synchronize the device, as on a GPU).
-cudaError_t free_allocation(std::map<std::uintptr_t, std::size_t> gpulab::sim::State::*table,
+cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*table,
                             void* pointer) noexcept {
   if (pointer == nullptr) {
     return cudaSuccess;
@@ -585,10 +659,11 @@ cudaError_t free_allocation(std::map<std::uintptr_t, std::size_t> gpulab::sim::S
     return fail(cudaErrorInvalidValue);
   }
   if (table == &gpulab::sim::State::device_allocations) {
-    s.allocated -= it->second;
+    s.allocated -= it->second.bytes;
   }
+  const gpulab::sim::Allocation allocation = it->second;
   (s.*table).erase(it);
-  ::operator delete (pointer, std::align_val_t{256});
+  gpulab::sim::release(reinterpret_cast<std::uintptr_t>(pointer), allocation);
   return cudaSuccess;
 }
 
@@ -609,13 +684,15 @@ cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
   if (bytes == 0) {
     return cudaSuccess;
   }
-  void* memory = ::operator new (bytes, std::align_val_t{256}, std::nothrow);
+  void* memory =
+      ::operator new (bytes, std::align_val_t{gpulab::sim::kAllocationAlignment}, std::nothrow);
   if (memory == nullptr) {
     return fail(cudaErrorMemoryAllocation);
   }
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  s.host_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), bytes);
+  s.host_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory),
+                             gpulab::sim::Allocation{bytes, nullptr, 0});
   *pointer = memory;
   return cudaSuccess;
 }

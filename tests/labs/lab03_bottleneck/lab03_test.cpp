@@ -2,9 +2,9 @@
 // a measured op on it, and the bottleneck of a component profile. Host only: nothing here runs a
 // kernel, so every test runs the same on both backends.
 //
-// Every expectation is derived in this file from the formulas (written independently of the lab
-// and of the framework's gpulab/core/roofline.hpp) and from the spec database's fields, never
-// from stored answers:
+// Every expectation is derived from the formulas (written independently of the lab and of the
+// framework's gpulab/core/roofline.hpp, in lab03_expect.hpp, which the hidden suite shares) and
+// from the spec database's fields, never from stored answers:
 //   peak             spec.<precision>_tflop_s * 1e12 FLOP/s;  bandwidth  dram_bandwidth_gb_s * 1e9
 //   roof time        max(flops / peak, bytes / bandwidth)
 //   bound            memory when flops / bytes < peak / bandwidth, else compute; latency when the
@@ -17,16 +17,9 @@
 // rounding, so kRelTol = 1e-9 separates a rounding difference (1e-16) from any formula mistake
 // (a factor, a missing term: 1e-3 and up).
 #include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <functional>
 #include <limits>
-#include <optional>
-#include <sstream>
-#include <stdexcept>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,140 +29,20 @@
 #include "gpulab/core/specs.hpp"
 #include "graded_test.hpp"
 #include "lab03.hpp"
+#include "lab03_bottleneck/lab03_expect.hpp"
 
 namespace {
 
-namespace lab03 = gpulab::lab03;
+using namespace gpulab::lab03_expect;
 namespace kernels = gpulab::kernels;
-using gpulab::GpuSpec;
-using gpulab::OpCost;
-using gpulab::Precision;
-using lab03::BoundKind;
-using lab03::OpKind;
 
-constexpr double kRelTol = 1e-9;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The GPUs the lab is graded on: a datacenter Ampere and Hopper, a consumer Ada, an inference
 // Turing without TF32 or BF16.
 constexpr std::string_view kSpecNames[] = {"a100", "h100", "rtx-4090", "t4"};
-constexpr Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::fp16,
-                                     Precision::bf16};
 constexpr int kSeqLens[] = {512, 1024, 2048, 4096, 8192};
-
-// ------------------------------------------------------------------------------------------------
-// The formulas, written here independently of the lab
-// ------------------------------------------------------------------------------------------------
-
-GpuSpec spec_named(std::string_view name) {
-  const std::optional<GpuSpec> spec = gpulab::find_spec(name);
-  if (!spec) {
-    throw std::runtime_error("the spec database has no GPU named \"" + std::string(name) + "\"");
-  }
-  return *spec;
-}
-
-std::string precision_name(Precision precision) {
-  return std::string(to_string(precision));
-}
-
-double bytes_per_element(Precision precision) {
-  return precision == Precision::fp16 || precision == Precision::bf16 ? 2.0 : 4.0;
-}
-
-// The spec's peak for the precision in FLOP/s; 0 where it has none.
-double peak_of(const GpuSpec& spec, Precision precision) {
-  switch (precision) {
-    case Precision::fp32:
-      return spec.fp32_tflop_s * 1e12;
-    case Precision::tf32:
-      return spec.tf32_tensor_tflop_s * 1e12;
-    case Precision::fp16:
-      return spec.fp16_tensor_tflop_s * 1e12;
-    case Precision::bf16:
-      return spec.bf16_tensor_tflop_s * 1e12;
-  }
-  return 0;
-}
-
-double bandwidth_of(const GpuSpec& spec) {
-  return spec.dram_bandwidth_gb_s * 1e9;
-}
-
-// max(flops / peak, bytes / bandwidth), in ms.
-double roof_time_ms(const OpCost& cost, double peak, double bandwidth) {
-  return std::max(cost.flops / peak, cost.bytes / bandwidth) * 1e3;
-}
-
-std::string describe(const OpCost& cost) {
-  std::ostringstream text;
-  text.precision(12);
-  text << "{flops " << cost.flops << ", bytes " << cost.bytes << "}";
-  return text.str();
-}
-
-std::string lower(std::string_view text) {
-  std::string result(text);
-  std::ranges::transform(result, result.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return result;
-}
-
-// ------------------------------------------------------------------------------------------------
-// Checks with messages that say what was expected and what came back
-// ------------------------------------------------------------------------------------------------
-
-// |got - expected| <= rel * |expected| (so an expected 0 must be exactly 0); NaN fails.
-::testing::AssertionResult near_rel(double expected, double got, double rel = kRelTol) {
-  const double tolerance = rel * std::fabs(expected);
-  if (std::fabs(got - expected) <= tolerance) {
-    return ::testing::AssertionSuccess();
-  }
-  std::ostringstream text;
-  text.precision(12);
-  text << "expected " << expected << ", got " << got << " (relative tolerance " << rel
-       << ", i.e. +-" << tolerance << ")";
-  return ::testing::AssertionFailure() << text.str();
-}
-
-::testing::AssertionResult same_cost(const OpCost& expected, const OpCost& got) {
-  const ::testing::AssertionResult flops = near_rel(expected.flops, got.flops);
-  const ::testing::AssertionResult bytes = near_rel(expected.bytes, got.bytes);
-  if (flops && bytes) {
-    return ::testing::AssertionSuccess();
-  }
-  ::testing::AssertionResult failure = ::testing::AssertionFailure();
-  failure << "expected " << describe(expected) << ", got " << describe(got) << ":";
-  if (!flops) {
-    failure << " flops " << flops.message() << ";";
-  }
-  if (!bytes) {
-    failure << " bytes " << bytes.message() << ";";
-  }
-  return failure;
-}
-
-// Runs `call`; passes only when it throws std::invalid_argument (its message lands in *message).
-::testing::AssertionResult throws_invalid_argument(const std::function<void()>& call,
-                                                   std::string* message = nullptr) {
-  try {
-    call();
-  } catch (const std::invalid_argument& error) {
-    if (message != nullptr) {
-      *message = error.what();
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& error) {
-    return ::testing::AssertionFailure()
-           << "expected std::invalid_argument, got another exception: " << error.what();
-  }
-  return ::testing::AssertionFailure() << "expected std::invalid_argument, but it returned";
-}
-
-std::string bound_name(BoundKind bound) {
-  return std::string(lab03::to_string(bound));
-}
 
 // ------------------------------------------------------------------------------------------------
 // Profiles
@@ -192,58 +65,11 @@ std::vector<lab03::ComponentProfile> modeled_attention(const GpuSpec& spec, Prec
   return profile;
 }
 
-struct ExpectedBottleneck {
-  std::size_t index = 0;
-  double share = 0;
-  BoundKind bound = BoundKind::memory;
-};
-
-// The bottleneck by the rules of the lab, derived from the formulas.
-ExpectedBottleneck derive_bottleneck(const std::vector<lab03::ComponentProfile>& profile,
-                                     double peak, double bandwidth) {
-  ExpectedBottleneck expected;
-  double total_ms = 0;
-  for (std::size_t i = 0; i < profile.size(); ++i) {
-    total_ms += profile[i].time_ms;
-    if (profile[i].time_ms > profile[expected.index].time_ms) {
-      expected.index = i;
-    }
-  }
-  const lab03::ComponentProfile& slowest = profile[expected.index];
-  expected.share = slowest.time_ms / total_ms;
-  const double fraction = roof_time_ms(slowest.cost, peak, bandwidth) / slowest.time_ms;
-  if (fraction < lab03::kLatencyFractionOfRoof && slowest.time_ms < lab03::kShortKernelMs) {
-    expected.bound = BoundKind::latency;
-  } else {
-    expected.bound = slowest.cost.flops / slowest.cost.bytes < peak / bandwidth
-                         ? BoundKind::memory
-                         : BoundKind::compute;
-  }
-  return expected;
-}
-
-// Compares a Bottleneck with the derivation; `context` says which profile it was.
-void expect_bottleneck(const std::vector<lab03::ComponentProfile>& profile,
-                       const ExpectedBottleneck& expected, const lab03::Bottleneck& got,
-                       const std::string& context) {
-  const lab03::ComponentProfile& component = profile[expected.index];
-  EXPECT_EQ(got.index, expected.index) << context << ": the slowest component is " << component.name
-                                       << " (" << component.time_ms << " ms)";
-  EXPECT_EQ(got.name, component.name) << context;
-  EXPECT_TRUE(near_rel(expected.share, got.share))
-      << context << ": share of " << component.name << " = its time / the total time";
-  EXPECT_EQ(bound_name(got.bound), bound_name(expected.bound))
-      << context << ": bound of " << component.name;
-  EXPECT_EQ(got.recommendation, lab03::recommendation(component.kind, expected.bound))
-      << context << ": the recommendation is the table's entry for ("
-      << lab03::to_string(component.kind) << ", " << bound_name(expected.bound) << ")";
-}
-
 // ================================================================================================
 // Op costs
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatrixOnce, 5) {
+GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatrixOnce, 4) {
   struct Shape {
     std::int64_t m, n, k;
   };
@@ -251,9 +77,8 @@ GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatr
                           {7, 13, 5},         {1, 1, 1},        {8192, 8192, 64}};
   for (const Shape& s : shapes) {
     for (const Precision precision : kPrecisions) {
-      const double m = double(s.m), n = double(s.n), k = double(s.k);
-      const OpCost expected{2 * m * n * k, (m * k + k * n + m * n) * bytes_per_element(precision)};
-      EXPECT_TRUE(same_cost(expected, lab03::gemm_cost(s.m, s.n, s.k, precision)))
+      EXPECT_TRUE(same_cost(expected_gemm_cost(s.m, s.n, s.k, precision),
+                            lab03::gemm_cost(s.m, s.n, s.k, precision)))
           << "gemm_cost(" << s.m << ", " << s.n << ", " << s.k << ", " << precision_name(precision)
           << "): flops 2*m*n*k, bytes (m*k + k*n + m*n) * " << bytes_per_element(precision)
           << " bytes per element";
@@ -375,7 +200,7 @@ GPULAB_GRADED_TEST(Lab03Intensity, RejectsZeroBytesAndInvalidCounts, 2) {
 // The roofline
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineReadsThePeakOfThePrecisionAndTheBandwidth, 6) {
+GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineReadsThePeakOfThePrecisionAndTheBandwidth, 5) {
   int checked = 0;
   for (const std::string_view name : kSpecNames) {
     const GpuSpec spec = spec_named(name);
@@ -419,19 +244,11 @@ GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineRejectsAPrecisionTheGpuLacks, 4) {
   })) << "roofline_for of a spec with dram_bandwidth_gb_s = 0";
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 5) {
-  for (const std::string_view name : kSpecNames) {
-    const GpuSpec spec = spec_named(name);
-    for (const Precision precision : kPrecisions) {
-      const double peak = peak_of(spec, precision);
-      if (!(peak > 0)) {
-        continue;
-      }
-      const double bandwidth = bandwidth_of(spec);
-      EXPECT_TRUE(near_rel(peak / bandwidth, lab03::ridge_point({peak, bandwidth})))
-          << spec.name << " " << precision_name(precision) << ": ridge = " << peak << " FLOP/s / "
-          << bandwidth << " bytes/s";
-    }
+GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 4) {
+  for (const GpuRoof& gpu : roofs_with_peak(kSpecNames, kPrecisions)) {
+    EXPECT_TRUE(near_rel(gpu.peak / gpu.bandwidth, lab03::ridge_point({gpu.peak, gpu.bandwidth})))
+        << gpu.spec.name << " " << precision_name(gpu.precision) << ": ridge = " << gpu.peak
+        << " FLOP/s / " << gpu.bandwidth << " bytes/s";
   }
   // The worked example of the README: H100 SXM in FP32, 66.9 TFLOP/s over 3350 GB/s.
   EXPECT_TRUE(near_rel(66.9e12 / 3350e9, lab03::ridge_point({66.9e12, 3350e9})))
@@ -444,7 +261,7 @@ GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 5) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, AttainableFlopsFollowsBandwidthBelowTheRidgeAndPeakAbove, 5) {
+GPULAB_GRADED_TEST(Lab03Roofline, AttainableFlopsFollowsBandwidthBelowTheRidgeAndPeakAbove, 4) {
   for (const std::string_view name : kSpecNames) {
     const GpuSpec spec = spec_named(name);
     const double peak = peak_of(spec, Precision::fp32);
@@ -528,7 +345,7 @@ GPULAB_GRADED_TEST(Lab03Placement, PlacesAMemoryBoundOpBelowTheBandwidthRoof, 5)
   EXPECT_EQ(bound_name(copied.bound), bound_name(BoundKind::memory)) << "a copy";
 }
 
-GPULAB_GRADED_TEST(Lab03Placement, PlacesAComputeBoundOpBelowThePeakRoof, 5) {
+GPULAB_GRADED_TEST(Lab03Placement, PlacesAComputeBoundOpBelowThePeakRoof, 4) {
   struct Case {
     std::string_view spec;
     Precision precision;
@@ -588,7 +405,7 @@ GPULAB_GRADED_TEST(Lab03Placement, RejectsTimesThatAreNotPositiveAndOpsWithoutBy
 // The bottleneck of a profile
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 9) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 7) {
   const GpuSpec h100 = spec_named("h100");
   const double peak = peak_of(h100, Precision::fp32);
   const double bandwidth = bandwidth_of(h100);
@@ -596,8 +413,7 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 9
   const ExpectedBottleneck expected = derive_bottleneck(profile, peak, bandwidth);
   // The derivation agrees with the hand check: softmax moves 2*16*8192^2*4 = 8.6 GB (2.56 ms at
   // 3350 GB/s) and beats the 137 GFLOP score GEMM (2.05 ms at 66.9 TFLOP/s).
-  ASSERT_EQ(profile[expected.index].name, "Softmax");
-  ASSERT_EQ(bound_name(expected.bound), bound_name(BoundKind::memory));
+  ASSERT_TRUE(derived_as(profile, expected, "Softmax", BoundKind::memory));
 
   const lab03::Bottleneck got = lab03::identify_bottleneck(profile, {peak, bandwidth});
   expect_bottleneck(profile, expected, got, "attention seq_len 8192 on H100 SXM FP32");
@@ -605,7 +421,7 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 9
       << "a memory-bound softmax calls for fusion (flash attention); got: " << got.recommendation;
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProjection, 9) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProjection, 7) {
   const GpuSpec h100 = spec_named("h100");
   const double peak = peak_of(h100, Precision::fp32);
   const double bandwidth = bandwidth_of(h100);
@@ -613,8 +429,7 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProje
   const ExpectedBottleneck expected = derive_bottleneck(profile, peak, bandwidth);
   // 2*512*1024*3072 = 3.2 GFLOP at 66.9 TFLOP/s: 0.048 ms, the largest of the five. It is
   // shorter than kShortKernelMs but runs at its roof, so it is not latency-bound.
-  ASSERT_EQ(profile[expected.index].name, "QKV Projection");
-  ASSERT_EQ(bound_name(expected.bound), bound_name(BoundKind::compute));
+  ASSERT_TRUE(derived_as(profile, expected, "QKV Projection", BoundKind::compute));
 
   const lab03::Bottleneck got = lab03::identify_bottleneck(profile, {peak, bandwidth});
   expect_bottleneck(profile, expected, got, "attention seq_len 512 on H100 SXM FP32");
@@ -622,24 +437,16 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProje
       << "a compute-bound GEMM calls for tensor cores; got: " << got.recommendation;
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, FollowsTheCrossoverOnEverySpecAndPrecision, 6) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, FollowsTheCrossoverOnEverySpecAndPrecision, 5) {
   // TF32 stores FP32, so the FP32 byte counts of the attention components hold for it too.
-  for (const std::string_view name : kSpecNames) {
-    const GpuSpec spec = spec_named(name);
-    for (const Precision precision : {Precision::fp32, Precision::tf32}) {
-      const double peak = peak_of(spec, precision);
-      if (!(peak > 0)) {
-        continue;
-      }
-      const double bandwidth = bandwidth_of(spec);
-      for (const int seq_len : kSeqLens) {
-        const auto profile = modeled_attention(spec, precision, seq_len);
-        const ExpectedBottleneck expected = derive_bottleneck(profile, peak, bandwidth);
-        const lab03::Bottleneck got = lab03::identify_bottleneck(profile, {peak, bandwidth});
-        expect_bottleneck(profile, expected, got,
-                          "attention seq_len " + std::to_string(seq_len) + " on " + spec.name +
-                              " " + precision_name(precision));
-      }
+  for (const GpuRoof& gpu : roofs_with_peak(kSpecNames, {Precision::fp32, Precision::tf32})) {
+    for (const int seq_len : kSeqLens) {
+      const auto profile = modeled_attention(gpu.spec, gpu.precision, seq_len);
+      const ExpectedBottleneck expected = derive_bottleneck(profile, gpu.peak, gpu.bandwidth);
+      const lab03::Bottleneck got = lab03::identify_bottleneck(profile, {gpu.peak, gpu.bandwidth});
+      expect_bottleneck(profile, expected, got,
+                        "attention seq_len " + std::to_string(seq_len) + " on " + gpu.spec.name +
+                            " " + precision_name(gpu.precision));
     }
   }
 }

@@ -1,16 +1,20 @@
-// Grades from ctest: the lab manifest the build writes (cmake/GpulabLabs.cmake), ctest's JUnit
-// report, and the points of every graded test that passed.
+// Grades: the lab manifest the build writes (cmake/GpulabLabs.cmake), the instructor files' seal,
+// the grade of each graded test from ctest's record and the runner's verdict, and the reports
+// (JSON, Gradescope results.json, JUnit XML).
 //
-// A graded test earns its points only when ctest ran it and it passed; failed, timed-out,
-// skipped and not-run tests earn nothing (a skip is never a pass: graded suites exit 77 when a
-// test skips, which ctest reports as not run).
+// A graded test earns its points only when ctest recorded a pass (the runner exited 0) AND the
+// runner's verdict file says passed (gpulab/core/verdict.hpp). Every other disposition earns
+// nothing and is listed with its points.
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "gpulab/core/verdict.hpp"
 
 namespace gpulab {
 
@@ -19,36 +23,44 @@ struct GradedTest {
   std::string
       name;        ///< ctest name, e.g. "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean"
   int points = 0;  ///< what it is worth
+  bool hidden = false;  ///< from a hidden suite (GPULAB_EXTRA_TESTS_DIR): not shipped to students
 };
 
 /// One build of a lab: which code (variant), which backend, its report program and its tests.
 struct LabRun {
-  std::string variant;  ///< "student" or "solution"
+  std::string variant;  ///< "student", "solution" or "submission"
   std::string backend;  ///< "cuda" or "sim"
-  std::string runner;   ///< report program in the build's bin/, e.g. "gpulab.lab01.student.run.sim"
+  std::string runner;   ///< report program in the build's bin/ ("" for the submission variant)
   std::vector<GradedTest> tests;  ///< the graded tests of this build
 };
 
 /// One lab of the manifest.
 struct LabEntry {
-  std::string id;     ///< "lab01"
-  std::string title;  ///< "Benchmarking a kernel correctly"
-  std::string dir;    ///< "lab01_benchmarking"
+  std::string id;                          ///< "lab01"
+  std::string title;                       ///< "Benchmarking a kernel correctly"
+  std::string dir;                         ///< "lab01_benchmarking"
+  std::vector<std::string> student_files;  ///< the TODO files, relative to labs/<dir>
   std::vector<LabRun> runs;
 };
 
 /// What the build knows about the labs: <build>/grading/manifest.json.
 struct LabManifest {
-  std::filesystem::path source_dir;  ///< the source tree the build was configured from
-  std::vector<LabEntry> labs;        ///< in lab order
+  std::filesystem::path source_dir;       ///< the source tree the build was configured from
+  std::filesystem::path extra_tests_dir;  ///< hidden suites (GPULAB_EXTRA_TESTS_DIR)
+  int test_timeout_s = 0;                 ///< each graded test's time limit
+  std::vector<LabEntry> labs;             ///< in lab order
 };
 
-/// Reads the manifest from JSON text; throws std::runtime_error naming `source` and the field.
+/// Reads the manifest from JSON text (schema_version 2); throws std::runtime_error naming
+/// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
 [[nodiscard]] LabManifest load_lab_manifest(const std::filesystem::path& path);
 
-/// What ctest says happened to one test.
+/// The test case of a ctest name: "Suite.Name" of "gpulab.lab01.student.sim/Suite.Name".
+[[nodiscard]] std::string test_case_of(std::string_view ctest_name);
+
+/// What ctest recorded for one test.
 enum class TestOutcome {
   passed,   ///< ran and passed
   failed,   ///< ran and failed, crashed or timed out
@@ -59,43 +71,101 @@ enum class TestOutcome {
 /// "passed", "failed", "skipped", "missing".
 [[nodiscard]] std::string_view to_string(TestOutcome outcome) noexcept;
 
-/// One test case from ctest's JUnit report (ctest --output-junit).
-struct JunitCase {
-  TestOutcome outcome = TestOutcome::missing;
-  std::string output;  ///< the test's output (system-out), XML entities decoded
+/// Parses ctest's JUnit XML (ctest --output-junit): test name -> outcome (status "run" passed,
+/// "fail" failed, anything else skipped). Throws std::runtime_error when the text is not such a
+/// report.
+[[nodiscard]] std::map<std::string, TestOutcome> parse_ctest_junit(std::string_view xml);
+
+// ---- the seal of the instructor files ------------------------------------------------------
+
+/// One sealed file: its path relative to the source tree (absolute when outside it) and digest.
+struct SealedFile {
+  std::string path;
+  std::string sha256;
 };
 
-/// Parses ctest's JUnit XML: test name -> outcome (status "run" passed, "fail" failed, anything
-/// else skipped) and output. Throws std::runtime_error when the text is not such a report.
-[[nodiscard]] std::map<std::string, JunitCase> parse_ctest_junit(std::string_view xml);
+/// The instructor files of a tree: what a submission must not change and grading relies on.
+/// Everything under CMakeLists.txt, CMakePresets.json, cmake/, framework/, kernels/, tests/,
+/// labs/ and the hidden suites' folder, except the labs' student files. Sorted by path.
+[[nodiscard]] std::vector<std::string> instructor_files(const LabManifest& manifest);
 
-/// The lines of a failing test's output a student needs: gtest's failure lines and the lines
-/// after them (expected / got / tolerance), or an exception's message; at most `max_lines`.
-[[nodiscard]] std::vector<std::string> failure_excerpt(std::string_view output,
-                                                       std::size_t max_lines = 6);
+/// Hashes `files` (as instructor_files names them) under manifest.source_dir.
+[[nodiscard]] std::vector<SealedFile> seal_files(const LabManifest& manifest,
+                                                 const std::vector<std::string>& files);
+
+/// The seal as text: one "<sha256>  <path>" line per file, the format `sha256sum -c` checks.
+[[nodiscard]] std::string format_seal(const std::vector<SealedFile>& seal);
+/// Reads format_seal's text; throws std::runtime_error naming `source` on a malformed line.
+[[nodiscard]] std::vector<SealedFile> parse_seal(std::string_view text, std::string_view source);
+
+/// How a tree compares with a seal.
+struct IntegrityCheck {
+  bool checked = false;              ///< false when no check was made
+  std::vector<std::string> changed;  ///< sealed files whose digest differs
+  std::vector<std::string> missing;  ///< sealed files that are gone
+  std::vector<std::string> added;    ///< instructor files that are not in the seal
+  [[nodiscard]] bool ok() const { return changed.empty() && missing.empty() && added.empty(); }
+};
+
+/// Compares the instructor files of the tree with the seal.
+[[nodiscard]] IntegrityCheck check_integrity(const LabManifest& manifest,
+                                             const std::vector<SealedFile>& seal);
+
+// ---- grades ----------------------------------------------------------------------------------
 
 /// The grade of one test.
 struct TestGrade {
-  std::string name;  ///< ctest name
+  std::string name;  ///< "Suite.Name"
   int points = 0;    ///< possible
-  int earned = 0;    ///< points if passed, else 0
-  TestOutcome outcome = TestOutcome::missing;
-  std::vector<std::string> excerpt;  ///< failure_excerpt of a failed test
+  int earned = 0;    ///< points when passed, else 0
+  bool hidden = false;
+  Verdict verdict;  ///< disposition, detail, excerpt
 };
 
-/// The grade of one lab build.
-struct RunGrade {
-  std::string lab;      ///< "lab01"
-  std::string title;    ///< the lab's title
-  std::string variant;  ///< "student" or "solution"
-  std::string backend;  ///< "cuda" or "sim"
-  int earned = 0;       ///< sum of earned points
-  int possible = 0;     ///< sum of points (100 for a complete lab)
+/// A test's grade from ctest's record and the runner's verdict (nullopt: no verdict file).
+/// Passed only when both say so; a disagreement is a failure that says so.
+[[nodiscard]] TestGrade grade_test(const GradedTest& test, TestOutcome ctest,
+                                   const std::optional<Verdict>& verdict);
+
+/// The grade of one lab.
+struct LabGrade {
+  std::string lab;                        ///< "lab01"
+  std::string title;                      ///< the lab's title
+  int earned = 0;                         ///< sum of earned points
+  int possible = 0;                       ///< sum of points
+  std::vector<std::string> build_errors;  ///< the compiler's first errors when it did not build
   std::vector<TestGrade> tests;
 };
 
-/// Grades one build of a lab from ctest's results.
-[[nodiscard]] RunGrade grade_run(const LabEntry& lab, const LabRun& run,
-                                 const std::map<std::string, JunitCase>& results);
+/// Sums a lab's tests into earned and possible.
+void total_lab(LabGrade& lab);
+
+/// The first error lines of a compiler's output (lines with "error" and the one after each), at
+/// most `max_lines`; the last lines when none says "error".
+[[nodiscard]] std::vector<std::string> compiler_errors(std::string_view output,
+                                                       std::size_t max_lines = 12);
+
+/// A whole grading: one submission, one backend, every lab graded.
+struct GradeReport {
+  std::string submission;  ///< what was graded (a path)
+  std::string backend;     ///< "sim" or "cuda"
+  std::string date;        ///< ISO 8601, UTC
+  std::string gpulab_version;
+  IntegrityCheck integrity;           ///< the instructor files before and after grading
+  std::vector<std::string> ignored;   ///< submission files not graded (e.g. a changed test)
+  std::vector<std::string> problems;  ///< what went wrong in grading itself
+  std::vector<LabGrade> labs;
+  [[nodiscard]] int earned() const;
+  [[nodiscard]] int possible() const;
+};
+
+/// The report as JSON (schema_version 2), for scripts and the class loop.
+[[nodiscard]] std::string report_json(const GradeReport& report);
+/// Gradescope's results.json: score, output, and one test per graded test case (score,
+/// max_score, name, output, visibility: hidden suites "after_published", others "visible").
+[[nodiscard]] std::string gradescope_json(const GradeReport& report);
+/// JUnit XML: one <testsuite> per lab, one <testcase> per graded test, <failure> or <skipped>
+/// with the disposition and detail.
+[[nodiscard]] std::string junit_xml(const GradeReport& report);
 
 }  // namespace gpulab

@@ -1,0 +1,157 @@
+// gpulab-grade-runner: runs ONE graded test case for ctest and judges it.
+//
+//   gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- PROGRAM [ARGS...]
+//
+// PROGRAM (a graded suite) runs with --gtest_filter=Suite.Name and --gtest_output=xml:DIR/...,
+// in its own process group, with the time limit (GPULAB_GRADE_TIMEOUT in the environment may
+// lower it); when it ends, every process it started is killed (see process.hpp). The verdict
+// (gpulab/core/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written after every process of
+// the run is dead, and decides the exit status ctest records: 0 passed, 77 skipped or not graded
+// (ctest: "skipped"), 1 anything else. `gpulab grade` gives points only where ctest recorded a
+// pass AND the verdict file agrees.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "files.hpp"
+#include "gpulab/core/verdict.hpp"
+#include "process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Arguments {
+  std::string test;
+  fs::path out;
+  double timeout_s = 0;
+  std::vector<std::string> program;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "gpulab-grade-runner: " << problem
+            << "\nusage: gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- "
+               "PROGRAM [ARGS...]\n";
+  std::exit(2);
+}
+
+double parse_seconds(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value > 0)) {
+    usage(what + " must be a positive number of seconds, not '" + text + "'");
+  }
+  return value;
+}
+
+Arguments parse(int argc, char** argv) {
+  Arguments args;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc) {
+      usage("missing value after " + arg);
+    }
+    const std::string value = argv[++i];
+    if (arg == "--test") {
+      args.test = value;
+    } else if (arg == "--out") {
+      args.out = value;
+    } else if (arg == "--timeout") {
+      args.timeout_s = parse_seconds(value, "--timeout");
+    } else {
+      usage("unknown option " + arg);
+    }
+  }
+  for (; i < argc; ++i) {
+    args.program.emplace_back(argv[i]);
+  }
+  if (args.test.empty() || args.test.find('.') == std::string::npos ||
+      args.test.find_first_of("*?:-/ ") != std::string::npos) {
+    usage("--test must name one test case, Suite.Name");
+  }
+  if (args.out.empty() || args.timeout_s <= 0 || args.program.empty()) {
+    usage("--out, --timeout and the program are required");
+  }
+  if (const char* lower = std::getenv("GPULAB_GRADE_TIMEOUT"); lower != nullptr && *lower != 0) {
+    args.timeout_s = std::min(args.timeout_s, parse_seconds(lower, "GPULAB_GRADE_TIMEOUT"));
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Arguments args = parse(argc, argv);
+  try {
+    fs::create_directories(args.out);
+    const fs::path xml = args.out / (args.test + ".xml");
+    const fs::path premature = args.out / (args.test + ".premature");
+    const fs::path verdict_file = args.out / (args.test + ".verdict.json");
+    for (const fs::path& stale : {xml, premature, verdict_file}) {
+      fs::remove(stale);
+    }
+
+    gpulab::cli::ProcessSpec spec;
+    spec.argv = args.program;
+    spec.argv.push_back("--gtest_filter=" + args.test);
+    spec.argv.push_back("--gtest_output=xml:" + xml.string());
+    spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
+    spec.timeout_s = args.timeout_s;
+    spec.forward = true;  // ctest keeps the output (ctest --output-on-failure, the JUnit report)
+    const gpulab::cli::ProcessResult run = gpulab::cli::run_process(spec);
+
+    gpulab::TestEvidence evidence;
+    evidence.test = args.test;
+    evidence.started = run.started;
+    evidence.start_error = run.start_error;
+    evidence.timed_out = run.timed_out;
+    evidence.timeout_s = args.timeout_s;
+    evidence.exit_code = run.exit_code;
+    evidence.signal = run.signal;
+    if (run.signal) {
+      evidence.signal_name = gpulab::cli::signal_description(*run.signal);
+    }
+    evidence.premature_exit = fs::exists(premature);
+    evidence.xml = gpulab::cli::read_text_file(xml);
+    evidence.output = run.output;
+    gpulab::Verdict verdict = gpulab::judge_test(evidence);
+    if (run.strays_killed > 0) {
+      verdict.detail += (verdict.detail.empty() ? "" : "; ") + std::to_string(run.strays_killed) +
+                        " process(es) it left running were killed";
+    }
+    gpulab::cli::write_text_file(verdict_file,
+                                 gpulab::verdict_to_json(args.test, verdict, run.duration_s));
+
+    std::cout << "\ngpulab-grade-runner: " << args.test << ": "
+              << gpulab::to_string(verdict.disposition)
+              << (verdict.detail.empty() ? "" : " (" + verdict.detail + ")") << std::endl;
+    switch (verdict.disposition) {
+      case gpulab::Disposition::passed:
+        return 0;
+      case gpulab::Disposition::skipped:
+      case gpulab::Disposition::not_graded:
+        return 77;
+      default:
+        return 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpulab-grade-runner: " << args.test << ": " << e.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,311 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+extern char** environ;
+
+namespace gpulab::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The pids whose parent is this process (read from /proc/<pid>/stat: "pid (comm) state ppid ...",
+// where comm may hold spaces and parentheses, so the fields are counted from the last ')').
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> children;
+  const pid_t self = getpid();
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) {
+      continue;
+    }
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
+      children.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+  }
+  return children;
+}
+
+// Kills every process this one is the parent of (the run's direct child, and the strays the
+// subreaper inherited), reaps them, and repeats until none is left: killing a stray re-parents
+// its own children here. Returns how many were killed besides `child`.
+int kill_descendants(pid_t group, pid_t child) {
+  const auto reap = [] {
+    int status = 0;
+    while (waitpid(-1, &status, WNOHANG) > 0) {
+    }
+  };
+  // A process killed in one round may still be listed in the next (not yet dead, or a zombie not
+  // yet reaped): each counts once. The orphans already here are counted before the group is
+  // killed, or those of the run's own group could die and be reaped uncounted.
+  std::set<pid_t> strays;
+  reap();
+  for (const pid_t pid : own_children()) {
+    if (pid != child) {
+      strays.insert(pid);
+    }
+  }
+  kill(-group, SIGKILL);
+  const Clock::time_point start = Clock::now();
+  while (seconds_since(start) < 10) {
+    reap();
+    const std::vector<pid_t> children = own_children();
+    if (children.empty()) {
+      break;
+    }
+    for (const pid_t pid : children) {
+      const pid_t pgid = getpgid(pid);
+      if (pgid > 0 && pgid != getpgrp()) {
+        kill(-pgid, SIGKILL);
+      }
+      kill(pid, SIGKILL);
+      if (pid != child) {
+        strays.insert(pid);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return static_cast<int>(strays.size());
+}
+
+// Output kept for the verdict: the first half of the budget, then the latest bytes.
+class OutputKeeper {
+ public:
+  explicit OutputKeeper(std::size_t budget) : head_limit_(budget / 2), tail_limit_(budget / 2) {}
+
+  void add(std::string_view data) {
+    total_ += data.size();
+    if (head_.size() < head_limit_) {
+      const std::size_t take = std::min(data.size(), head_limit_ - head_.size());
+      head_.append(data.substr(0, take));
+      data.remove_prefix(take);
+    }
+    tail_.append(data);
+    if (tail_.size() > 2 * tail_limit_) {
+      tail_.erase(0, tail_.size() - tail_limit_);
+    }
+  }
+
+  [[nodiscard]] std::string text() const {
+    if (total_ <= head_limit_ + tail_limit_) {
+      return head_ + tail_;
+    }
+    const std::string_view tail =
+        std::string_view(tail_).substr(tail_.size() > tail_limit_ ? tail_.size() - tail_limit_ : 0);
+    return head_ + "\n[... " + std::to_string(total_ - head_.size() - tail.size()) +
+           " bytes of output left out ...]\n" + std::string(tail);
+  }
+  [[nodiscard]] std::size_t total() const { return total_; }
+
+ private:
+  std::size_t head_limit_;
+  std::size_t tail_limit_;
+  std::string head_;
+  std::string tail_;
+  std::size_t total_ = 0;
+};
+
+void forward(std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t written = write(STDOUT_FILENO, data.data(), data.size());
+    if (written < 0 && errno == EINTR) {
+      continue;
+    }
+    if (written <= 0) {
+      return;  // nobody reads our stdout any more: the run goes on
+    }
+    data.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+}  // namespace
+
+std::string signal_description(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  const char* text = sigdescr_np(signal);
+  std::string out =
+      abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signal);
+  if (text != nullptr) {
+    std::string lower = text;
+    for (char& c : lower) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    out += " (" + lower + ")";
+  }
+  return out;
+}
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty()) {
+    throw std::invalid_argument("run_process: no program");
+  }
+  ProcessResult result;
+  // Orphans of the run come back here rather than to init (Linux 3.4+).
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+  // Everything the child needs, prepared before fork: between fork and exec only
+  // async-signal-safe calls are allowed.
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& [key, value] : spec.env) {
+      replaced = replaced ||
+                 (entry.starts_with(key) && entry.size() > key.size() && entry[key.size()] == '=');
+    }
+    if (!replaced) {
+      env_storage.emplace_back(entry);
+    }
+  }
+  for (const auto& [key, value] : spec.env) {
+    env_storage.push_back(key + "=" + value);
+  }
+  std::vector<char*> envp;
+  for (std::string& entry : env_storage) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
+  std::vector<std::string> arg_storage = spec.argv;
+  std::vector<char*> argv;
+  for (std::string& arg : arg_storage) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  const std::string start_failed = "cannot start " + spec.argv.front() + ": ";
+
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
+  }
+  // A second pipe reports a failed exec (errno) back; exec closes it on success.
+  int exec_fds[2];
+  if (pipe2(exec_fds, O_CLOEXEC) != 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
+  }
+  const Clock::time_point start = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    for (const int fd : {pipe_fds[0], pipe_fds[1], exec_fds[0], exec_fds[1]}) {
+      close(fd);
+    }
+    throw std::runtime_error(std::string("run_process: fork: ") + std::strerror(error));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+    }
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    signal(SIGPIPE, SIG_DFL);
+    execve(argv[0], argv.data(), envp.data());
+    const int error = errno;
+    (void)!write(exec_fds[1], &error, sizeof error);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with the child's own call
+  close(pipe_fds[1]);
+  close(exec_fds[1]);
+  int exec_error = 0;
+  const bool exec_failed =
+      read(exec_fds[0], &exec_error, sizeof exec_error) == static_cast<ssize_t>(sizeof exec_error);
+  close(exec_fds[0]);
+
+  OutputKeeper keeper(spec.keep_bytes);
+  std::string chunk(64 * 1024, '\0');
+  bool pipe_open = true;
+  int status = 0;
+  bool exited = false;
+  const auto drain = [&](int timeout_ms) {
+    if (!pipe_open) {
+      // The program closed its output but runs on: wait here, not in a busy loop of waitpid.
+      std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+      return;
+    }
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (poll(&fd, 1, timeout_ms) <= 0) {
+      return;
+    }
+    const ssize_t n = read(pipe_fds[0], chunk.data(), chunk.size());
+    if (n > 0) {
+      const std::string_view data(chunk.data(), static_cast<std::size_t>(n));
+      keeper.add(data);
+      if (spec.forward) {
+        forward(data);
+      }
+    } else if (n == 0 || errno != EINTR) {
+      pipe_open = false;
+    }
+  };
+  while (!exited) {
+    drain(20);
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      exited = true;
+    } else if (spec.timeout_s > 0 && seconds_since(start) > spec.timeout_s) {
+      result.timed_out = true;
+      break;
+    }
+  }
+  result.duration_s = seconds_since(start);
+  result.strays_killed = kill_descendants(pid, pid);
+  // Every writer is dead now; what is left in the pipe is read to its end (bounded in time, in
+  // case a process escaped).
+  const Clock::time_point drain_start = Clock::now();
+  while (pipe_open && seconds_since(drain_start) < 2) {
+    drain(50);
+  }
+  close(pipe_fds[0]);
+
+  if (exec_failed) {
+    result.start_error = start_failed + std::strerror(exec_error);
+    return result;
+  }
+  result.started = true;
+  if (!result.timed_out) {
+    if (WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      result.signal = WTERMSIG(status);
+    }
+  }
+  result.output = keeper.text();
+  result.output_bytes = keeper.total();
+  return result;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,49 @@
+// Running a program the grader does not trust: in its own process group, with a time limit, its
+// output captured through a pipe, and every process it started killed when it ends.
+//
+// The caller becomes a "child subreaper" (prctl PR_SET_CHILD_SUBREAPER): a process that leaves
+// its group (setsid) and whose parent exits is re-parented to the caller instead of init, so it is
+// still found and killed. A descendant that keeps the output pipe open cannot make the caller
+// wait: the program's own exit (or its time limit) ends the run, not the pipe's end of file.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpulab::cli {
+
+/// What to run and how.
+struct ProcessSpec {
+  std::vector<std::string> argv;                         ///< argv[0] is the program's path
+  std::vector<std::pair<std::string, std::string>> env;  ///< set (added to the inherited ones)
+  double timeout_s = 0;                                  ///< 0: no limit
+  bool forward = false;                 ///< also copy the output to this process's stdout
+  std::size_t keep_bytes = 256 * 1024;  ///< output kept (the first half and the last half)
+};
+
+/// What happened.
+struct ProcessResult {
+  bool started = false;          ///< false: it could not be started (start_error says why)
+  std::string start_error;       ///< e.g. "cannot start /x: No such file or directory"
+  bool timed_out = false;        ///< killed at its time limit
+  std::optional<int> exit_code;  ///< when it exited
+  std::optional<int> signal;     ///< when a signal ended it (not the time limit's SIGKILL)
+  std::string output;            ///< stdout and stderr, interleaved; middle cut past keep_bytes
+  std::size_t output_bytes = 0;  ///< everything it printed
+  double duration_s = 0;         ///< wall time until it ended
+  int strays_killed = 0;         ///< processes it left behind that were killed afterwards
+};
+
+/// Runs `spec` to completion (or its time limit) and kills everything it started. Never throws
+/// for the program's behaviour; throws std::runtime_error only when this process cannot create
+/// a pipe or fork.
+[[nodiscard]] ProcessResult run_process(const ProcessSpec& spec);
+
+/// "SIGSEGV (segmentation fault)" for SIGSEGV, and so on.
+[[nodiscard]] std::string signal_description(int signal);
+
+}  // namespace gpulab::cli

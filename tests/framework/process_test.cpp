@@ -1,0 +1,284 @@
+// Unit tests of process.hpp (the grader's way to run untrusted programs), on /bin/sh scripts:
+// exit status, signals, the time limit, processes that escape into their own session and keep the
+// output open, output capture, the environment, and a program that cannot be started; and
+// files.hpp.
+#include "process.hpp"
+
+#include "files.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gpulab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+ProcessSpec shell(const std::string& script, double timeout_s = 20) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.timeout_s = timeout_s;
+  return spec;
+}
+
+// The pids of the processes with `marker` as one of their arguments.
+std::vector<int> processes_with_argument(const std::string& marker) {
+  std::vector<int> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    // Arguments are separated (and ended) by NUL bytes.
+    std::size_t begin = 0;
+    for (std::size_t end = cmdline.find('\0'); end != std::string::npos;
+         begin = end + 1, end = cmdline.find('\0', begin)) {
+      if (cmdline.compare(begin, end - begin, marker) == 0) {
+        found.push_back(std::stoi(name));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+TEST(RunProcess, ReportsTheExitStatus) {
+  for (const int code : {0, 1, 3, 77, 255}) {
+    const ProcessResult result = run_process(shell("exit " + std::to_string(code)));
+    EXPECT_TRUE(result.started) << result.start_error;
+    ASSERT_TRUE(result.exit_code.has_value()) << "exit " << code;
+    EXPECT_EQ(*result.exit_code, code);
+    EXPECT_FALSE(result.signal.has_value());
+    EXPECT_FALSE(result.timed_out);
+    EXPECT_EQ(result.strays_killed, 0);
+  }
+}
+
+TEST(RunProcess, ReportsTheSignalThatEndedIt) {
+  const ProcessResult result = run_process(shell("kill -SEGV $$"));
+  EXPECT_TRUE(result.started) << result.start_error;
+  ASSERT_TRUE(result.signal.has_value()) << "exit code " << result.exit_code.value_or(-1);
+  EXPECT_EQ(*result.signal, SIGSEGV);
+  EXPECT_FALSE(result.exit_code.has_value());
+  EXPECT_FALSE(result.timed_out);
+}
+
+TEST(RunProcess, KillsItAtTheTimeLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult result = run_process(shell("echo started; sleep 30", 0.5));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(result.started);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_LT(elapsed, 5.0);
+  EXPECT_GE(result.duration_s, 0.5);
+  EXPECT_LT(result.duration_s, 5.0);
+  EXPECT_FALSE(result.exit_code.has_value()) << "the time limit's kill is not an exit";
+  EXPECT_FALSE(result.signal.has_value()) << "the time limit's SIGKILL is not the program's";
+  EXPECT_TRUE(contains(result.output, "started")) << result.output;
+}
+
+TEST(RunProcess, KillsAnEscapedProcessThatKeepsTheOutputOpen) {
+  // A grandchild leaves the process group (setsid) and holds stdout while its parent exits: the
+  // run must end with the parent, and the grandchild must not outlive it. The marker is an
+  // argument of the escaped shell ($0 of sh -c) and the sleep's duration, so /proc shows both.
+  const std::string id =
+      std::to_string(getpid()) +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  const std::string marker = "gpulab-process-test-" + id;
+  const std::string duration = "300." + id;
+  // The parent waits for the escaped shell's flag file, so it has left the group by then.
+  const fs::path flag = fs::temp_directory_path() / (marker + ".flag");
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult result = run_process(shell(
+      "setsid /bin/sh -c 'echo escaped; touch " + flag.string() + "; sleep " + duration + "; :' " +
+          marker + " & while [ ! -e " + flag.string() + " ]; do sleep 0.02; done; echo parent done",
+      20));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fs::remove(flag);
+  EXPECT_LT(elapsed, 5.0) << "run_process returned only after the escaped process's output ended";
+  EXPECT_TRUE(result.started);
+  EXPECT_FALSE(result.timed_out);
+  ASSERT_TRUE(result.exit_code.has_value());
+  EXPECT_EQ(*result.exit_code, 0);
+  EXPECT_LT(result.duration_s, 5.0);
+  EXPECT_GE(result.strays_killed, 1);
+  EXPECT_TRUE(contains(result.output, "escaped\n")) << result.output;
+  EXPECT_TRUE(contains(result.output, "parent done\n")) << result.output;
+  EXPECT_TRUE(processes_with_argument(marker).empty()) << marker << " is still running";
+  EXPECT_TRUE(processes_with_argument(duration).empty())
+      << "sleep " << duration << " is still running";
+}
+
+TEST(RunProcess, TheMarkerScanFindsALiveProcess) {
+  // The checks above would pass vacuously if the scan could not see an argument: it can.
+  const std::string marker = "30." + std::to_string(getpid());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execlp("sleep", "sleep", marker.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::vector<int> found;
+  for (int i = 0; i < 200 && found.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    found = processes_with_argument(marker);
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(found, std::vector<int>{pid});
+  EXPECT_TRUE(processes_with_argument(marker).empty());
+}
+
+TEST(RunProcess, KillsBackgroundProcessesOfItsGroup) {
+  const std::string marker = "gpulab-process-test-bg-" + std::to_string(getpid());
+  const ProcessResult result =
+      run_process(shell("/bin/sh -c 'sleep 300; :' " + marker + " & exit 4", 20));
+  ASSERT_TRUE(result.exit_code.has_value());
+  EXPECT_EQ(*result.exit_code, 4);
+  EXPECT_LT(result.duration_s, 5.0);
+  EXPECT_GE(result.strays_killed, 1);
+  EXPECT_TRUE(processes_with_argument(marker).empty()) << marker << " is still running";
+}
+
+TEST(RunProcess, CountsEachStrayOnce) {
+  // Eight processes left behind, killed with the group: each is counted, once, however fast the
+  // group's SIGKILL reaps them.
+  const std::string duration = "300." + std::to_string(getpid()) + "7";
+  for (int round = 0; round < 5; ++round) {
+    const ProcessResult result = run_process(
+        shell("for i in 1 2 3 4 5 6 7 8; do sleep " + duration + " & done; exit 0", 20));
+    EXPECT_EQ(result.strays_killed, 8) << "round " << round;
+    EXPECT_TRUE(processes_with_argument(duration).empty()) << "round " << round;
+  }
+}
+
+TEST(RunProcess, CapturesStdoutAndStderr) {
+  const ProcessResult result = run_process(shell("echo to-stdout; echo to-stderr >&2"));
+  EXPECT_TRUE(contains(result.output, "to-stdout\n")) << result.output;
+  EXPECT_TRUE(contains(result.output, "to-stderr\n")) << result.output;
+  EXPECT_EQ(result.output_bytes, result.output.size());
+}
+
+TEST(RunProcess, KeepsTheHeadAndTheTailOfLongOutput) {
+  // 5000 lines of 10 bytes ("line NNNN\n"), 1000 bytes kept: 500 from the start, 500 from the end.
+  ProcessSpec spec =
+      shell("i=0; while [ $i -lt 5000 ]; do printf 'line %04d\\n' $i; i=$((i+1)); done");
+  spec.keep_bytes = 1000;
+  const ProcessResult result = run_process(spec);
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.output_bytes, 50000u);
+  EXPECT_EQ(result.output.rfind("line 0000\nline 0001\n", 0), 0u) << result.output;
+  EXPECT_TRUE(result.output.ends_with("line 4998\nline 4999\n")) << result.output;
+  EXPECT_TRUE(contains(result.output, "[... 49000 bytes of output left out ...]")) << result.output;
+  EXPECT_TRUE(contains(result.output, "line 0049\n")) << "the head is 500 bytes";
+  EXPECT_FALSE(contains(result.output, "line 0050\n")) << "the head is 500 bytes";
+  EXPECT_TRUE(contains(result.output, "line 4950\n")) << "the tail is 500 bytes";
+  EXPECT_FALSE(contains(result.output, "line 4949\n")) << "the tail is 500 bytes";
+  EXPECT_LT(result.output.size(), 1100u);
+}
+
+TEST(RunProcess, OutputWithinTheBudgetIsKeptWhole) {
+  ProcessSpec spec = shell("printf '0123456789'");
+  spec.keep_bytes = 10;
+  const ProcessResult result = run_process(spec);
+  EXPECT_EQ(result.output, "0123456789");
+  EXPECT_EQ(result.output_bytes, 10u);
+}
+
+TEST(RunProcess, PassesTheEnvironment) {
+  setenv("GPULAB_PROCESS_TEST_INHERITED", "inherited", 1);
+  setenv("GPULAB_PROCESS_TEST_REPLACED", "old", 1);
+  ProcessSpec spec = shell(
+      "echo \"[$GPULAB_PROCESS_TEST_VAR] [$GPULAB_PROCESS_TEST_REPLACED] "
+      "[$GPULAB_PROCESS_TEST_INHERITED]\"; env | grep -c '^GPULAB_PROCESS_TEST_REPLACED='");
+  spec.env = {{"GPULAB_PROCESS_TEST_VAR", "a value with spaces"},
+              {"GPULAB_PROCESS_TEST_REPLACED", "new"}};
+  const ProcessResult result = run_process(spec);
+  unsetenv("GPULAB_PROCESS_TEST_INHERITED");
+  unsetenv("GPULAB_PROCESS_TEST_REPLACED");
+  EXPECT_EQ(result.output, "[a value with spaces] [new] [inherited]\n1\n")
+      << "the given variables are set (replacing inherited ones) and the others are inherited";
+}
+
+TEST(RunProcess, AMissingProgramIsNotStarted) {
+  ProcessSpec spec;
+  spec.argv = {"/nonexistent/gpulab-no-such-program", "--flag"};
+  const ProcessResult result = run_process(spec);
+  EXPECT_FALSE(result.started);
+  EXPECT_TRUE(contains(result.start_error, "/nonexistent/gpulab-no-such-program"))
+      << result.start_error;
+  EXPECT_TRUE(contains(result.start_error, "No such file")) << result.start_error;
+  EXPECT_FALSE(result.exit_code.has_value());
+}
+
+// User and system CPU seconds this process has used.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+TEST(RunProcess, AProgramThatClosesItsOutputIsWaitedForWithoutSpinning) {
+  const double cpu_before = cpu_seconds();
+  const ProcessResult result = run_process(shell("echo before; exec >&- 2>&-; sleep 1; exit 5"));
+  const double cpu = cpu_seconds() - cpu_before;
+  ASSERT_TRUE(result.exit_code.has_value());
+  EXPECT_EQ(*result.exit_code, 5);
+  EXPECT_GE(result.duration_s, 1.0);
+  EXPECT_EQ(result.output, "before\n");
+  // Waiting is sleeping: a loop of waitpid calls would burn about a second of CPU here.
+  EXPECT_LT(cpu, 0.5) << "CPU seconds used while waiting 1 s for the program";
+}
+
+TEST(RunProcess, NoProgramIsAnInvalidArgument) {
+  EXPECT_THROW((void)run_process(ProcessSpec{}), std::invalid_argument);
+}
+
+TEST(SignalDescription, NamesTheSignal) {
+  EXPECT_TRUE(contains(signal_description(SIGSEGV), "SIGSEGV")) << signal_description(SIGSEGV);
+  EXPECT_TRUE(contains(signal_description(SIGKILL), "SIGKILL")) << signal_description(SIGKILL);
+  EXPECT_TRUE(contains(signal_description(SIGABRT), "SIGABRT")) << signal_description(SIGABRT);
+  EXPECT_FALSE(signal_description(12345).empty());
+}
+
+TEST(TextFiles, WriteCreatesFoldersAndReadReturnsTheBytes) {
+  const fs::path dir = fs::temp_directory_path() / ("gpulab_files_" + std::to_string(getpid()));
+  const fs::path file = dir / "a" / "b.txt";
+  const std::string bytes("line\n\0binary\xff", 13);
+  write_text_file(file, bytes);
+  EXPECT_EQ(read_text_file(file), bytes);
+  write_text_file(file, "shorter");  // replaces the whole file
+  EXPECT_EQ(read_text_file(file), "shorter");
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  EXPECT_EQ(read_text_file(dir / "missing"), std::nullopt);
+  EXPECT_THROW(write_text_file(file / "under-a-file", "x"), std::exception);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpulab::cli

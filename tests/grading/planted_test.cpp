@@ -1,0 +1,241 @@
+// Grading the grader: one planted submission (tests/grading/planted/<name>/planted.json) graded by
+// `gpulab grade` as an instructor would, and its report compared with the verdicts and score the
+// submission must receive.
+//
+//   gpulab.test.grading.planted <planted.json>
+//
+// planted.json:
+//   "description"  what the submission does wrong
+//   "labs"         the labs graded, e.g. ["lab03"]
+//   "base"         "solutions" or "labs": the code the submission starts from (copied into a
+//                  temporary folder; "layout": "tree" puts it under labs/ of a tree-shaped copy)
+//   "edits"        [{"file": "lab03_bottleneck/bottleneck.cpp", "find": "...", "replace": [lines]}]
+//                  each "find" must occur exactly once in the base file; "replace_file" names a
+//                  file of the planted folder to insert instead of "replace"
+//   "files"        {"tests/labs/...": [lines]}: extra files of the submission (tree layout)
+//   "backends"     where the expectations hold: "sim" always runs; "cuda" only with a GPU
+//   "timeout_s"    each test's time limit for this grading
+//   "score"        the total points it must get
+//   "default"      the disposition of every test not in "verdicts"
+//   "verdicts"     {"Suite.Name": "timed_out", ...}
+//   "detail_contains"  {"Suite.Name": "SIGSEGV"}: text the test's detail must contain (on sim)
+//   "ignored_contains" text one of the report's "ignored" lines must contain
+//   "build_error_contains" {"lab03": "expected"}: text among the lab's compiler errors
+//   "tamper_seal"  an instructor file whose digest is changed in the build's seal before grading
+//                  (the seal is restored afterwards): grading must report an integrity failure
+//   "exit_code"    gpulab grade's exit code (default 0)
+// After grading, no test program of the submission and no process it started may be left.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path g_planted;  // the planted.json of this run
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string lines(const json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  std::string out;
+  for (const json& line : value) {
+    out += line.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+// spec[key], or `fallback` when absent.
+json member(const json& spec, const char* key, json fallback) {
+  return spec.contains(key) ? spec.at(key) : std::move(fallback);
+}
+
+// The pids of live processes whose command line contains `marker`.
+std::vector<std::string> processes_with(const std::string& marker) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::string cmdline = read(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(marker) != std::string::npos) {
+      found.push_back(name + ": " + cmdline);
+    }
+  }
+  return found;
+}
+
+TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
+  ASSERT_FALSE(g_planted.empty()) << "usage: gpulab.test.grading.planted <planted.json>";
+  const json spec = json::parse(read(g_planted));
+  const std::string name = g_planted.parent_path().filename().string();
+  const fs::path source = GPULAB_SOURCE_DIR;
+
+  std::string backend = "sim";
+  const json backends = member(spec, "backends", json::array({"sim"}));
+  if (std::find(backends.begin(), backends.end(), "sim") == backends.end()) {
+    GTEST_SKIP() << name << " needs a CUDA device (backends: " << backends.dump() << ")";
+  }
+
+  // The submission: a copy of the base with the edits applied.
+  const fs::path work =
+      fs::temp_directory_path() / ("gpulab-planted-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(work);
+  const bool tree = spec.value("layout", "folders") == "tree";
+  const fs::path labs_root = tree ? work / "labs" : work;
+  fs::create_directories(labs_root);
+  fs::copy(source / spec.at("base").get<std::string>(), labs_root, fs::copy_options::recursive);
+  const json edits = member(spec, "edits", json::array());
+  for (const json& edit : edits) {
+    const fs::path file = labs_root / edit.at("file").get<std::string>();
+    std::string text = read(file);
+    const std::string find = edit.at("find").get<std::string>();
+    const std::size_t at = text.find(find);
+    ASSERT_NE(at, std::string::npos) << name << ": \"" << find << "\" is not in " << file;
+    ASSERT_EQ(text.find(find, at + 1), std::string::npos)
+        << name << ": \"" << find << "\" occurs more than once in " << file;
+    const std::string replacement =
+        edit.contains("replace_file")
+            ? read(g_planted.parent_path() / edit.at("replace_file").get<std::string>())
+            : lines(edit.at("replace"));
+    ASSERT_FALSE(replacement.empty()) << name << ": empty replacement for \"" << find << "\"";
+    text.replace(at, find.size(), replacement);
+    write(file, text);
+  }
+  const json files = member(spec, "files", json::object());
+  for (const auto& [path, content] : files.items()) {
+    write(work / path, lines(content));
+  }
+
+  // A seal that no longer matches the tree: the grading must stop with an integrity failure.
+  const fs::path seal =
+      fs::path(GPULAB_EXE).parent_path().parent_path() / "grading" / "instructor.sha256";
+  std::string original_seal;
+  const std::string tampered = spec.value("tamper_seal", "");
+  if (!tampered.empty()) {
+    const gpulab::testing::Outcome sealing =
+        gpulab::testing::run_command(gpulab::testing::shell_quote(GPULAB_EXE) +
+                                     " grade lab03 --reseal --timeout 1 --submission " +
+                                     gpulab::testing::shell_quote(work.string()));
+    ASSERT_EQ(sealing.exit_code, 0) << sealing.out << sealing.err;
+    original_seal = read(seal);
+    const std::size_t at = original_seal.find("  " + tampered + "\n");
+    ASSERT_NE(at, std::string::npos) << tampered << " is not in " << seal;
+    std::string changed = original_seal;
+    changed[at - 64] = changed[at - 64] == '0' ? '1' : '0';
+    write(seal, changed);
+  }
+
+  const fs::path report_path = work / "report.json";
+  std::string command = gpulab::testing::shell_quote(GPULAB_EXE) + " grade";
+  for (const json& lab : spec.at("labs")) {
+    command += " " + lab.get<std::string>();
+  }
+  command += " --submission " + gpulab::testing::shell_quote(work.string()) + " --backend " +
+             backend + (tampered.empty() ? " --reseal" : "") + " -j2 --timeout " +
+             std::to_string(spec.at("timeout_s").get<int>()) + " --json " +
+             gpulab::testing::shell_quote(report_path.string());
+  const auto start = std::chrono::steady_clock::now();
+  const gpulab::testing::Outcome run = gpulab::testing::run_command(command);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << name << ": graded in " << seconds << " s\n";
+  if (!original_seal.empty()) {
+    write(seal, original_seal);
+  }
+  ASSERT_EQ(run.exit_code, spec.value("exit_code", 0)) << command << "\n" << run.out << run.err;
+  const json report = json::parse(read(report_path));
+  if (!tampered.empty()) {
+    EXPECT_NE(report.at("integrity").at("changed").dump().find(tampered), std::string::npos)
+        << report.at("integrity");
+  }
+
+  // Nothing the grading started survives it: not the test programs (killed at their time limit
+  // when they hang) and not what they started.
+  std::vector<std::string> markers = {"gpulab-planted-stray"};
+  for (const json& lab : spec.at("labs")) {  // this build's test programs, not another build's
+    markers.push_back((fs::path(GPULAB_EXE).parent_path() /
+                       ("gpulab.test." + lab.get<std::string>() + ".submission." + backend))
+                          .string());
+  }
+  for (const std::string& marker : markers) {
+    EXPECT_TRUE(processes_with(marker).empty()) << "processes started by grading survived it:\n"
+                                                << ::testing::PrintToString(processes_with(marker));
+  }
+
+  const std::string fallback = spec.at("default").get<std::string>();
+  const json verdicts = member(spec, "verdicts", json::object());
+  const json details = member(spec, "detail_contains", json::object());
+  std::set<std::string> seen;
+  for (const json& lab : report.at("labs")) {
+    for (const json& test : lab.at("tests")) {
+      const std::string test_name = test.at("name").get<std::string>();
+      seen.insert(test_name);
+      const std::string expected = verdicts.value(test_name, fallback);
+      EXPECT_EQ(test.at("disposition").get<std::string>(), expected)
+          << name << ": " << test_name << " (" << test.at("detail").get<std::string>() << ")";
+      if (details.contains(test_name)) {
+        EXPECT_NE(test.at("detail").get<std::string>().find(details[test_name].get<std::string>()),
+                  std::string::npos)
+            << name << ": " << test_name << " detail: " << test.at("detail");
+      }
+    }
+    if (const json errors = member(spec, "build_error_contains", json::object());
+        errors.contains(lab.at("lab").get<std::string>())) {
+      const std::string text = lab.at("build_errors").dump();
+      EXPECT_NE(text.find(errors[lab.at("lab").get<std::string>()].get<std::string>()),
+                std::string::npos)
+          << name << ": build errors of " << lab.at("lab") << ": " << text;
+    }
+  }
+  for (const auto& [test_name, verdict] : verdicts.items()) {
+    EXPECT_TRUE(seen.contains(test_name)) << name << ": no test " << test_name << " in the report";
+  }
+  EXPECT_EQ(report.at("earned").get<int>(), spec.at("score").get<int>()) << name << ": score\n"
+                                                                         << run.out;
+  if (spec.contains("ignored_contains")) {
+    EXPECT_NE(report.at("ignored").dump().find(spec["ignored_contains"].get<std::string>()),
+              std::string::npos)
+        << name << ": ignored files: " << report.at("ignored");
+  }
+  if (!HasFailure()) {
+    fs::remove_all(work);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc > 1) {
+    g_planted = argv[1];
+  }
+  return RUN_ALL_TESTS();
+}
