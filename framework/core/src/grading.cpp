@@ -296,7 +296,8 @@ std::vector<std::string> instructor_files(const LabManifest& manifest) {
       if (it->is_regular_file()) {
         const std::string path = relative ? it->path().lexically_relative(root).generic_string()
                                           : it->path().generic_string();
-        if (!student.contains(path)) {
+        // Markdown is documentation: nothing builds from it, and students keep notes in it.
+        if (!student.contains(path) && it->path().extension() != ".md") {
           files.insert(path);
         }
       }

@@ -86,7 +86,8 @@ struct SealedFile {
 
 /// The instructor files of a tree: what a submission must not change and grading relies on.
 /// Everything under CMakeLists.txt, CMakePresets.json, cmake/, framework/, kernels/, tests/,
-/// labs/ and the hidden suites' folder, except the labs' student files. Sorted by path.
+/// labs/ and the hidden suites' folder, except the labs' student files and Markdown (*.md)
+/// documentation. Sorted by path.
 [[nodiscard]] std::vector<std::string> instructor_files(const LabManifest& manifest);
 
 /// Hashes `files` (as instructor_files names them) under manifest.source_dir.
