@@ -34,8 +34,8 @@ Command add_show_command(CLI::App& app);
 /// `gpulab run [LAB...] [--solution|--student] [--backend B] [--spec S] [--json F] [-- ARGS]`:
 /// the labs' reports; `lab_args` (what followed --) go to each lab's report program.
 Command add_run_command(CLI::App& app, const std::vector<std::string>& lab_args);
-/// `gpulab grade [LAB...] [--student|--solution] [--backend B] [--json F]`: runs the graded
-/// tests with ctest and prints the points earned.
+/// `gpulab grade [LAB...] [--submission DIR] [--backend B] [--json F] [--gradescope F]
+/// [--junit F]`: builds the submission's student files and grades them (docs/grading.md).
 Command add_grade_command(CLI::App& app);
 
 }  // namespace gpulab::cli
