@@ -168,6 +168,7 @@ function(gpulab_add_lab lab)
         target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
                                    "${PROJECT_SOURCE_DIR}/tests/framework")
         set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
+        math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
         foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
           add_test(NAME "${test}"
@@ -175,7 +176,6 @@ function(gpulab_add_lab lab)
                     --timeout ${GPULAB_LAB_TEST_TIMEOUT} -- $<TARGET_FILE:${exe}>)
           # The runner exits 77 when the test skipped (e.g. no CUDA device): a skip is never a
           # pass. ctest's own timeout is only a backstop behind the runner's.
-          math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
           set_tests_properties("${test}" PROPERTIES
             LABELS "${lab};${variant};${backend};graded"
             SKIP_RETURN_CODE 77

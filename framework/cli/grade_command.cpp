@@ -156,12 +156,6 @@ void print_integrity(const IntegrityCheck& check, const fs::path& seal) {
   std::cout << "Restore them (e.g. git checkout), or accept the current files with --reseal.\n";
 }
 
-std::string disposition_text(Disposition disposition) {
-  std::string text(to_string(disposition));
-  std::replace(text.begin(), text.end(), '_', ' ');
-  return text;
-}
-
 void print_report(const GradeReport& report, bool verbose) {
   for (const LabGrade& lab : report.labs) {
     std::cout << "\n"
@@ -184,7 +178,7 @@ void print_report(const GradeReport& report, bool verbose) {
       }
       table.add_row({test.name + (test.hidden ? " (hidden)" : ""),
                      std::to_string(test.earned) + "/" + std::to_string(test.points),
-                     disposition_text(test.verdict.disposition), detail});
+                     display_name(test.verdict.disposition), detail});
     }
     std::cout << table;
     if (!lab.build_errors.empty()) {

@@ -58,8 +58,9 @@ std::vector<pid_t> own_children() {
 
 // Kills every process this one is the parent of (the run's direct child, and the strays the
 // subreaper inherited), reaps them, and repeats until none is left: killing a stray re-parents
-// its own children here. Returns how many were killed besides `child`.
-int kill_descendants(pid_t group, pid_t child) {
+// its own children here. `child` leads its own process group. Returns how many were killed besides
+// `child`.
+int kill_descendants(pid_t child) {
   const auto reap = [] {
     int status = 0;
     while (waitpid(-1, &status, WNOHANG) > 0) {
@@ -75,7 +76,7 @@ int kill_descendants(pid_t group, pid_t child) {
       strays.insert(pid);
     }
   }
-  kill(-group, SIGKILL);
+  kill(-child, SIGKILL);
   const Clock::time_point start = Clock::now();
   while (seconds_since(start) < 10) {
     reap();
@@ -282,7 +283,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     }
   }
   result.duration_s = seconds_since(start);
-  result.strays_killed = kill_descendants(pid, pid);
+  result.strays_killed = kill_descendants(pid);
   // Every writer is dead now; what is left in the pipe is read to its end (bounded in time, in
   // case a process escaped).
   const Clock::time_point drain_start = Clock::now();

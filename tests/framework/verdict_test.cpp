@@ -549,6 +549,13 @@ TEST(DispositionNames, RoundTripForAllTen) {
   EXPECT_EQ(parse_disposition("timed out"), std::nullopt);
 }
 
+TEST(DispositionNames, DisplayNamesUseSpaces) {
+  EXPECT_EQ(display_name(Disposition::passed), "passed");
+  EXPECT_EQ(display_name(Disposition::timed_out), "timed out");
+  EXPECT_EQ(display_name(Disposition::out_of_memory), "out of memory");
+  EXPECT_EQ(display_name(Disposition::not_graded), "not graded");
+}
+
 TEST(StickyCudaError, NamesTheFirstStickyErrorMentioned) {
   EXPECT_EQ(sticky_cuda_error("CUDA error cudaErrorIllegalAddress at lab.cu:3"),
             "cudaErrorIllegalAddress");

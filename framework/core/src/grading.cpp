@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/core/sha256.hpp"
+#include "utf8.hpp"
 #include "xml_text.hpp"
 
 namespace gpulab {
@@ -42,44 +43,12 @@ std::string text(const json& object, const char* key, std::string_view source,
   return field(object, key, json::value_t::string, source, where).get<std::string>();
 }
 
-// The length of the UTF-8 sequence at the start of `in` when it is a well-formed one (RFC 3629:
-// no overlong forms, no surrogates, nothing past U+10FFFF) of a character XML 1.0 allows (not
+// The length of the well-formed UTF-8 sequence at in[i] of a character XML 1.0 allows (not
 // U+FFFE or U+FFFF), else 0.
-std::size_t utf8_length(std::string_view in) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(in[i]); };
-  const unsigned char c = byte(0);
-  if (c < 0x80) {
-    return 1;
-  }
-  // The lead byte gives the length and the allowed range of the second byte.
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) {
-    length = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    length = 3;
-    low = c == 0xe0 ? 0xa0 : 0x80;   // overlong below U+0800
-    high = c == 0xed ? 0x9f : 0xbf;  // surrogates U+D800..U+DFFF
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    length = 4;
-    low = c == 0xf0 ? 0x90 : 0x80;   // overlong below U+10000
-    high = c == 0xf4 ? 0x8f : 0xbf;  // past U+10FFFF
-  } else {
-    return 0;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
-  }
-  if (in.size() < length || byte(1) < low || byte(1) > high) {
-    return 0;
-  }
-  for (std::size_t k = 2; k < length; ++k) {
-    if ((byte(k) & 0xc0) != 0x80) {
-      return 0;
-    }
-  }
-  if (length == 3 && c == 0xef && byte(1) == 0xbf && byte(2) >= 0xbe) {
-    return 0;  // U+FFFE, U+FFFF: not characters in XML
-  }
-  return length;
+std::size_t xml_char_length(std::string_view in, std::size_t i) {
+  char32_t code = 0;
+  const std::size_t length = detail::utf8_sequence(in, i, code);
+  return code == 0xFFFE || code == 0xFFFF ? 0 : length;
 }
 
 // A string of text from the code under test, safe for JSON and XML: invalid UTF-8 and control
@@ -89,7 +58,7 @@ std::string clean_text(std::string_view in) {
   out.reserve(in.size());
   for (std::size_t i = 0; i < in.size();) {
     const auto c = static_cast<unsigned char>(in[i]);
-    const std::size_t length = utf8_length(in.substr(i));
+    const std::size_t length = xml_char_length(in, i);
     if (length == 0 || (length == 1 && c < 0x20 && c != '\n' && c != '\t')) {
       out += '?';
       ++i;
@@ -137,8 +106,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
 
 // What a student reads about one test: disposition, detail, failure lines.
 std::string test_output(const TestGrade& test) {
-  std::string out(to_string(test.verdict.disposition));
-  std::replace(out.begin(), out.end(), '_', ' ');
+  std::string out = display_name(test.verdict.disposition);
   if (!test.verdict.detail.empty()) {
     out += ": " + test.verdict.detail;
   }
@@ -543,35 +511,39 @@ std::string gradescope_json(const GradeReport& report) {
 }
 
 std::string junit_xml(const GradeReport& report) {
-  std::ostringstream out;
-  int tests = 0;
-  int failures = 0;
-  int skipped = 0;
-  for (const LabGrade& lab : report.labs) {
+  // JUnit has three outcomes: a pass, a skip (skipped, not graded) and a failure (the rest).
+  const auto is_skip = [](Disposition d) {
+    return d == Disposition::skipped || d == Disposition::not_graded;
+  };
+  struct Counts {
+    std::size_t tests = 0;
+    std::size_t failures = 0;
+    std::size_t skipped = 0;
+  };
+  const auto count = [&](const LabGrade& lab) {
+    Counts counts{lab.tests.size(), 0, 0};
     for (const TestGrade& test : lab.tests) {
-      ++tests;
       const Disposition d = test.verdict.disposition;
-      skipped += d == Disposition::skipped || d == Disposition::not_graded ? 1 : 0;
-      failures +=
-          d != Disposition::passed && d != Disposition::skipped && d != Disposition::not_graded ? 1
-                                                                                                : 0;
+      counts.skipped += is_skip(d) ? 1 : 0;
+      counts.failures += d != Disposition::passed && !is_skip(d) ? 1 : 0;
     }
+    return counts;
+  };
+  Counts total;
+  for (const LabGrade& lab : report.labs) {
+    const Counts counts = count(lab);
+    total.tests += counts.tests;
+    total.failures += counts.failures;
+    total.skipped += counts.skipped;
   }
+  std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"gpulab grade\" tests=\"" << tests << "\" failures=\"" << failures
-      << "\" skipped=\"" << skipped << "\">\n";
+      << "<testsuites name=\"gpulab grade\" tests=\"" << total.tests << "\" failures=\""
+      << total.failures << "\" skipped=\"" << total.skipped << "\">\n";
   for (const LabGrade& lab : report.labs) {
-    int lab_failures = 0;
-    int lab_skipped = 0;
-    for (const TestGrade& test : lab.tests) {
-      const Disposition d = test.verdict.disposition;
-      lab_skipped += d == Disposition::skipped || d == Disposition::not_graded ? 1 : 0;
-      lab_failures +=
-          d != Disposition::passed && d != Disposition::skipped && d != Disposition::not_graded ? 1
-                                                                                                : 0;
-    }
-    out << "  <testsuite name=\"" << xml_escape(lab.lab) << "\" tests=\"" << lab.tests.size()
-        << "\" failures=\"" << lab_failures << "\" skipped=\"" << lab_skipped << "\">\n";
+    const Counts counts = count(lab);
+    out << "  <testsuite name=\"" << xml_escape(lab.lab) << "\" tests=\"" << counts.tests
+        << "\" failures=\"" << counts.failures << "\" skipped=\"" << counts.skipped << "\">\n";
     for (const TestGrade& test : lab.tests) {
       out << "    <testcase classname=\"" << xml_escape(lab.lab) << "\" name=\""
           << xml_escape(test.name) << "\"";
@@ -582,7 +554,7 @@ std::string junit_xml(const GradeReport& report) {
       }
       const std::string message = xml_escape(test_output(test));
       out << ">\n      ";
-      if (d == Disposition::skipped || d == Disposition::not_graded) {
+      if (is_skip(d)) {
         out << "<skipped message=\"" << message << "\"/>";
       } else {
         out << "<failure type=\"" << to_string(d) << "\" message=\"" << message << "\"/>";

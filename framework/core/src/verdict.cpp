@@ -1,5 +1,6 @@
 #include "gpulab/core/verdict.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <sstream>
@@ -98,6 +99,12 @@ std::string_view to_string(Disposition disposition) noexcept {
     }
   }
   return "?";
+}
+
+std::string display_name(Disposition disposition) {
+  std::string name(to_string(disposition));
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name;
 }
 
 std::optional<Disposition> parse_disposition(std::string_view name) noexcept {

@@ -22,18 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "asan.hpp"
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
 
-// Under AddressSanitizer device memory comes from operator new, which ASan pads and checks;
-// otherwise from mmap, with a guard page after each allocation (see allocate_device_memory).
-#if defined(__SANITIZE_ADDRESS__)
-#define GPULAB_SIM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GPULAB_SIM_ASAN 1
-#endif
-#endif
+// Under AddressSanitizer (GPULAB_SIM_ASAN) device memory comes from operator new, which ASan pads
+// and checks; otherwise from mmap, with a guard page after each allocation (see
+// allocate_device_memory).
 
 // The version of the CUDA API this runtime follows (13.0), as cudaRuntimeGetVersion encodes it.
 namespace {

@@ -33,6 +33,8 @@ enum class Disposition {
 
 /// "passed", "failed", "timed_out", ... (the JSON name; the console writes '_' as a space).
 [[nodiscard]] std::string_view to_string(Disposition disposition) noexcept;
+/// to_string for people: "timed out", "out of memory", ...
+[[nodiscard]] std::string display_name(Disposition disposition);
 /// The inverse of to_string; nullopt for an unknown name.
 [[nodiscard]] std::optional<Disposition> parse_disposition(std::string_view name) noexcept;
 
