@@ -29,6 +29,10 @@ struct Command {
 Command add_device_command(CLI::App& app);
 /// `gpulab specs [NAME]`: the GPU spec database as a table, or one GPU in detail.
 Command add_specs_command(CLI::App& app);
+/// `gpulab occupancy --spec NAME (--kernel NAME | --regs N --smem BYTES) [--block N]
+/// [--dynamic-smem BYTES]`: active blocks, warps and occupancy per SM, the limiting resource, and
+/// a block-size table (docs/occupancy.md).
+Command add_occupancy_command(CLI::App& app);
 /// `gpulab show FILE`: a saved results file as a report.
 Command add_show_command(CLI::App& app);
 /// `gpulab run [LAB...] [--solution|--student] [--backend B] [--spec S] [--json F] [-- ARGS]`:
@@ -37,5 +41,7 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& lab_args)
 /// `gpulab grade [LAB...] [--submission DIR] [--backend B] [--json F] [--gradescope F]
 /// [--junit F]`: builds the submission's student files and grades them (docs/grading.md).
 Command add_grade_command(CLI::App& app);
+/// `gpulab view [FILE...] [OPTIONS]`: runs gpulab-view, the viewer, with the same arguments.
+Command add_view_command(CLI::App& app);
 
 }  // namespace gpulab::cli

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   const std::vector<gpulab::cli::Command> commands = {
       gpulab::cli::add_device_command(app), gpulab::cli::add_specs_command(app),
       gpulab::cli::add_show_command(app),   gpulab::cli::add_run_command(app, lab_args),
-      gpulab::cli::add_grade_command(app),
+      gpulab::cli::add_grade_command(app),  gpulab::cli::add_occupancy_command(app),
+      gpulab::cli::add_view_command(app),
   };
 
   try {

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <string>
 
 #include "common.hpp"
 #include "gpulab/core/cuda_check.hpp"
+#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -302,6 +304,14 @@ std::vector<float> attention_reference(const AttentionConfig& config,
   return attention_reference_stages(config, inputs).y;
 }
 
+gpulab::Tolerance forward_tolerance(const AttentionConfig& config, double scale) {
+  config.validate();
+  const auto fp32 = [](std::int64_t k) { return tolerance_for(DType::fp32, k); };
+  return scaled(fp32(config.d_model) + fp32(config.head_dim()) + fp32(config.seq_len) +
+                    fp32(config.seq_len) + fp32(config.d_model),
+                scale);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernels
 // ------------------------------------------------------------------------------------------------
@@ -564,6 +574,16 @@ void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
   for (const Component component : all_components()) {
     run_component(component, config, buffers, stream);
   }
+}
+
+std::span<const RegisteredKernel> attention_kernel_registry() {
+  static const RegisteredKernel entries[] = {
+      {"batched_gemm_kernel", reinterpret_cast<const void*>(&batched_gemm_kernel),
+       kNoDynamicShared},
+      {"softmax_rows_kernel", reinterpret_cast<const void*>(&softmax_rows_kernel),
+       kNoDynamicShared},
+  };
+  return entries;
 }
 
 }  // namespace gpulab::kernels

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
 #include "gpulab/core/roofline.hpp"
 
 namespace gpulab::kernels {
@@ -156,5 +157,14 @@ struct AttentionStages {
 /// The whole forward pass on the CPU: y.
 [[nodiscard]] std::vector<float> attention_reference(const AttentionConfig& config,
                                                      const AttentionInputs& inputs);
+
+/// The fp32 tolerance of the forward output y against attention_reference, for an output whose
+/// typical magnitude is `scale` (the rms of the reference): the project's numeric policy
+/// (gpulab/core/numeric.hpp, docs/grading.md) applied to the chain of five components. Errors add
+/// along a chain, so it is the sum of the components' tolerances, each fp32's grown with sqrt(k)
+/// for its k-term sums: the QKV projection over d_model, the scores over head_dim, the softmax over
+/// seq_len (the row sum), the weighted sum over seq_len, the output projection over d_model.
+/// Throws std::invalid_argument for an invalid config.
+[[nodiscard]] gpulab::Tolerance forward_tolerance(const AttentionConfig& config, double scale);
 
 }  // namespace gpulab::kernels

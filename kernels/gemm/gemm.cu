@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/core/cuda_check.hpp"
+#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -111,6 +112,17 @@ std::span<const Level<GemmLaunch>> gemm_levels() {
        }},
   }};
   return levels;
+}
+
+std::span<const RegisteredKernel> gemm_kernel_registry() {
+  // gemm_tiled's two T x T tiles of floats, T = 16 (the level table's) or 32.
+  static constexpr std::uint64_t kTiledShared[] = {2 * 16 * 16 * sizeof(float),
+                                                   2 * 32 * 32 * sizeof(float)};
+  static const RegisteredKernel entries[] = {
+      {"gemm_naive_kernel", reinterpret_cast<const void*>(&gemm_naive_kernel), kNoDynamicShared},
+      {"gemm_tiled_kernel", reinterpret_cast<const void*>(&gemm_tiled_kernel), kTiledShared},
+  };
+  return entries;
 }
 
 }  // namespace gpulab::kernels

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gpulab/core/cuda_check.hpp"
+#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -95,6 +96,19 @@ std::span<const Level<HistogramLaunch>> histogram_levels() {
        histogram_shared},
   }};
   return levels;
+}
+
+std::span<const RegisteredKernel> histogram_kernel_registry() {
+  // One counter per bin: 256 bins, and 12288, the most histogram_shared accepts (48 KiB).
+  static constexpr std::uint64_t kPrivateShared[] = {256 * sizeof(unsigned),
+                                                     12288 * sizeof(unsigned)};
+  static const RegisteredKernel entries[] = {
+      {"histogram_global_kernel", reinterpret_cast<const void*>(&histogram_global_kernel),
+       kNoDynamicShared},
+      {"histogram_shared_kernel", reinterpret_cast<const void*>(&histogram_shared_kernel),
+       kPrivateShared},
+  };
+  return entries;
 }
 
 }  // namespace gpulab::kernels

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gpulab/core/cuda_check.hpp"
+#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -118,6 +119,16 @@ std::span<const Level<ReduceLaunch>> reduction_levels() {
        reduce_sum_warp},
   }};
   return levels;
+}
+
+std::span<const RegisteredKernel> reduction_kernel_registry() {
+  static const RegisteredKernel entries[] = {
+      {"block_sum_shared_kernel", reinterpret_cast<const void*>(&block_sum_shared_kernel),
+       kNoDynamicShared},
+      {"block_sum_warp_kernel", reinterpret_cast<const void*>(&block_sum_warp_kernel),
+       kNoDynamicShared},
+  };
+  return entries;
 }
 
 }  // namespace gpulab::kernels

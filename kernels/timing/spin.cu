@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gpulab/core/cuda_check.hpp"
+#include "registry.hpp"
 
 namespace gpulab::kernels {
 namespace {
@@ -64,6 +65,13 @@ void spin_kernel(double milliseconds, cudaStream_t stream) {
   const double ticks = std::ceil(milliseconds * ticks_per_ms()) + kTickStep;
   spin_wait_kernel<<<1, 1, 0, stream>>>(static_cast<long long>(ticks));
   GPULAB_CHECK_LAUNCH();
+}
+
+std::span<const RegisteredKernel> spin_kernel_registry() {
+  static const RegisteredKernel entries[] = {
+      {"spin_wait_kernel", reinterpret_cast<const void*>(&spin_wait_kernel), kNoDynamicShared},
+  };
+  return entries;
 }
 
 }  // namespace gpulab::kernels

@@ -9,7 +9,7 @@
 
 #include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/labkit/lab_main.hpp"
@@ -23,43 +23,9 @@ namespace lab01 = gpulab::lab01;
 
 int g_max_log2 = 0;  // --max-log2; 0 = the backend's default
 
-// Three vectors of n floats on the device, inputs filled and the output checked once.
-struct VectorAddProblem {
-  explicit VectorAddProblem(std::size_t count) : n(count), a(count), b(count), c(count) {
-    std::vector<float> ha(n);
-    std::vector<float> hb(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      ha[i] = static_cast<float>(i % 1000) * 0.5f;
-      hb[i] = 1.0f - static_cast<float>(i % 77);
-    }
-    a.copy_from(ha);
-    b.copy_from(hb);
-  }
-
-  void launch(cudaStream_t stream) {
-    gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n, stream);
-  }
-
-  // Verify before timing: a wrong result never gets a time.
-  void verify(cudaStream_t stream) {
-    c.fill_bytes(0xff);  // NaN everywhere: an element the kernel skips cannot pass
-    launch(stream);
-    GPULAB_CHECK(cudaStreamSynchronize(stream));
-    const std::vector<float> got = c.to_vector();
-    for (std::size_t i = 0; i < n; ++i) {
-      const float expected =
-          static_cast<float>(i % 1000) * 0.5f + (1.0f - static_cast<float>(i % 77));
-      if (got[i] != expected) {
-        throw std::runtime_error("vector_add gave a wrong result at index " + std::to_string(i) +
-                                 ": expected " + std::to_string(expected) + ", got " +
-                                 std::to_string(got[i]));
-      }
-    }
-  }
-
-  std::size_t n;
-  gpulab::DeviceBuffer<float> a, b, c;
-};
+// Three vectors of n floats on the device with known inputs; verify() checks the output against
+// the CPU reference before anything is timed.
+using gpulab::kernels::VectorAddProblem;
 
 std::string log2_label(std::size_t n) {
   return "2^" + std::to_string(static_cast<int>(std::lround(std::log2(static_cast<double>(n)))));
@@ -145,6 +111,12 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
     result.metrics.push_back(
         {"rel_noise_percent", summary.rel_noise * 100, gpulab::Provenance::measured, "", ""});
     result.metrics.push_back({"bandwidth_gb_s", gb_s, gpulab::Provenance::measured, "", ""});
+    // The samples themselves, for the viewer's histogram. Only valid times: a time_kernel that
+    // returns nonsense must not cost the rest of the saved report.
+    if (std::all_of(samples.begin(), samples.end(),
+                    [](double ms) { return std::isfinite(ms) && ms >= 0; })) {
+      result.samples_ms = samples;
+    }
     context.results.results.push_back(std::move(result));
   }
   progress.finish();
@@ -170,7 +142,7 @@ double host_ms_since(std::chrono::steady_clock::time_point start) {
 void pitfalls(LabContext& context, cudaStream_t stream, VectorAddProblem& problem,
               double first_launch_ms) {
   std::ostream& out = *context.out;
-  const std::size_t n = problem.n;
+  const std::size_t n = problem.size();
   lab01::TimingOptions options = sweep_options(context);
   options.min_samples = 30;
   const std::vector<double> samples =

@@ -152,17 +152,19 @@ double compare(const std::vector<float>& expected, const std::vector<float>& got
   return worst;
 }
 
-void poison(kernels::AttentionBuffers& buffers) {
+// On `stream`, the stream the kernels then run on: a gpulab::Stream does not wait for the legacy
+// default stream, so a plain fill_bytes could land after (and over) their output.
+void poison(kernels::AttentionBuffers& buffers, cudaStream_t stream) {
   for (gpulab::DeviceBuffer<float>* buffer :
        {&buffers.qkv, &buffers.scores, &buffers.probs, &buffers.attn, &buffers.y}) {
-    buffer->fill_bytes(0xff);  // NaN everywhere: an element nobody writes cannot pass
+    buffer->fill_bytes_async(0xff, stream);  // NaN everywhere: an element nobody writes cannot pass
   }
 }
 
 // The forward output of `buffers` (inputs uploaded), computed from poisoned intermediates.
 std::vector<float> forward_output(const AttentionConfig& config, kernels::AttentionBuffers& buffers,
                                   cudaStream_t stream) {
-  poison(buffers);
+  poison(buffers, stream);
   kernels::attention_forward(config, buffers, stream);
   GPULAB_CHECK(cudaStreamSynchronize(stream));
   return buffers.y.to_vector();
@@ -295,7 +297,7 @@ void report(LabContext& ctx) {
   const std::vector<float> forward_y = forward_output(config, buffers, stream);
 
   const gpulab::BenchOptions options = bench_options(ctx);
-  poison(buffers);  // the profile must compute y itself
+  poison(buffers, stream);  // the profile must compute y itself
   const lab02::Profile profile = lab02::profile_attention(config, buffers, stream, options);
   if (profile.components.size() != kernels::all_components().size()) {
     throw std::runtime_error(

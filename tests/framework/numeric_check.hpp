@@ -1,15 +1,16 @@
 // The numeric policy (gpulab/core/numeric.hpp, docs/grading.md) as tests use it: compare_close
-// as a gtest assertion, NaN poisoning of device outputs before a kernel runs, and the tolerance
-// of the attention forward pass (tests/kernels/attention_test.cpp and the lab 02 autograder).
+// as a gtest assertion and NaN poisoning of device outputs before a kernel runs. (The tolerance
+// of the attention forward pass is kernels::forward_tolerance, in kernels/attention.)
 //
 //   poison(out);                                     // 0xff bytes: NaN
-//   launch(...);
+//   launch(..., nullptr);                            // the legacy default stream
 //   EXPECT_TRUE(all_close(expected, out.to_vector(), tolerance, "y"));
+//
+//   poison_async(stream, out);                       // before a launch on a gpulab::Stream
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -44,23 +45,20 @@ inline ::testing::AssertionResult all_close(std::span<const double> expected,
 /// Fills device buffers with 0xff bytes before the kernel under test runs: a NaN for float,
 /// double and half (all exponent bits set, nonzero mantissa), so an element the kernel never
 /// writes fails compare_close. Integer buffers get their maximum value.
+/// Poisoning runs on the legacy default stream (DeviceBuffer::fill_bytes): for kernels launched
+/// there (stream nullptr). Use poison_async for a kernel on a gpulab::Stream.
 template <class... T>
 void poison(DeviceBuffer<T>&... buffers) {
   (buffers.fill_bytes(0xff), ...);
 }
 
-/// The fp32 tolerance of the attention forward pass, relative to the output's typical magnitude
-/// `scale` (rms of the reference): the sum of its five components' tolerances (numeric.hpp:
-/// errors add along a chain), each accumulating over k terms: the QKV projection over d_model,
-/// the scores over head_dim, the softmax over seq_len (the row sum), the weighted sum over
-/// seq_len, the output projection over d_model. A template so that this header does not need
-/// kernels/attention (call it with a kernels::AttentionConfig).
-template <class AttentionConfig>
-Tolerance attention_forward_tolerance(const AttentionConfig& config, double scale) {
-  const auto fp32 = [](std::int64_t k) { return tolerance_for(DType::fp32, k); };
-  return scaled(fp32(config.d_model) + fp32(config.head_dim()) + fp32(config.seq_len) +
-                    fp32(config.seq_len) + fp32(config.d_model),
-                scale);
+/// The same poison enqueued on `stream` (DeviceBuffer::fill_bytes_async), so that a kernel
+/// launched on it afterwards runs after the fill. A gpulab::Stream is cudaStreamNonBlocking: it
+/// does not wait for the legacy default stream that poison() uses, and the NaN could land after
+/// (and over) the kernel's output.
+template <class... T>
+void poison_async(cudaStream_t stream, DeviceBuffer<T>&... buffers) {
+  (buffers.fill_bytes_async(0xff, stream), ...);
 }
 
 }  // namespace gpulab::testing

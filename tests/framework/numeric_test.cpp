@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/stream.hpp"
 #include "numeric_check.hpp"
 #include "test_device.hpp"
 
@@ -23,8 +24,8 @@ namespace gpulab {
 namespace {
 
 using gpulab::testing::all_close;
-using gpulab::testing::attention_forward_tolerance;
 using gpulab::testing::poison;
+using gpulab::testing::poison_async;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -376,20 +377,25 @@ TEST(NumericCheck, PoisonFillsEveryBufferWithNan) {
   EXPECT_TRUE(contains(result.message, "NaN poison")) << result.message;
 }
 
-// Only what attention_forward_tolerance reads of kernels::AttentionConfig.
-struct FakeAttentionConfig {
-  int seq_len;
-  int d_model;
-  int heads;
-  [[nodiscard]] int head_dim() const { return d_model / heads; }
-};
-
-TEST(NumericCheck, AttentionForwardToleranceSumsTheFiveComponents) {
-  // D = 64, S = 32, dh = 16: sqrt(64) + sqrt(16) + 2 * sqrt(32) + sqrt(64) = 20 + 8 sqrt(2).
-  const Tolerance t = attention_forward_tolerance(FakeAttentionConfig{32, 64, 4}, 0.5);
-  const double lengths = 20 + 8 * std::sqrt(2.0);
-  EXPECT_DOUBLE_EQ(t.rtol, 1.3e-6 * lengths);
-  EXPECT_DOUBLE_EQ(t.atol, 1e-5 * lengths * 0.5);
+TEST(NumericCheck, PoisonAsyncFillsEveryBufferWithNanBeforeLaterWorkOnTheStream) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  DeviceBuffer<float> a(100);
+  DeviceBuffer<double> b(7);
+  a.copy_from(std::vector<float>(100, 1.0f));
+  b.copy_from(std::vector<double>(7, 1.0));
+  poison_async(stream, a, b);
+  std::vector<float> host_a(a.size());
+  std::vector<double> host_b(b.size());
+  a.copy_to_async(host_a, stream);  // queued after the poison, on the same stream
+  b.copy_to_async(host_b, stream);
+  stream.synchronize();
+  for (const float value : host_a) {
+    ASSERT_TRUE(std::isnan(value));
+  }
+  for (const double value : host_b) {
+    ASSERT_TRUE(std::isnan(value));
+  }
 }
 
 }  // namespace

@@ -70,6 +70,34 @@ TEST(DeviceBuffer, PoisoningWithFFBytesGivesNaN) {
   }
 }
 
+TEST(DeviceBuffer, FillBytesAsyncIsOrderedBeforeLaterWorkOnItsStream) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;  // non-blocking: only work on this stream is ordered after the fill
+  DeviceBuffer<float> buffer(1 << 16);
+  buffer.copy_from(iota(buffer.size()));
+  PinnedBuffer<float> host(buffer.size());
+  buffer.fill_bytes_async(0xFF, stream);
+  buffer.copy_to_async(host.span(), stream);
+  stream.synchronize();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    ASSERT_TRUE(std::isnan(host[i])) << "index " << i;
+  }
+  buffer.fill_bytes_async(0, stream);  // all-zero bytes: +0.0f
+  buffer.copy_to_async(host.span(), stream);
+  stream.synchronize();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    ASSERT_EQ(host[i], 0.0f) << "index " << i;
+  }
+}
+
+TEST(DeviceBuffer, FillBytesAsyncOfAnEmptyBufferDoesNothing) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  DeviceBuffer<float> empty;
+  EXPECT_NO_THROW(empty.fill_bytes_async(0xFF, stream));
+  stream.synchronize();
+}
+
 TEST(DeviceBuffer, MoveTransfersOwnershipAndLeavesSourceEmpty) {
   GPULAB_REQUIRE_DEVICE();
   DeviceBuffer<int> a(16);

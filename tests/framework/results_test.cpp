@@ -289,6 +289,42 @@ TEST(ResultsJson, TextRoundTripKeepsEveryValue) {
   EXPECT_TRUE(std::signbit(*back.results[2].metrics[4].value));
 }
 
+TEST(ResultsJson, SamplesRoundTripAndAreLeftOutWhenEmpty) {
+  ResultsFile file = sample_file();
+  file.results[0].samples_ms = {0.81, 0.8125, 0.0, 1e-9};
+  const json document = gpulab::to_json(file);
+  EXPECT_FALSE(document["results"][1].contains("samples_ms"));
+  ASSERT_TRUE(document["results"][0]["samples_ms"].is_array());
+  EXPECT_EQ(gpulab::parse_results(document.dump(), "samples"), file);
+}
+
+TEST(ResultsValidation, SamplesMustBeFiniteNonNegativeTimes) {
+  json document = valid_document();
+  document["results"][0]["samples_ms"] = json::array({0.5, -1.0});
+  EXPECT_EQ(semantic_error_of(document),
+            "doc.json: results[0].samples_ms[1]: expected a finite time >= 0, found -1");
+
+  document = valid_document();
+  document["results"][0]["samples_ms"] = json::array({0.5, "slow"});
+  EXPECT_EQ(semantic_error_of(document),
+            "doc.json: results[0].samples_ms[1]: expected a time in milliseconds, found string "
+            "\"slow\"");
+
+  document = valid_document();
+  document["results"][0]["samples_ms"] = 0.5;
+  EXPECT_EQ(semantic_error_of(document),
+            "doc.json: results[0].samples_ms: expected an array of times, found number 0.5");
+
+  ResultsFile file = sample_file();
+  file.results[1].samples_ms.assign(gpulab::kMaxSamples + 1, 1.0);
+  EXPECT_EQ(error_of([&] { (void)gpulab::to_json(file); }),
+            "results to write: results[1].samples_ms: expected at most 1000000 samples, found "
+            "1000001");
+  file.results[1].samples_ms = {std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(error_of([&] { (void)gpulab::to_json(file); }),
+            "results to write: results[1].samples_ms[0]: expected a finite time >= 0, found inf");
+}
+
 TEST(ResultsJson, DomRoundTripKeepsEveryValue) {
   // to_json() builds signed integers, parsed text has unsigned ones: both must read back.
   EXPECT_EQ(gpulab::results_from_json(gpulab::to_json(sample_file()), "dom"), sample_file());

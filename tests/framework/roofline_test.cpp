@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpulab/core/specs.hpp"
+#include "test_specs.hpp"
 
 namespace gpulab {
 namespace {
@@ -25,14 +26,7 @@ void expect_close(const char* what, double got, double expected) {
       << what << ": expected " << expected << ", got " << got << ", tolerance " << tolerance;
 }
 
-GpuSpec spec(const char* name) {
-  const std::optional<GpuSpec> found = find_spec(name);
-  if (!found) {
-    ADD_FAILURE() << "find_spec(\"" << name << "\") found nothing";
-    return GpuSpec{};
-  }
-  return *found;
-}
+using gpulab::testing::spec;
 
 // ---------------------------------------------------------------------------------------------
 // Precision

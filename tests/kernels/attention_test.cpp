@@ -5,7 +5,7 @@
 //
 // Tolerance: the numeric policy (gpulab/core/numeric.hpp, docs/grading.md). A component's output,
 // accumulated over k terms, gets tolerance_for(fp32, k) with atol scaled by the rms of its
-// reference; the forward pass the sum of the five (attention_forward_tolerance).
+// reference; the forward pass the sum of the five (forward_tolerance, kernels/attention).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,7 +38,6 @@ void PrintTo(const AttentionConfig& config, std::ostream* out) {
 namespace {
 
 using gpulab::testing::all_close;
-using gpulab::testing::attention_forward_tolerance;
 using gpulab::testing::for_each_schedule;
 using gpulab::testing::poison;
 
@@ -184,6 +183,27 @@ TEST(AttentionCost, RejectsAnInvalidConfig) {
   EXPECT_THROW((void)component_cost({1, 16, 50, 3, false}, Component::softmax),
                std::invalid_argument);
   EXPECT_THROW((void)forward_cost({0, 16, 48, 3, false}), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tolerance of the forward pass (host only)
+// ------------------------------------------------------------------------------------------------
+
+TEST(AttentionTolerance, ForwardToleranceSumsTheFiveComponents) {
+  // D = 64, S = 32, dh = 16: sqrt(64) + sqrt(16) + 2 * sqrt(32) + sqrt(64) = 20 + 8 sqrt(2)
+  // times fp32's base (rtol 1.3e-6, atol 1e-5), atol times the scale.
+  const Tolerance t = forward_tolerance({1, 32, 64, 4, false}, 0.5);
+  const double lengths = 20 + 8 * std::sqrt(2.0);
+  EXPECT_DOUBLE_EQ(t.rtol, 1.3e-6 * lengths);
+  EXPECT_DOUBLE_EQ(t.atol, 1e-5 * lengths * 0.5);
+  // Neither the batch nor causal masking changes a sum's length.
+  const Tolerance same = forward_tolerance({3, 32, 64, 4, true}, 0.5);
+  EXPECT_DOUBLE_EQ(same.rtol, t.rtol);
+  EXPECT_DOUBLE_EQ(same.atol, t.atol);
+}
+
+TEST(AttentionTolerance, RejectsAnInvalidConfig) {
+  EXPECT_THROW((void)forward_tolerance({1, 16, 50, 3, false}, 1.0), std::invalid_argument);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -428,7 +448,7 @@ TEST_P(AttentionKernels, ForwardMatchesTheCpuReference) {
   const AttentionStages stages = attention_reference_stages(config, inputs);
   AttentionBuffers buffers(config);
   upload(inputs, buffers);
-  const Tolerance chain = attention_forward_tolerance(config, rms(stages.y));
+  const Tolerance chain = forward_tolerance(config, rms(stages.y));
   for_each_schedule([&] {
     poison(buffers.qkv, buffers.scores, buffers.probs, buffers.attn, buffers.y);
     attention_forward(config, buffers, nullptr);

@@ -16,6 +16,7 @@
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/core/stream.hpp"
 #include "histogram/histogram.hpp"
 #include "numeric_check.hpp"
 #include "reduction/reduction.hpp"
@@ -68,6 +69,65 @@ TEST_P(VectorAdd, MatchesTheCpuReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VectorAdd, ::testing::Values(1, 255, 256, 1000, 1 << 16));
+
+// The inputs VectorAddProblem documents, on the host.
+std::vector<float> problem_input_a(std::size_t n) {
+  std::vector<float> a(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 1000) * 0.5F;
+  }
+  return a;
+}
+std::vector<float> problem_input_b(std::size_t n) {
+  std::vector<float> b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b[i] = 1.0F - static_cast<float>(i % 77);
+  }
+  return b;
+}
+
+TEST(VectorAddProblem, HoldsItsDocumentedInputsAndVerifiesACorrectLaunch) {
+  GPULAB_REQUIRE_DEVICE();
+  // Above the reference's chunk of 2^20 elements, and not a multiple of any block size.
+  const std::size_t n = (std::size_t{1} << 20) + 1001;
+  VectorAddProblem problem(n);
+  EXPECT_EQ(problem.size(), n);
+  const std::vector<float> a = problem_input_a(n);
+  const std::vector<float> b = problem_input_b(n);
+  EXPECT_EQ(problem.a().to_vector(), a);
+  EXPECT_EQ(problem.b().to_vector(), b);
+  Stream stream;  // non-blocking, as the lab and the viewer use
+  for (const unsigned block : {32u, 256u, 1024u}) {
+    SCOPED_TRACE("block size " + std::to_string(block));
+    EXPECT_NO_THROW(problem.verify(stream, block));
+  }
+  std::vector<float> expected(n);
+  vector_add_reference(a, b, expected);
+  EXPECT_TRUE(all_close(expected, problem.c().to_vector(), Tolerance{0.0, 0.0}));
+}
+
+TEST(VectorAddProblem, VerifyCatchesAResultThatDiffersFromTheReference) {
+  GPULAB_REQUIRE_DEVICE();
+  // The kernel runs correctly on inputs that are not the problem's: element 1234 of b becomes 0,
+  // so c[1234] = a[1234] + 0 = 117, where the reference of the documented inputs is
+  // (1234 % 1000) / 2 + (1 - 1234 % 77) = 117 + (1 - 2) = 116.
+  const std::size_t n = 5000;
+  VectorAddProblem problem(n);
+  std::vector<float> b = problem_input_b(n);
+  b[1234] = 0.0F;
+  problem.b().copy_from(b);
+  Stream stream;
+  try {
+    problem.verify(stream, 128);
+    FAIL() << "verify accepted a wrong c[1234]";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("index 1234 of 5000"), std::string::npos) << message;
+    EXPECT_NE(message.find("expected 116"), std::string::npos) << message;
+    EXPECT_NE(message.find("got 117"), std::string::npos) << message;
+    EXPECT_NE(message.find("128 threads per block"), std::string::npos) << message;
+  }
+}
 
 class Reduction : public ::testing::TestWithParam<std::size_t> {};
 

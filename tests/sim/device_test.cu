@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/cuda_check.hpp"
@@ -510,6 +511,26 @@ TEST(DeviceBuiltins, OccupancyOfAKernel) {
   GPULAB_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0));
   // An empty kernel is limited by threads per SM only.
   EXPECT_EQ(blocks, threads_per_sm / 256);
+}
+
+TEST(DeviceBuiltins, OccupancyOfLaunchesThatCannotRun) {
+  GPULAB_REQUIRE_DEVICE();
+  // A block of more threads than a block may have, or 64 KiB of dynamic shared memory (above the
+  // 48 KiB a kernel may use without opting in): such a launch fails, so no block of it is ever
+  // resident. The answer is 0, without an error (as cuda_occupancy.h gives it).
+  for (const auto& [threads, dynamic_bytes] :
+       {std::pair<int, std::size_t>{2048, 0}, std::pair<int, std::size_t>{256, 64 * 1024}}) {
+    int blocks = -1;
+    const cudaError_t error =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, noop, threads, dynamic_bytes);
+#if defined(GPULAB_BACKEND_SIM)
+    if (error == cudaErrorNotSupported) {
+      GTEST_SKIP() << "this sim build has no CUDA toolkit (cuda_occupancy.h)";
+    }
+#endif
+    ASSERT_EQ(error, cudaSuccess) << threads << " threads, " << dynamic_bytes << " bytes";
+    EXPECT_EQ(blocks, 0) << threads << " threads, " << dynamic_bytes << " bytes";
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

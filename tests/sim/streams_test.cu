@@ -33,7 +33,7 @@ TEST(Streams, LaunchReturnsBeforeTheKernelRuns) {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   DeviceBuffer<int> out(1);
-  out.fill_bytes(0);
+  out.fill_bytes_async(0, stream);  // on the stream: a non-blocking one does not wait for stream 0
   const auto start = std::chrono::steady_clock::now();
   spin_then_write<<<1, 1, 0, stream.get()>>>(cycles_for_ms(200.0), out.data(), 7);
   GPULAB_CHECK_LAUNCH();

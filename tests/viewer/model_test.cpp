@@ -5,9 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "test_device.hpp"
 
 namespace gpulab::viewer {
 namespace {
@@ -298,6 +309,278 @@ TEST(ViewerModelFormat, ValuesKeepAboutFourSignificantDigits) {
   EXPECT_EQ(format_value(33554432), "33554432");
   EXPECT_EQ(format_value(0), "0");
   EXPECT_EQ(format_value(-2.5), "-2.500");
+}
+
+// --- hostile results files --------------------------------------------------------------------
+
+namespace fs = std::filesystem;
+
+// A temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("gpulab-viewer-model-" + std::to_string(getpid()) + "-" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::permissions(path_ / "unreadable.json", fs::perms::owner_all, ignored);
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A valid file's text with `results` as its results array.
+std::string with_results(const std::string& results) {
+  return R"({"context": {"schema_version": 1, "gpulab_version": "0.1.0", "backend": "sim",
+             "date": "2026-11-22T10:15:00Z"}, "results": )" +
+         results + "}";
+}
+
+// A valid file's text with one result whose metrics array is `metrics`.
+std::string with_metrics(const std::string& metrics) {
+  return with_results(R"([{"name": "vector_add", "params": {"n": "1024"}, "metrics": )" + metrics +
+                      "}]");
+}
+
+// Fifty ways a results file can be wrong, each written into `dir`: syntax, encoding, structure,
+// content, size, and things that are not regular files at all. Returns the paths.
+std::vector<fs::path> make_hostile_files(const fs::path& dir) {
+  std::vector<std::pair<std::string, std::string>> texts = {
+      {"empty.json", ""},
+      {"whitespace.json", " \n\t\n "},
+      {"truncated.json", with_results("[").substr(0, 60)},
+      {"truncated_string.json", R"({"context": {"gpulab_version": "0.1)"},
+      {"not_json.json", "hello, viewer"},
+      {"html.json", "<html><body>404 Not Found</body></html>"},
+      {"binary.json", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)},
+      {"nul_in_string.json",
+       with_results(std::string("[{\"name\": \"a\0b\", \"metrics\": []}]", 30))},
+      {"invalid_utf8.json", with_results("[{\"name\": \"\xff\xfe\", \"metrics\": []}]")},
+      {"overlong_utf8.json", with_results("[{\"name\": \"\xc0\xaf\", \"metrics\": []}]")},
+      {"lone_surrogate.json", with_results(R"([{"name": "\ud800", "metrics": []}])")},
+      {"bom_then_garbage.json", "\xef\xbb\xbf garbage"},
+      {"trailing_data.json", with_results("[]") + " {}"},
+      {"array_root.json", "[1, 2, 3]"},
+      {"string_root.json", "\"results\""},
+      {"null_root.json", "null"},
+      {"no_context.json", R"({"results": []})"},
+      {"no_results.json", R"({"context": {"schema_version": 1, "gpulab_version": "0.1.0",
+                             "backend": "sim", "date": "2026-11-22T10:15:00Z"}})"},
+      {"context_is_array.json", R"({"context": [], "results": []})"},
+      {"schema_2.json", R"({"context": {"schema_version": 2, "gpulab_version": "0.1.0",
+                          "backend": "sim", "date": "d"}, "results": []})"},
+      {"schema_negative.json", R"({"context": {"schema_version": -1}, "results": []})"},
+      {"schema_string.json", R"({"context": {"schema_version": "1"}, "results": []})"},
+      {"empty_backend.json", R"({"context": {"schema_version": 1, "gpulab_version": "0.1.0",
+                               "backend": "", "date": "d"}, "results": []})"},
+      {"results_is_object.json", with_results("{}")},
+      {"result_is_number.json", with_results("[42]")},
+      {"result_without_name.json", with_results(R"([{"metrics": []}])")},
+      {"empty_result_name.json", with_results(R"([{"name": "", "metrics": []}])")},
+      {"params_not_strings.json",
+       with_results(R"([{"name": "a", "params": {"n": 1024}, "metrics": []}])")},
+      {"metrics_is_string.json", with_metrics(R"("fast")")},
+      {"metric_without_unit.json",
+       with_metrics(R"([{"name": "time", "provenance": "measured", "value": 1}])")},
+      {"metric_value_string.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "measured", "value": "1"}])")},
+      {"metric_value_missing.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "measured"}])")},
+      {"metric_bad_provenance.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "guessed", "value": 1}])")},
+      {"modeled_without_spec.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "modeled", "value": 1}])")},
+      {"unavailable_with_value.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "unavailable", "value": 1,
+                         "reason": "r"}])")},
+      {"unavailable_without_reason.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "unavailable"}])")},
+      {"nan.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "measured", "value": NaN}])")},
+      {"infinity.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "measured", "value": Infinity}])")},
+      {"overflow.json",
+       with_metrics(R"([{"name": "time_ms", "provenance": "measured", "value": 1e400}])")},
+      {"duplicate_keys.json",
+       with_metrics(
+           R"([{"name": "time_ms", "name": "x_ms", "provenance": "measured", "value": 1}])")},
+      {"negative_sample.json",
+       with_results(R"([{"name": "a", "metrics": [], "samples_ms": [1, -2]}])")},
+      {"samples_not_array.json",
+       with_results(R"([{"name": "a", "metrics": [], "samples_ms": 3}])")},
+      {"deep_nesting.json", std::string(100000, '[') + std::string(100000, ']')},
+      {"deep_objects.json", with_results("[" + std::string(50, '[') + std::string(50, ']') + "]")},
+  };
+  std::vector<fs::path> paths;
+  for (const auto& [name, text] : texts) {
+    paths.push_back(dir / name);
+    write(paths.back(), text);
+  }
+  // Larger than the loader's 64 MB limit: a sparse file, so the test writes almost nothing.
+  paths.push_back(dir / "huge.json");
+  write(paths.back(), "{");
+  fs::resize_file(paths.back(), 65ULL * 1000 * 1000);
+  // Not regular files, or no file at all.
+  paths.push_back(dir / "missing.json");
+  paths.push_back(dir / "a_directory.json");
+  fs::create_directory(paths.back());
+  paths.push_back(dir / "fifo.json");  // opening it for reading would block forever
+  EXPECT_EQ(mkfifo(paths.back().c_str(), 0600), 0);
+  paths.push_back(dir / "loop.json");  // a symlink to itself
+  fs::create_symlink("loop.json", paths.back());
+  paths.push_back(dir / "socket.json");
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, paths.back().c_str(), sizeof(address.sun_path) - 1);
+  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  close(fd);
+  return paths;
+}
+
+TEST(ViewerModelHostile, FiftyHostileFilesGiveFiftyClearErrorsAndNoCrash) {
+  const TempDir dir;
+  const std::vector<fs::path> files = make_hostile_files(dir.path());
+  ASSERT_EQ(files.size(), 50U);
+  Model model(cuda_without_driver(), "");
+  for (const fs::path& file : files) {
+    const LoadedResults* loaded = nullptr;
+    ASSERT_NO_THROW(loaded = &model.load_results(file)) << file;
+    EXPECT_FALSE(loaded->ok()) << file;
+    // Clear: one line, naming the file, short enough for a panel.
+    EXPECT_FALSE(loaded->error.empty()) << file;
+    EXPECT_EQ(loaded->error.find('\n'), std::string::npos) << loaded->error;
+    EXPECT_TRUE(contains(loaded->error, file.filename().string())) << loaded->error;
+    EXPECT_LE(loaded->error.size(), 410U) << loaded->error;
+  }
+  ASSERT_EQ(model.results().size(), 50U);
+  // None of them becomes something a panel draws, and the model still loads a good file after.
+  EXPECT_TRUE(model.panel_data().sources.empty());
+  EXPECT_TRUE(model.load_results(kData + "/results_valid.json").ok());
+  EXPECT_EQ(model.panel_data().sources.size(), 1U);
+}
+
+// --- live runs through the model -------------------------------------------------------------
+
+TEST(ViewerModelLive, ARunStreamsIntoTheLiveSourceAndReplacesItsEarlierResults) {
+  GPULAB_REQUIRE_DEVICE();
+  Model model(cuda_without_driver(), "");
+  EXPECT_TRUE(model.panel_data().sources.empty());
+  model.selections().experiment = Experiment::bandwidth;
+  model.selections().options.quick = true;
+  std::string error;
+  ASSERT_TRUE(model.start_run(error)) << error;
+  EXPECT_FALSE(model.start_run(error));  // one run at a time
+  EXPECT_TRUE(contains(error, "in progress")) << error;
+  model.wait_for_run();
+  ASSERT_EQ(model.run_status().state, RunState::finished) << model.run_status().error;
+  const std::size_t sizes = model.live().results.size();
+  ASSERT_GE(sizes, 3U);
+  EXPECT_EQ(model.live().context.backend, backend_name());
+  EXPECT_EQ(model.live().context.spec, model.selected_spec().name);
+  ASSERT_EQ(model.panel_data().sources.size(), 1U);
+  EXPECT_EQ(model.panel_data().sources[0].source.file, &model.live());
+  ASSERT_TRUE(model.live_entry().ok());  // the Results panel lists it like a file
+  EXPECT_EQ(model.live_entry().path, "live run (" + std::string(backend_name()) + ")");
+  EXPECT_EQ(model.live_entry().metrics.size(), metric_rows(model.live()).size());
+  EXPECT_EQ(model.panel_data().sources[0].benchmark.points.size(), sizes);
+
+  // Running it again replaces the sizes rather than adding a second copy of each.
+  ASSERT_TRUE(model.start_run(error)) << error;
+  model.wait_for_run();
+  EXPECT_EQ(model.live().results.size(), sizes);
+}
+
+TEST(ViewerModelLive, QueuedRunsStartOneAfterAnother) {
+  GPULAB_REQUIRE_DEVICE();
+  Model model(cuda_without_driver(), "");
+  model.selections().options.quick = true;
+  EXPECT_FALSE(model.runs_pending());
+  model.queue_runs({Experiment::bandwidth, Experiment::sweep});
+  EXPECT_TRUE(model.runs_pending());
+  model.wait_for_run();
+  EXPECT_FALSE(model.runs_pending());
+  EXPECT_TRUE(model.run_errors().empty());
+  const auto count = [&](const std::string& name) {
+    return std::count_if(model.live().results.begin(), model.live().results.end(),
+                         [&](const Result& r) { return r.name == name; });
+  };
+  EXPECT_GE(count("vector_add"), 3);
+  EXPECT_GE(count("block_size_sweep"), 6);
+  ASSERT_EQ(model.panel_data().sources.size(), 1U);
+  EXPECT_EQ(model.panel_data().sources[0].sweeps.size(), 1U);
+}
+
+TEST(ViewerModelLive, CancelEmptiesTheQueue) {
+  GPULAB_REQUIRE_DEVICE();
+  Model model(cuda_without_driver(), "");
+  model.selections().options.quick = true;
+  model.queue_runs({Experiment::sweep, Experiment::bandwidth});
+  model.cancel_run();
+  model.wait_for_run();
+  EXPECT_FALSE(model.runs_pending());
+  EXPECT_EQ(model.run_status().state, RunState::cancelled);
+  EXPECT_TRUE(std::none_of(model.live().results.begin(), model.live().results.end(),
+                           [](const Result& r) { return r.name == "vector_add"; }));
+}
+
+TEST(ViewerModelLive, NoLiveEntryBeforeTheFirstResult) {
+  const Model model(cuda_without_driver(), "");
+  EXPECT_FALSE(model.live_entry().ok());
+  EXPECT_TRUE(model.live().results.empty());
+}
+
+TEST(ViewerModelLive, InvalidOptionsAreAnErrorNotARun) {
+  Model model(cuda_without_driver(), "");
+  model.selections().experiment = Experiment::sweep;
+  model.selections().options.sweep_kernel = "no_such_kernel";
+  std::string error;
+  EXPECT_FALSE(model.start_run(error));
+  EXPECT_TRUE(contains(error, "no_such_kernel")) << error;
+  EXPECT_EQ(model.run_status().state, RunState::idle);
+}
+
+TEST(ViewerModelLive, SavedLiveResultsLoadBackAsAFile) {
+  GPULAB_REQUIRE_DEVICE();
+  const TempDir dir;
+  Model model(cuda_without_driver(), "");
+  std::string error;
+  EXPECT_FALSE(model.save_live(dir.path() / "empty.json", error));
+  EXPECT_TRUE(contains(error, "nothing to save")) << error;
+  model.selections().options.quick = true;
+  ASSERT_TRUE(model.start_run(error)) << error;
+  model.wait_for_run();
+  ASSERT_TRUE(model.save_live(dir.path() / "live.json", error)) << error;
+  const LoadedResults& loaded = model.load_results(dir.path() / "live.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.error;
+  EXPECT_EQ(*loaded.file, model.live());
+  EXPECT_FALSE(model.save_live(dir.path() / "no" / "such" / "dir.json", error));
+  EXPECT_FALSE(error.empty());
+}
+
+TEST(ViewerModelLive, SwitchingSpecOrPrecisionRebuildsTheViews) {
+  Model model(cuda_without_driver(), "");
+  model.load_results(kData + "/results_valid.json");
+  ASSERT_TRUE(model.select_spec("a100"));
+  EXPECT_EQ(model.explorer().spec().key, model.selected_spec().key);
+  model.set_roofline_precision(Precision::fp16);
+  EXPECT_EQ(model.roofline_precision(), Precision::fp16);
+  ASSERT_TRUE(model.panel_data().roofline.roofline.has_value());
+  EXPECT_EQ(model.panel_data().roofline.roofline->precision, Precision::fp16);
+  EXPECT_EQ(model.panel_data().roofline.roofline->spec_name, model.selected_spec().name);
 }
 
 }  // namespace

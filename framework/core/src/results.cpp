@@ -283,6 +283,18 @@ void validate_result(std::string_view source, const std::string& path, const Res
   for (std::size_t i = 0; i < result.metrics.size(); ++i) {
     validate_metric(source, index_path(path + ".metrics", i), result.metrics[i]);
   }
+  if (result.samples_ms.size() > kMaxSamples) {
+    fail(source, path + ".samples_ms",
+         "expected at most " + std::to_string(kMaxSamples) + " samples, found " +
+             std::to_string(result.samples_ms.size()));
+  }
+  for (std::size_t i = 0; i < result.samples_ms.size(); ++i) {
+    const double sample = result.samples_ms[i];
+    if (!std::isfinite(sample) || sample < 0) {
+      fail(source, index_path(path + ".samples_ms", i),
+           "expected a finite time >= 0, found " + format_value(sample));
+    }
+  }
 }
 
 std::string schema_mismatch(std::string_view found) {
@@ -440,6 +452,18 @@ class Reader {
     const json& metrics = array_at(object, path, "metrics");
     for (std::size_t i = 0; i < metrics.size(); ++i) {
       result.metrics.push_back(metric(metrics[i], index_path(path + ".metrics", i)));
+    }
+    if (const json* samples = member(object, "samples_ms"); samples != nullptr) {
+      if (!samples->is_array()) {
+        expected(path + ".samples_ms", "an array of times", samples);
+      }
+      result.samples_ms.reserve(std::min(samples->size(), kMaxSamples + 1));
+      for (std::size_t i = 0; i < samples->size() && i <= kMaxSamples; ++i) {
+        if (!(*samples)[i].is_number()) {
+          expected(index_path(path + ".samples_ms", i), "a time in milliseconds", &(*samples)[i]);
+        }
+        result.samples_ms.push_back((*samples)[i].get<double>());
+      }
     }
     validate_result(source_, path, result);
     return result;
@@ -893,7 +917,11 @@ json build_json(const ResultsFile& file, std::string_view source) {
       }
       metrics.push_back(std::move(entry));
     }
-    results.push_back({{"name", result.name}, {"params", result.params}, {"metrics", metrics}});
+    json entry = {{"name", result.name}, {"params", result.params}, {"metrics", metrics}};
+    if (!result.samples_ms.empty()) {
+      entry["samples_ms"] = result.samples_ms;
+    }
+    results.push_back(std::move(entry));
   }
   return {{"context", std::move(context)}, {"results", std::move(results)}};
 }

@@ -17,12 +17,14 @@
 #include <new>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "asan.hpp"
+#include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
 
@@ -1036,59 +1038,45 @@ cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute
   return fail(cudaErrorInvalidValue);
 }
 
-#if defined(GPULAB_SIM_HAVE_CUDA_OCCUPANCY)
-#include <cuda_occupancy.h>  // host-only; from the CUDA toolkit, found at configure time
-
+// The project's one occupancy calculation (gpulab::compute_occupancy: the toolkit's host-only
+// cuda_occupancy.h, which gpulab occupancy and the viewer use too) on the simulated device's spec
+// and the kernel's attributes as cudaFuncGetAttributes reports them.
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     int* blocks, const void* kernel, int block_size, std::size_t dynamic_shared_bytes) noexcept {
-  if (blocks == nullptr || kernel == nullptr) {
+  if (blocks == nullptr || kernel == nullptr || block_size <= 0) {
     return fail(cudaErrorInvalidValue);
   }
-  cudaDeviceProp props{};
-  if (const cudaError_t error = cudaGetDeviceProperties(&props, 0); error != cudaSuccess) {
-    return error;
-  }
+  *blocks = 0;
   cudaFuncAttributes attributes{};
   if (const cudaError_t error = cudaFuncGetAttributes(&attributes, kernel); error != cudaSuccess) {
     return error;
   }
-  cudaOccDeviceProp device;
-  device.computeMajor = props.major;
-  device.computeMinor = props.minor;
-  device.maxThreadsPerBlock = props.maxThreadsPerBlock;
-  device.maxThreadsPerMultiprocessor = props.maxThreadsPerMultiProcessor;
-  device.regsPerBlock = props.regsPerBlock;
-  device.regsPerMultiprocessor = props.regsPerMultiprocessor;
-  device.warpSize = props.warpSize;
-  device.sharedMemPerBlock = props.sharedMemPerBlock;
-  device.sharedMemPerMultiprocessor = props.sharedMemPerMultiprocessor;
-  device.numSms = props.multiProcessorCount;
-  device.sharedMemPerBlockOptin = props.sharedMemPerBlockOptin;
-  device.reservedSharedMemPerBlock = props.reservedSharedMemPerBlock;
-  cudaOccFuncAttributes function;
-  function.maxThreadsPerBlock = attributes.maxThreadsPerBlock;
-  function.numRegs = attributes.numRegs;
-  function.sharedSizeBytes = attributes.sharedSizeBytes;
-  function.maxDynamicSharedSizeBytes = attributes.maxDynamicSharedSizeBytes;
-  const cudaOccDeviceState state_of_device;
-  cudaOccResult result;
-  if (cudaOccMaxActiveBlocksPerMultiprocessor(&result, &device, &function, &state_of_device,
-                                              block_size,
-                                              dynamic_shared_bytes) != CUDA_OCC_SUCCESS) {
-    return fail(cudaErrorInvalidValue);
+  // compute_occupancy assumes the kernel opted in to the spec's whole shared memory per block;
+  // the runtime answers for the kernel as its attributes stand. Dynamic shared memory above its
+  // maxDynamicSharedSizeBytes (48 KiB until cudaFuncSetAttribute raises it) cannot launch (see
+  // the launch check), so no block is resident: 0, as cuda_occupancy.h gives for the attributes
+  // cudaFuncGetAttributes reports.
+  if (dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes)) {
+    return cudaSuccess;
   }
-  *blocks = result.activeBlocksPerMultiprocessor;
-  return cudaSuccess;
-}
-#else
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void*, int,
-                                                          std::size_t) noexcept {
-  if (blocks != nullptr) {
-    *blocks = 0;
+  const gpulab::KernelResources resources{attributes.numRegs,
+                                          static_cast<std::uint64_t>(attributes.sharedSizeBytes),
+                                          attributes.maxThreadsPerBlock};
+  try {
+    *blocks = gpulab::compute_occupancy(gpulab::sim::device().spec, resources, block_size,
+                                        dynamic_shared_bytes)
+                  .active_blocks_per_sm;
+    return cudaSuccess;
+  } catch (const std::invalid_argument&) {
+    // A configuration that cannot launch (a block above the thread or register limits): no block
+    // of it is ever resident. cuda_occupancy.h answers 0 for these too, without an error.
+    return cudaSuccess;
+  } catch (const std::runtime_error&) {  // no cuda_occupancy.h in this build, or an unknown CC
+    return fail(cudaErrorNotSupported);
+  } catch (const std::bad_alloc&) {
+    return fail(cudaErrorMemoryAllocation);
   }
-  return fail(cudaErrorNotSupported);  // needs the CUDA toolkit's cuda_occupancy.h at build time
 }
-#endif
 
 namespace gpulab::sim {
 

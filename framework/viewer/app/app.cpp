@@ -9,8 +9,11 @@
 #include <stb_image_write.h>  // libstb.so holds the implementation: no STB_..._IMPLEMENTATION
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +79,17 @@ void load_font() {
 }  // namespace
 
 App::App(AppOptions options) : options_(std::move(options)) {
+  if (!options_.panel.empty()) {
+    const auto panels = all_panels();
+    if (std::none_of(panels.begin(), panels.end(),
+                     [&](const PanelInfo& info) { return info.name == options_.panel; })) {
+      std::string known;
+      for (const PanelInfo& info : panels) {
+        known += (known.empty() ? "" : ", ") + std::string(info.name);
+      }
+      throw std::invalid_argument("unknown panel '" + options_.panel + "'; known: " + known);
+    }
+  }
   try {
     if (glfwInit() != GLFW_TRUE) {
       throw WindowError(glfw_error());
@@ -83,8 +97,7 @@ App::App(AppOptions options) : options_(std::move(options)) {
     glfw_ready_ = true;
     // A screenshot run needs no visible window: a hidden one renders the same pixels and does
     // not flash on a desktop.
-    const char* glsl =
-        create_window(options_.width, options_.height, options_.screenshot.empty(), &window_);
+    const char* glsl = create_window(options_.width, options_.height, !options_.headless, &window_);
     if (glsl == nullptr) {
       throw WindowError(glfw_error());
     }
@@ -99,6 +112,9 @@ App::App(AppOptions options) : options_(std::move(options)) {
     // whatever directory it was started from.
     ImGui::GetIO().IniFilename = nullptr;
     ImGui::StyleColorsDark();
+    // Anti-aliased lines from geometry rather than from the font texture: the texture is sampled
+    // without filtering (see draw_frame), which would break the texture's line edges.
+    ImGui::GetStyle().AntiAliasedLinesUseTex = false;
     load_font();
     if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) {
       throw WindowError("Dear ImGui's GLFW backend failed to initialise");
@@ -141,52 +157,79 @@ void App::shutdown() noexcept {
   }
 }
 
-void App::run(Model& model) {
-  for (int frame = 0; glfwWindowShouldClose(window_) == GLFW_FALSE; ++frame) {
-    const bool fixed = options_.frames > 0;
-    if (fixed) {
+RunOutcome App::run(Model& model) {
+  using Clock = std::chrono::steady_clock;
+  RunOutcome outcome;
+  const bool fixed = options_.frames > 0;
+  const Clock::time_point started = Clock::now();
+  int counted = 0;  // frames drawn since the live runs ended
+  while (glfwWindowShouldClose(window_) == GLFW_FALSE) {
+    const Clock::time_point frame_start = Clock::now();
+    const bool running = model.runs_pending();
+    if (fixed && !running) {
       glfwPollEvents();
     } else {
-      // Sleep until input arrives, but wake at least 20 times a second so anything the model
-      // gains while idle still shows: an idle viewer should not spin a CPU core.
-      glfwWaitEventsTimeout(0.05);
+      // Sleep until input arrives, but wake at least 20 times a second (100 while a live run
+      // streams results) so anything the model gains still shows: an idle viewer should not
+      // spin a CPU core, and a headless one should leave the cores to the run.
+      glfwWaitEventsTimeout(running ? 0.01 : 0.05);
     }
+    if (fixed && running &&
+        std::chrono::duration<double>(Clock::now() - started).count() > options_.run_timeout_s) {
+      outcome.error = "the live runs did not finish within " +
+                      std::to_string(static_cast<int>(options_.run_timeout_s)) +
+                      " s (--run-timeout): cancelled";
+      model.cancel_run();
+      model.wait_for_run();
+    }
+    // In a fixed-frame run the count starts once the live runs are over, so the last frame (and
+    // the screenshot) shows their results: read before draw_frame takes the finished results.
+    const bool counting = !model.runs_pending();
     draw_frame(model);
-    const bool last = fixed && frame + 1 >= options_.frames;
+    const bool last = fixed && counting && ++counted >= options_.frames;
     // Read the frame before glfwSwapBuffers: after the swap the back buffer's contents are
     // undefined.
     if (last && !options_.screenshot.empty()) {
       write_screenshot();
+      outcome.screenshot_written = true;
     }
     glfwSwapBuffers(window_);
+    if (counting) {
+      // A frame's time includes the rendering itself, which a software renderer may still be
+      // doing after the swap returns; interactive runs wait for vsync instead.
+      if (fixed) {
+        glFinish();
+      }
+      outcome.frame_ms.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
+    }
     if (last) {
       break;
     }
   }
+  return outcome;
 }
 
 void App::draw_frame(Model& model) {
-  ImGui_ImplOpenGL3_NewFrame();
+  // Results the live run finished since the last frame: moved into the model before anything
+  // draws, so every panel of this frame sees the same data.
+  model.poll();
+
+  ImGui_ImplOpenGL3_NewFrame();  // creates the font texture on the first frame
+  if (!font_texture_nearest_) {
+    // ImGui puts every glyph on whole pixels, so sampling the font texture without bilinear
+    // filtering draws the same text; on a software renderer (Mesa's llvmpipe, e.g. under Xvfb)
+    // it makes whole frames about a fifth cheaper, since every pixel ImGui draws samples it.
+    const auto texture =
+        static_cast<GLuint>(reinterpret_cast<std::intptr_t>(ImGui::GetIO().Fonts->TexID));
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    font_texture_nearest_ = true;
+  }
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
-
-  // Two side-by-side windows filling the display. They are laid out again whenever the display
-  // changes size; in between, the user may move and resize them freely.
-  const ImVec2 display = ImGui::GetIO().DisplaySize;
-  if (display.x != last_width_ || display.y != last_height_) {
-    last_width_ = display.x;
-    last_height_ = display.y;
-    const float left = std::max(display.x * 0.45F, std::min(560.0F, display.x));
-    ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(left, display.y), ImGuiCond_Always);
-    draw_device_panel(model);
-    ImGui::SetNextWindowPos(ImVec2(left, 0), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(std::max(display.x - left, 1.0F), display.y), ImGuiCond_Always);
-    draw_results_panel(model);
-  } else {
-    draw_device_panel(model);
-    draw_results_panel(model);
-  }
+  draw_panels(model);
 
   ImGui::Render();
   int width = 0;
@@ -196,6 +239,64 @@ void App::draw_frame(Model& model) {
   glClearColor(0.10F, 0.10F, 0.12F, 1.0F);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void App::draw_panels(Model& model) {
+  // The panels tile the display: one panel fills it (--panel), or all of them share a grid that
+  // is filled column by column (all_panels() pairs the panels that are read together). The grid
+  // is laid out again whenever the display changes size; in between, the user may move and
+  // resize the windows freely.
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const bool relayout = display.x != last_width_ || display.y != last_height_;
+  if (relayout) {
+    last_width_ = display.x;
+    last_height_ = display.y;
+  }
+  const auto panels = all_panels();
+  if (!options_.panel.empty()) {
+    for (const PanelInfo& info : panels) {
+      if (info.name == options_.panel) {
+        if (relayout) {
+          ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
+          ImGui::SetNextWindowSize(ImVec2(std::max(display.x, 1.0F), std::max(display.y, 1.0F)),
+                                   ImGuiCond_Always);
+        }
+        info.draw(model);
+      }
+    }
+    return;
+  }
+  // The grid whose cells come closest to a comfortable panel (about 320 x 360 pixels): the
+  // smaller of the two ratios decides, so neither a narrow nor a flat cell wins. 4 columns x 2
+  // rows from 800x600 up; fewer columns only for a tall, narrow window.
+  constexpr float kComfortableWidth = 320.0F;
+  constexpr float kComfortableHeight = 360.0F;
+  const auto count = static_cast<int>(panels.size());
+  int columns = 1;
+  float best = -1;
+  for (int c = 1; c <= 4; ++c) {
+    const int r = (count + c - 1) / c;
+    const float fit = std::min(display.x / static_cast<float>(c) / kComfortableWidth,
+                               display.y / static_cast<float>(r) / kComfortableHeight);
+    if (fit > best + 1e-3F) {
+      best = fit;
+      columns = c;
+    }
+  }
+  const int rows = (count + columns - 1) / columns;
+  const float width = std::max(display.x / static_cast<float>(columns), 1.0F);
+  const float height = std::max(display.y / static_cast<float>(rows), 1.0F);
+  for (int i = 0; i < count; ++i) {
+    if (relayout) {
+      const int column = i / rows;
+      const int row = i % rows;
+      ImGui::SetNextWindowPos(
+          ImVec2(static_cast<float>(column) * width, static_cast<float>(row) * height),
+          ImGuiCond_Always);
+      ImGui::SetNextWindowSize(ImVec2(width, height), ImGuiCond_Always);
+    }
+    panels[static_cast<std::size_t>(i)].draw(model);
+  }
 }
 
 void App::write_screenshot() const {

@@ -1,5 +1,6 @@
 #include "gpulab/viewer/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -48,13 +49,23 @@ SpecRow tflops_row(std::string property, double value, const std::string& origin
   return {std::move(property), format_fixed(value, 1), "TFLOP/s", origin};
 }
 
+// The device a live run's results are about: the live runs use this process's backend (device 0
+// on cuda, the simulated GPU on sim), whatever query the model was built from.
+std::string live_device_name(const DeviceQuery& devices, const GpuSpec& simulated) {
+  if (std::string_view(backend_name()) == "sim") {
+    return "gpulab sim (" + simulated.name + ")";
+  }
+  return devices.usable() ? devices.devices.front().name : "no CUDA device";
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Model
 // ---------------------------------------------------------------------------------------------
 
-Model::Model(DeviceQuery devices, std::string sim_spec_env) : devices_(std::move(devices)) {
+Model::Model(DeviceQuery devices, std::string sim_spec_env)
+    : devices_(std::move(devices)), explorer_(default_spec()) {
   // The simulated GPU, chosen by the sim runtime's rule (choose_sim_spec), so the viewer names
   // the same GPU a sim run would model.
   simulated_spec_ = default_spec();
@@ -103,6 +114,10 @@ Model::Model(DeviceQuery devices, std::string sim_spec_env) : devices_(std::move
     selected_ = index_of(simulated_spec_);
     choice_ = env_valid ? SpecChoice::sim_spec_env : SpecChoice::fallback;
   }
+  explorer_.set_spec(selected_spec());
+  live_.context = make_context(backend_name(), live_device_name(devices_, simulated_spec_),
+                               selected_spec().name);
+  rebuild_views();
 }
 
 Model Model::detect() {
@@ -115,6 +130,8 @@ bool Model::select_spec(std::size_t index) {
   }
   selected_ = index;
   choice_ = SpecChoice::user;
+  explorer_.set_spec(selected_spec());
+  rebuild_views();
   return true;
 }
 
@@ -154,7 +171,176 @@ const LoadedResults& Model::load_results(const std::filesystem::path& path) {
     entry.error = displayable(entry.path + ": " + e.what(), 400);
   }
   results_.push_back(std::move(entry));
+  rebuild_views();
   return results_.back();
+}
+
+void Model::set_roofline_precision(Precision precision) {
+  precision_ = precision;
+  rebuild_views();
+}
+
+void Model::rebuild_views() {
+  panel_data_ = PanelData{};
+  live_entry_ = LoadedResults{};
+  live_entry_.path = "live run (" + live_.context.backend + ")";
+  if (!live_.results.empty()) {
+    live_entry_.file = live_;
+    live_entry_.context = context_rows(live_.context);
+    live_entry_.metrics = metric_rows(live_);
+  }
+  std::vector<Source> sources;
+  for (const LoadedResults& loaded : results_) {
+    if (!loaded.ok()) {
+      continue;
+    }
+    const ResultsContext& context = loaded.file->context;
+    std::string label = std::filesystem::path(loaded.path).filename().string();
+    if (!context.device.empty()) {
+      label += ": " + context.device;
+    }
+    sources.push_back(Source{displayable(label, 80), &*loaded.file, context.backend == "sim"});
+  }
+  if (!live_.results.empty()) {
+    sources.push_back(
+        Source{"live (" + live_.context.backend + ")", &live_, live_.context.backend == "sim"});
+  }
+  const GpuSpec& spec = selected_spec();
+  for (const Source& source : sources) {
+    panel_data_.sources.push_back(SourceViews{source, benchmark_view(*source.file, spec),
+                                              components_views(*source.file),
+                                              sweep_views(*source.file)});
+    panel_data_.sources.back().benchmark.on_sim = source.on_sim;
+    for (ComponentsView& view : panel_data_.sources.back().components) {
+      view.on_sim = source.on_sim;
+    }
+    for (SweepView& view : panel_data_.sources.back().sweeps) {
+      view.on_sim = source.on_sim;
+    }
+  }
+  panel_data_.roofline = roofline_view(sources, spec, precision_);
+}
+
+bool Model::start_run(std::string& error) {
+  if (runner_.status().state == RunState::running) {
+    error = "a run is in progress: wait for it or cancel it";
+    return false;
+  }
+  RunPlan plan;
+  try {
+    plan = make_plan(selections_.experiment, selections_.options, selected_spec());
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  collect_results();  // results of the previous run still waiting belong before the drop below
+  // A rerun replaces its earlier results rather than piling up beside them.
+  const auto same_run = [this](const Result& result) {
+    switch (selections_.experiment) {
+      case Experiment::bandwidth:
+        return result.name == "vector_add";
+      case Experiment::components:
+        return result.name == "attention_component";
+      case Experiment::sweep: {
+        const auto kernel = result.params.find("kernel");
+        return result.name == "block_size_sweep" && kernel != result.params.end() &&
+               kernel->second == selections_.options.sweep_kernel;
+      }
+    }
+    return false;
+  };
+  std::erase_if(live_.results, same_run);
+  // The live source comes after every loaded file (rebuild_views): show it in the panel it fills.
+  const auto live_index = static_cast<std::size_t>(std::count_if(
+      results_.begin(), results_.end(), [](const LoadedResults& r) { return r.ok(); }));
+  switch (selections_.experiment) {
+    case Experiment::bandwidth:
+      selections_.benchmark_source = live_index;
+      selections_.benchmark_point = 0;
+      break;
+    case Experiment::components:
+      selections_.components_source = live_index;
+      selections_.components_shape = 0;
+      break;
+    case Experiment::sweep:
+      selections_.sweep_source = live_index;
+      selections_.sweep_index = 0;
+      break;
+  }
+  live_.context.spec = selected_spec().name;
+  live_.context.date = make_context("", "", "").date;
+  rebuild_views();
+  if (!runner_.start(std::move(plan))) {
+    error = "a run is in progress: wait for it or cancel it";
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
+void Model::queue_runs(std::vector<Experiment> experiments) {
+  queue_.insert(queue_.end(), experiments.begin(), experiments.end());
+  poll();
+}
+
+bool Model::runs_pending() const {
+  return !queue_.empty() || runner_.status().state == RunState::running;
+}
+
+void Model::cancel_run() {
+  queue_.clear();
+  runner_.cancel();
+}
+
+bool Model::collect_results() {
+  std::vector<Result> arrived = runner_.take_results();
+  for (Result& result : arrived) {
+    live_.results.push_back(std::move(result));
+  }
+  if (!arrived.empty()) {
+    rebuild_views();
+  }
+  return !arrived.empty();
+}
+
+bool Model::poll() {
+  const bool arrived = collect_results();
+  const RunStatus status = runner_.status();
+  // A run that failed or was cancelled ends the queue, once: runs queued after it still start.
+  if (status.run != ended_run_ &&
+      (status.state == RunState::failed || status.state == RunState::cancelled)) {
+    ended_run_ = status.run;
+    queue_.clear();
+  } else if (status.state != RunState::running && !queue_.empty()) {
+    selections_.experiment = queue_.front();
+    queue_.erase(queue_.begin());
+    if (std::string error; !start_run(error)) {
+      run_errors_.push_back(std::string(to_string(selections_.experiment)) + ": " + error);
+    }
+  }
+  return arrived;
+}
+
+void Model::wait_for_run() {
+  do {
+    runner_.wait();
+    poll();
+  } while (runs_pending());
+}
+
+bool Model::save_live(const std::filesystem::path& path, std::string& error) const {
+  if (live_.results.empty()) {
+    error = "nothing to save: the live run has no results yet";
+    return false;
+  }
+  try {
+    save_results(path, live_);
+  } catch (const std::exception& e) {
+    error = displayable(e.what(), 400);
+    return false;
+  }
+  error.clear();
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,10 +6,12 @@
 // datasheet, from the device itself, or is an estimate, because an estimated peak can be off.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "panels/common.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
 
@@ -46,7 +48,7 @@ void draw_spec_picker(Model& model) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("spec");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+  ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 16, ImGui::GetContentRegionAvail().x));
   const std::string current = spec_label(model.selected_spec());
   if (ImGui::BeginCombo("##spec", current.c_str())) {
     const auto specs = model.specs();
@@ -63,25 +65,33 @@ void draw_spec_picker(Model& model) {
     }
     ImGui::EndCombo();
   }
-  // Wrapped text after SameLine wraps within the space right of the combo, so a long reason
-  // stays readable in a narrow panel.
-  ImGui::SameLine();
+  // The reason goes on its own line: beside the combo, a narrow panel would squeeze it into a
+  // column one word wide.
   widgets::wrapped("(" + describe_choice(model) + ")",
                    ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
 }
 
 void draw_spec_table(const char* id, const std::vector<SpecRow>& rows) {
-  constexpr ImGuiTableFlags kFlags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_NoSavedSettings;
-  if (!ImGui::BeginTable(id, 4, kFlags)) {
+  // Fixed columns fit their widest cell, so no label is cut off. In a narrow panel (the grid at
+  // 1280x800) the table scrolls sideways, its height set to fit every row and the scrollbar; a
+  // wide one needs neither.
+  constexpr float kScrollBelow = 520.0F;  // about the table's natural width, in pixels
+  const bool scroll = ImGui::GetContentRegionAvail().x < kScrollBelow;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoSavedSettings |
+                                (scroll ? ImGuiTableFlags_ScrollX : ImGuiTableFlags_None);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const ImVec2 outer(
+      0.0F,
+      scroll ? static_cast<float>(rows.size() + 1) * row_height + style.ScrollbarSize + 4 : 0.0F);
+  if (!ImGui::BeginTable(id, 4, flags, outer)) {
     return;
   }
-  // Fixed columns fit their widest cell, so no label is cut off; the origin column takes the
-  // rest of the panel.
-  ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed);
-  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed);
-  ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthFixed);
-  ImGui::TableSetupColumn("origin", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("property");
+  ImGui::TableSetupColumn("value");
+  ImGui::TableSetupColumn("unit");
+  ImGui::TableSetupColumn("origin");
   ImGui::TableHeadersRow();
   for (const SpecRow& row : rows) {
     ImGui::TableNextRow();
@@ -122,7 +132,7 @@ void draw_spec(Model& model) {
 }  // namespace
 
 void draw_device_panel(Model& model) {
-  if (ImGui::Begin(kDevicePanelTitle)) {  // false when collapsed: draw nothing, but End() below
+  if (panel::begin("device")) {  // false when collapsed: draw nothing, but End() below
     draw_devices(model);
     ImGui::Separator();
     draw_spec(model);

@@ -11,23 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "panels/common.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
 namespace {
-
-ImVec4 provenance_colour(Provenance provenance) {
-  switch (provenance) {
-    case Provenance::measured:
-      return widgets::kMeasured;
-    case Provenance::modeled:
-      return widgets::kModeled;
-    case Provenance::unavailable:
-      return widgets::kUnavailable;
-  }
-  return widgets::kUnavailable;
-}
 
 void draw_context(const std::vector<ContextRow>& rows) {
   constexpr ImGuiTableFlags kFlags =
@@ -92,7 +81,7 @@ void draw_metrics(const std::vector<MetricRow>& rows) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(row.unit.c_str());
       ImGui::TableNextColumn();
-      widgets::coloured(row.provenance, provenance_colour(row.kind));
+      widgets::coloured(row.provenance, panel::provenance_colour(row.kind));
       if (!row.reason.empty() && ImGui::IsItemHovered()) {
         // The reason column may be scrolled out of view: hovering "unavailable" shows it too.
         ImGui::SetTooltip("%s", row.reason.c_str());
@@ -123,10 +112,18 @@ void draw_file(const LoadedResults& entry) {
 
 }  // namespace
 
-void draw_results_panel(const Model& model) {
-  if (ImGui::Begin(kResultsPanelTitle)) {
-    if (model.results().empty()) {
-      ImGui::TextDisabled("no results loaded - open one with gpulab-view FILE");
+void draw_results_panel(Model& model) {
+  if (panel::begin("results")) {
+    const bool live = model.live_entry().ok();
+    if (model.results().empty() && !live) {
+      widgets::wrapped("no results yet - start a live run, or open a file: gpulab view FILE",
+                       ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    }
+    if (live) {
+      ImGui::PushID("live");
+      draw_file(model.live_entry());
+      ImGui::PopID();
+      ImGui::Spacing();
     }
     for (std::size_t i = 0; i < model.results().size(); ++i) {
       ImGui::PushID(static_cast<int>(i));

@@ -13,8 +13,8 @@
 //   relative separates rounding (1e-16) from any formula mistake (1e-3 and up);
 // - the output follows the numeric policy (gpulab/core/numeric.hpp, docs/grading.md): y is
 //   poisoned with NaN before the profile runs, compared with the CPU reference for two input
-//   seeds, under the fp32 tolerance of the attention forward (attention_forward_tolerance in
-//   tests/framework/numeric_check.hpp: the five components' tolerances summed along the chain);
+//   seeds, under the fp32 tolerance of the attention forward (kernels::forward_tolerance in
+//   kernels/attention: the five components' tolerances summed along the chain);
 // - the sum of the component times against the end-to-end forward: 15%, of medians, against the
 //   forward timed both before and after the profile, with three attempts: on a shared machine
 //   the load can change between two measurements, while a profile that times the wrong thing
@@ -48,8 +48,7 @@
 namespace {
 
 using gpulab::testing::all_close;
-using gpulab::testing::attention_forward_tolerance;
-using gpulab::testing::poison;
+using gpulab::testing::poison_async;
 
 namespace kernels = gpulab::kernels;
 using gpulab::lab02::ComponentTiming;
@@ -97,7 +96,8 @@ struct Problem {
   explicit Problem(const AttentionConfig& c, unsigned seed = 2)
       : config(c), inputs(kernels::make_attention_inputs(c, seed)), buffers(c) {
     kernels::upload(inputs, buffers);
-    poison(buffers.qkv, buffers.scores, buffers.probs, buffers.attn, buffers.y);
+    // On the stream the profile runs on: it does not wait for the legacy default stream.
+    poison_async(stream, buffers.qkv, buffers.scores, buffers.probs, buffers.attn, buffers.y);
   }
 
   [[nodiscard]] Profile profile(const gpulab::BenchOptions& options = quick_options()) {
@@ -140,7 +140,7 @@ void expect_output_matches_reference(const AttentionConfig& config) {
     static_cast<void>(problem.profile(single_run_options()));
     const std::vector<float> expected = kernels::attention_reference(config, problem.inputs);
     EXPECT_TRUE(all_close(expected, problem.buffers.y.to_vector(),
-                          attention_forward_tolerance(config, gpulab::rms(expected)),
+                          kernels::forward_tolerance(config, gpulab::rms(expected)),
                           "y (input seed " + std::to_string(seed) + ")"))
         << "y is poisoned with NaN before the profile runs: a NaN left in it means the profile "
            "did not run every component, in order, on these buffers";

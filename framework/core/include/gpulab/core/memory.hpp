@@ -2,6 +2,7 @@
 //
 //   DeviceBuffer<float> x(n);                 cudaMalloc, freed in the destructor
 //   x.copy_from(host);                        host -> device, sizes checked
+//   x.fill_bytes_async(0xff, stream);         NaN poison, ordered before the next launch on stream
 //   std::vector<float> y = x.to_vector();     device -> host
 //   PinnedBuffer<float> staging(n);           cudaMallocHost: page-locked, for async copies
 #pragma once
@@ -145,8 +146,16 @@ class DeviceBuffer : public detail::OwnedMemory<T, detail::DeviceMemory> {
     detail::require_same_size(host.size(), size(), "DeviceBuffer::copy_to_async");
     GPULAB_CHECK(cudaMemcpyAsync(host.data(), data(), bytes(), cudaMemcpyDeviceToHost, stream));
   }
-  /// Sets every byte to `value` (0xFF on float data gives NaN: poisoning before a kernel runs).
+  /// Sets every byte to `value` (0xFF on float data gives NaN: poisoning before a kernel runs),
+  /// on the legacy default stream (cudaMemset). A kernel launched on a gpulab::Stream
+  /// (cudaStreamNonBlocking) does not wait for that stream and can run before the fill is done:
+  /// poison with fill_bytes_async on the kernel's stream there.
   void fill_bytes(unsigned char value) { GPULAB_CHECK(cudaMemset(data(), value, bytes())); }
+  /// Enqueues setting every byte to `value` on `stream` (cudaMemsetAsync): work queued on the same
+  /// stream afterwards, such as the launch a NaN poison guards, runs after the fill.
+  void fill_bytes_async(unsigned char value, cudaStream_t stream) {
+    GPULAB_CHECK(cudaMemsetAsync(data(), value, bytes(), stream));
+  }
   /// The contents as a host vector. Synchronous.
   [[nodiscard]] std::vector<T> to_vector() const {
     std::vector<T> host(size());

@@ -28,7 +28,8 @@
 //           {"name": "time_ms", "provenance": "modeled", "spec": "H100 SXM", "value": 0.0038},
 //           {"name": "sm_efficiency_percent", "provenance": "unavailable",
 //            "reason": "needs CUPTI (cuda backend only)"}   // "value" absent or null
-//         ]
+//         ],
+//         "samples_ms": [0.81, 0.80, 0.83]    // * the timed samples behind the measured time
 //       }
 //     ]
 //   }
@@ -53,6 +54,9 @@ namespace gpulab {
 
 /// Version of the results JSON schema this gpulab writes and reads.
 inline constexpr int kResultsSchemaVersion = 1;
+
+/// Most samples one result may carry (the harness's max_samples default is 10000).
+inline constexpr std::size_t kMaxSamples = 1000000;
 
 /// How a number came to be.
 enum class Provenance {
@@ -81,6 +85,7 @@ struct Result {
   std::string name;                           ///< e.g. "vector_add"; never empty
   std::map<std::string, std::string> params;  ///< configuration, e.g. {"n": "1048576"}
   std::vector<Metric> metrics;                ///< the numbers
+  std::vector<double> samples_ms{};  ///< timed samples (finite, >= 0); empty when not recorded
 
   friend bool operator==(const Result&, const Result&) = default;
 };
@@ -144,7 +149,8 @@ struct LoadLimits {
 /// "results[0].metrics[1].value") on a schema version other than kResultsSchemaVersion, an empty
 /// gpulab version, backend, date or result name, a metric without a unit suffix, a missing or
 /// non-finite value, an unavailable metric with a value or without a reason, a modeled metric
-/// without a spec, or a string that is not valid UTF-8.
+/// without a spec, a negative or non-finite sample, more than kMaxSamples samples in a result, or
+/// a string that is not valid UTF-8.
 [[nodiscard]] nlohmann::json to_json(const ResultsFile& file);
 /// Reads a results file from JSON; `source` (a file name) prefixes error messages. Unknown
 /// fields are ignored; everything to_json() checks is checked here too.

@@ -226,8 +226,10 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop)
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* kernel) noexcept;
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute,
                                  int value) noexcept;
-/// Through the CUDA toolkit's cuda_occupancy.h when it was found at configure time; otherwise
-/// cudaErrorNotSupported.
+/// gpulab::compute_occupancy (the CUDA toolkit's cuda_occupancy.h, when it was found at configure
+/// time) on the simulated spec and the kernel's attributes; 0 blocks for dynamic shared memory
+/// above the kernel's maxDynamicSharedSizeBytes. cudaErrorInvalidValue for a configuration that
+/// cannot launch, cudaErrorNotSupported without cuda_occupancy.h.
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     int* blocks, const void* kernel, int block_size, std::size_t dynamic_shared_bytes) noexcept;
 

@@ -21,6 +21,10 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/viewer/experiments.hpp"
+#include "gpulab/viewer/explorer.hpp"
+#include "gpulab/viewer/live.hpp"
+#include "gpulab/viewer/views.hpp"
 
 namespace gpulab::viewer {
 
@@ -116,6 +120,38 @@ struct LoadedResults {
   [[nodiscard]] bool ok() const { return file.has_value(); }
 };
 
+/// The views of one source, for the panels.
+struct SourceViews {
+  Source source;                           ///< the file and its legend label
+  BenchmarkView benchmark;                 ///< its vector_add results
+  std::vector<ComponentsView> components;  ///< its attention shapes
+  std::vector<SweepView> sweeps;           ///< its block-size sweeps
+};
+
+/// What the panels draw, rebuilt whenever results, the spec or a selection changes (never per
+/// frame).
+struct PanelData {
+  std::vector<SourceViews> sources;  ///< each loaded file, in order, then the live run (once it
+                                     ///< has results): last, so it never shifts a file's index
+  RooflineView roofline;             ///< every source's ops on the selected spec's roofs
+};
+
+/// What the user picked in the panels, kept in the model so that it survives panels being
+/// closed and reopened, and so that tests can set it.
+struct Selections {
+  std::size_t benchmark_source = 0;   ///< index in PanelData::sources for the histogram
+  std::size_t benchmark_point = 0;    ///< index of the size whose samples are shown (clamped)
+  std::size_t components_source = 0;  ///< index in PanelData::sources
+  std::size_t components_shape = 0;   ///< index in that source's components
+  std::size_t sweep_source = 0;       ///< index in PanelData::sources
+  std::size_t sweep_index = 0;        ///< index in that source's sweeps
+  bool components_times = false;      ///< components bars in ms rather than shares of the total
+  bool sweep_linear_x = false;        ///< block sizes on a linear rather than a log2 axis
+  Experiment experiment = Experiment::bandwidth;  ///< what the Run button starts
+  ExperimentOptions options;                      ///< how big, which kernel, which shape
+  std::string save_path = "gpulab-live.json";     ///< where the Run panel saves live results
+};
+
 /// Everything the viewer shows, built once at start and changed only by the functions below.
 class Model {
  public:
@@ -159,7 +195,55 @@ class Model {
   /// Every file loaded so far, in order, including those that failed.
   [[nodiscard]] const std::vector<LoadedResults>& results() const { return results_; }
 
+  /// The panels' data (see PanelData).
+  [[nodiscard]] const PanelData& panel_data() const { return panel_data_; }
+  /// The user's picks; panels change them directly (indices are clamped when read).
+  [[nodiscard]] Selections& selections() { return selections_; }
+  [[nodiscard]] const Selections& selections() const { return selections_; }
+  /// Precision of the roofline's compute roof.
+  [[nodiscard]] Precision roofline_precision() const { return precision_; }
+  /// Changes the roofline's precision and rebuilds its view.
+  void set_roofline_precision(Precision precision);
+
+  /// The occupancy explorer, on the selected spec.
+  [[nodiscard]] OccupancyExplorer& explorer() { return explorer_; }
+  [[nodiscard]] const OccupancyExplorer& explorer() const { return explorer_; }
+
+  /// Starts selections().experiment with selections().options on the worker thread, modeled for
+  /// the selected spec, and points the panel it fills at the live source. Results of an earlier
+  /// run of the same experiment (for the sweep: of the same kernel) are dropped first. False,
+  /// with the reason in `error`, while a run is in progress or when the options are invalid.
+  bool start_run(std::string& error);
+  /// Queues experiments to run one after another, each with selections().options; poll() starts
+  /// the next when the previous has ended (a run that fails or is cancelled clears the queue).
+  void queue_runs(std::vector<Experiment> experiments);
+  /// True while a run is in progress or queued.
+  [[nodiscard]] bool runs_pending() const;
+  /// Asks the run in progress to stop after its current step, and empties the queue.
+  void cancel_run();
+  /// The run's progress.
+  [[nodiscard]] RunStatus run_status() const { return runner_.status(); }
+  /// Moves finished results of the live run into live() and rebuilds the panel data when there
+  /// were any, and starts the next queued run; called once per frame. True when something new
+  /// arrived.
+  bool poll();
+  /// Waits for the run in progress and every queued one to end, polling (tests).
+  void wait_for_run();
+  /// Errors of queued runs that could not start, one line each.
+  [[nodiscard]] const std::vector<std::string>& run_errors() const { return run_errors_; }
+  /// The live run's results so far, as a results file of this process's backend.
+  [[nodiscard]] const ResultsFile& live() const { return live_; }
+  /// live() formatted for the Results panel like a loaded file (path "live run (BACKEND)");
+  /// not ok() until the live run has results.
+  [[nodiscard]] const LoadedResults& live_entry() const { return live_entry_; }
+  /// Saves live() (results JSON, schema as results.hpp); false with a one-line error when it
+  /// cannot be written or there is nothing to save.
+  bool save_live(const std::filesystem::path& path, std::string& error) const;
+
  private:
+  void rebuild_views();
+  bool collect_results();
+
   DeviceQuery devices_;
   GpuSpec simulated_spec_;
   std::string simulated_origin_;
@@ -168,6 +252,16 @@ class Model {
   SpecChoice choice_ = SpecChoice::fallback;
   std::vector<std::string> notes_;
   std::vector<LoadedResults> results_;
+  PanelData panel_data_;
+  Selections selections_;
+  Precision precision_ = Precision::fp32;
+  OccupancyExplorer explorer_;
+  ResultsFile live_;
+  LoadedResults live_entry_;
+  std::vector<Experiment> queue_;  // runs still to start, next first
+  std::vector<std::string> run_errors_;
+  std::size_t ended_run_ = 0;  // the last run whose end poll() has acted on
+  LiveRunner runner_;          // last: its destructor stops the worker before the rest goes away
 };
 
 }  // namespace gpulab::viewer

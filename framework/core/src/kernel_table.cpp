@@ -1,0 +1,41 @@
+// Lookups over the kernel table. The table itself (kernel_table(), kernel_table_status()) is
+// generated at build time from ptxas's report (cmake/GpulabKernelTable.cmake).
+#include "gpulab/core/kernel_table.hpp"
+
+#include <algorithm>
+
+namespace gpulab {
+
+std::vector<std::string_view> kernel_names() {
+  std::vector<std::string_view> names;
+  for (const KernelTableEntry& entry : kernel_table()) {
+    names.push_back(entry.name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::optional<KernelTableEntry> find_kernel(std::string_view name, int cc_major, int cc_minor) {
+  // A cubin runs on its own architecture and newer minor versions of it, so the closest build not
+  // newer than the device is what the driver would load (across a major version the driver
+  // JIT-compiles PTX instead, and the older figures are an estimate).
+  const int sm = cc_major * 10 + cc_minor;
+  std::optional<KernelTableEntry> best;
+  for (const KernelTableEntry& entry : kernel_table()) {
+    if (entry.name == name && entry.sm <= sm && (!best || entry.sm > best->sm)) {
+      best = entry;
+    }
+  }
+  return best;
+}
+
+KernelResources resources_of(const KernelTableEntry& entry) {
+  KernelResources resources;
+  resources.registers_per_thread = entry.registers;
+  resources.static_shared_bytes = entry.static_shared_bytes;
+  resources.max_threads_per_block = 0;  // ptxas does not report __launch_bounds__
+  return resources;
+}
+
+}  // namespace gpulab

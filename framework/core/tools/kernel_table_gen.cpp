@@ -1,0 +1,146 @@
+// gpulab-kernel-table-gen: writes the kernel table's C++ source (gpulab::kernel_table()) from
+// ptxas's resource reports, one per kernel source file, that the build captured from
+// `nvcc -Xptxas -v` (cmake/GpulabKernelTable.cmake runs both steps).
+//
+//   gpulab-kernel-table-gen --output <table.cpp> --architectures <75,80,...>
+//                           <source.cu> <report.txt> [<source.cu> <report.txt>]...
+//   gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>
+//
+// <source.cu> is the file's path relative to the project root, as the table shows it. Anything
+// unexpected in a report stops the build with one line naming the source, the report and the
+// line, never a silently empty table.
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxas_report.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using gpulab::ptxas::ParseError;
+
+constexpr std::string_view kUsage =
+    "usage: gpulab-kernel-table-gen --output <table.cpp> --architectures <75,80,...> "
+    "<source.cu> <report.txt>...\n"
+    "       gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>\n";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error("cannot read " + path.string());
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "75,80,86" -> {75, 80, 86}.
+std::vector<int> parse_architectures(std::string_view list) {
+  std::vector<int> sms;
+  std::string item;
+  std::istringstream in{std::string(list)};
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    int sm = 0;
+    try {
+      sm = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || sm <= 0) {
+      throw std::runtime_error("--architectures: \"" + item +
+                               "\" is not an architecture number such as 80");
+    }
+    sms.push_back(sm);
+  }
+  if (sms.empty()) {
+    throw std::runtime_error("--architectures is empty");
+  }
+  return sms;
+}
+
+int run(const std::vector<std::string_view>& args) {
+  std::string output;
+  std::string status;
+  bool have_status = false;
+  std::vector<int> sms;
+  std::vector<std::string_view> pairs;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--output" && has_value) {
+      output = args[++i];
+    } else if (arg == "--status" && has_value) {
+      status = args[++i];
+      have_status = true;
+    } else if (arg == "--architectures" && has_value) {
+      sms = parse_architectures(args[++i]);
+    } else if (arg.starts_with("--")) {
+      std::cerr << kUsage;
+      return 2;
+    } else {
+      pairs.push_back(arg);
+    }
+  }
+  if (output.empty() || pairs.size() % 2 != 0 || have_status == !pairs.empty() ||
+      (!pairs.empty() && sms.empty())) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  if (have_status && status.empty()) {
+    throw std::runtime_error("--status needs a reason (an empty status means a generated table)");
+  }
+
+  std::vector<gpulab::ptxas::TableRow> rows;
+  for (std::size_t i = 0; i < pairs.size(); i += 2) {
+    const std::string source(pairs[i]);
+    const fs::path report_path(pairs[i + 1]);
+    const std::string report = read_file(report_path);
+    if (!gpulab::ptxas::has_ptxas_output(report)) {
+      throw std::runtime_error(source + ": " + report_path.string() +
+                               " holds no ptxas report (was nvcc run with -Xptxas -v?)");
+    }
+    try {
+      for (gpulab::ptxas::KernelReport& kernel : gpulab::ptxas::parse_report(report)) {
+        rows.push_back({std::move(kernel), source});
+      }
+    } catch (const ParseError& error) {
+      throw std::runtime_error(source + ": unexpected ptxas output in " + report_path.string() +
+                               ", " + error.what());
+    }
+  }
+  if (!pairs.empty() && rows.empty()) {
+    throw std::runtime_error("ptxas reported no kernel in any of the " +
+                             std::to_string(pairs.size() / 2) + " sources");
+  }
+  gpulab::ptxas::check_and_sort(rows, sms);
+
+  const std::string text = gpulab::ptxas::table_source(rows, status);
+  const fs::path temporary = output + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      throw std::runtime_error("cannot write " + temporary.string());
+    }
+  }
+  fs::rename(temporary, output);  // never a half-written table
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::vector<std::string_view>(argv + 1, argv + argc));
+  } catch (const std::exception& error) {
+    std::cerr << "gpulab-kernel-table-gen: " << error.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,178 @@
+// What each results panel shows, derived from results files as plain data (no GUI code). The
+// panels draw these; tests check them. Every function here takes whatever a results file holds
+// (a lab's JSON, a live run, a file from another machine) and never throws on odd content: what
+// it cannot use is left out, and a view with nothing in it says why in `empty_reason`.
+//
+// Result names the views read (the labs and the viewer's live runs write them):
+//   vector_add            params n; metrics bytes, time_ms (measured and modeled),
+//                         bandwidth_gb_s, rel_noise_percent; samples_ms        -> benchmark
+//   attention_component   params component (+ the shape); metrics time_ms (measured and/or
+//                         modeled), flop, bytes; param bound                  -> components,
+//                         roofline
+//   op_cost               params op, precision, bound; metrics work_gflop, bytes,
+//                         intensity_flop_per_byte, time_ms (modeled)         -> roofline
+//   block_size_sweep      params kernel, block_size, limiter; metrics time_ms (measured and
+//                         modeled), occupancy_percent (modeled)               -> sweep
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/results.hpp"
+#include "gpulab/core/roofline.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/core/stats.hpp"
+
+namespace gpulab::viewer {
+
+/// One results file the panels can draw, with a label for legends ("live (sim)",
+/// "h100.json: NVIDIA H100 80GB HBM3").
+struct Source {
+  std::string label;        ///< legend text
+  const ResultsFile* file;  ///< never null
+  bool on_sim = false;      ///< its measured times are CPU time of the simulation
+};
+
+/// The spec a file's modeled numbers and peaks refer to: the file's context.spec when the
+/// database knows it, else `fallback` (the viewer's selected spec).
+[[nodiscard]] GpuSpec spec_of(const ResultsFile& file, const GpuSpec& fallback);
+
+// ---------------------------------------------------------------------------------------------
+// Benchmark panel
+// ---------------------------------------------------------------------------------------------
+
+/// Counts of samples in equal-width bins.
+struct Histogram {
+  double min_ms = 0;                ///< left edge of the first bin
+  double bin_width_ms = 0;          ///< width of every bin (> 0)
+  std::vector<std::size_t> counts;  ///< samples per bin; the last bin includes its right edge
+};
+
+/// Histogram of samples in `bins` bins from min to max; empty counts for no samples. All samples
+/// equal: one bin of width max(1e-9, |value| * 1e-3) centred on the value. bins < 1 is read as 1.
+[[nodiscard]] Histogram make_histogram(std::span<const double> samples_ms, int bins);
+
+/// Bins of the benchmark panel's histograms.
+inline constexpr int kHistogramBins = 30;
+
+/// One size of the bandwidth benchmark.
+struct BenchmarkPoint {
+  double n = 0;                             ///< elements (param n)
+  double bytes = 0;                         ///< bytes moved (metric bytes); 0 when absent
+  std::optional<double> measured_ms;        ///< measured median time
+  std::optional<double> modeled_ms;         ///< modeled time on the spec
+  std::optional<double> measured_gb_s;      ///< measured bandwidth
+  std::optional<double> modeled_gb_s;       ///< bytes / modeled time
+  std::optional<double> rel_noise_percent;  ///< measured relative noise
+  std::string unavailable;                  ///< why there is no measured time; else empty
+  std::vector<double> samples_ms;           ///< the timed samples, when the file has them
+  std::optional<Summary> summary;           ///< statistics of samples_ms, when there are some
+  Histogram histogram;                      ///< samples_ms in kHistogramBins bins
+};
+
+/// The bandwidth benchmark of one source.
+struct BenchmarkView {
+  std::string kernel = "vector_add";   ///< result name the points come from
+  std::vector<BenchmarkPoint> points;  ///< by increasing n
+  double peak_gb_s = 0;                ///< DRAM peak of the spec (the roof line)
+  std::string peak_label;              ///< "H100 SXM peak 3350 GB/s (datasheet)"
+  bool on_sim = false;                 ///< measured numbers are CPU time of the simulation
+  std::string empty_reason;            ///< set when points is empty
+};
+
+/// The vector_add results of `file` (see the header comment); peak from spec_of(file, fallback).
+[[nodiscard]] BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback);
+
+// ---------------------------------------------------------------------------------------------
+// Components panel
+// ---------------------------------------------------------------------------------------------
+
+/// One attention component.
+struct ComponentRow {
+  std::string name;                      ///< "QKV Projection", ...
+  std::optional<double> measured_ms;     ///< measured time
+  std::optional<double> modeled_ms;      ///< modeled time
+  std::optional<double> measured_share;  ///< fraction of the measured total, 0..1
+  std::optional<double> modeled_share;   ///< fraction of the modeled total, 0..1
+  std::optional<double> flop;            ///< FLOPs, when the file has them
+  std::optional<double> bytes;           ///< DRAM bytes, when the file has them
+  std::string bound;                     ///< "memory-bound" / "compute-bound"; empty if unknown
+};
+
+/// One attention shape's breakdown.
+struct ComponentsView {
+  std::string shape;                      ///< the shape's params, e.g. "batch=1, seq_len=64, ..."
+  std::vector<ComponentRow> rows;         ///< in file order (execution order)
+  std::optional<std::size_t> bottleneck;  ///< row with the largest measured time; the largest
+                                          ///< modeled time when nothing is measured or the file
+                                          ///< is from sim (CPU time); first on ties
+  bool bottleneck_is_modeled = false;     ///< the bottleneck comes from modeled times
+  bool on_sim = false;                    ///< measured times are CPU time of the simulation
+  std::string modeled_spec;               ///< spec of the modeled times, e.g. "H100 SXM"
+};
+
+/// Every attention shape in `file`, one view each, in file order (results that share all params
+/// except component and bound form one shape). Empty when the file has no attention_component.
+[[nodiscard]] std::vector<ComponentsView> components_views(const ResultsFile& file);
+
+// ---------------------------------------------------------------------------------------------
+// Roofline panel
+// ---------------------------------------------------------------------------------------------
+
+/// One op placed on the roofline.
+struct RooflinePoint {
+  std::string label;                       ///< "Softmax (seq_len=64)", "GEMM 4096x4096x64"
+  std::string source;                      ///< Source::label it came from
+  double intensity_flop_per_byte = 0;      ///< FLOPs per DRAM byte
+  double achieved_flop_s = 0;              ///< flops / time
+  Provenance kind = Provenance::measured;  ///< measured or modeled time
+  double roof_flop_s = 0;       ///< attainable FLOP/s at this intensity: on the roofs drawn for a
+                                ///< modeled point, on its own file's spec for a measured one
+  double percent_of_roof = 0;   ///< 100 * achieved / roof_flop_s
+  Bound bound = Bound::memory;  ///< which of those roofs is above it
+};
+
+/// The roofs and the points for one spec and precision.
+struct RooflineView {
+  std::optional<Roofline> roofline;   ///< empty when the spec lacks the precision
+  std::string unavailable;            ///< why roofline is empty; else empty
+  std::vector<RooflinePoint> points;  ///< every op with FLOPs, bytes and a time
+  std::string empty_reason;           ///< set when points is empty
+};
+
+/// Ops of every source at `precision` (results without a precision param count as FP32),
+/// placed under the roofs of `spec`. Measured points of sim sources are left out (their times are
+/// CPU time, not GPU time) and counted in empty_reason when nothing else is left.
+[[nodiscard]] RooflineView roofline_view(std::span<const Source> sources, const GpuSpec& spec,
+                                         Precision precision);
+
+// ---------------------------------------------------------------------------------------------
+// Block-size sweep panel
+// ---------------------------------------------------------------------------------------------
+
+/// One block size of a sweep.
+struct SweepPoint {
+  int block_size = 0;                       ///< threads per block
+  std::optional<double> measured_ms;        ///< measured median time
+  std::optional<double> modeled_ms;         ///< modeled GPU time on the spec
+  std::optional<double> occupancy_percent;  ///< occupancy on the spec
+  std::string limiter;                      ///< occupancy limiter; empty when unknown
+};
+
+/// One kernel's sweep.
+struct SweepView {
+  std::string kernel;                           ///< kernel name (param kernel)
+  std::string problem;                          ///< the other params, e.g. "n=1048576"
+  std::vector<SweepPoint> points;               ///< by increasing block size
+  bool on_sim = false;                          ///< measured times are CPU time of the simulation
+  std::string modeled_spec;                     ///< spec of the modeled times and occupancy
+  std::optional<std::size_t> fastest_measured;  ///< index of the smallest measured time
+};
+
+/// Every kernel swept in `file` (block_size_sweep results), one view per kernel and problem.
+[[nodiscard]] std::vector<SweepView> sweep_views(const ResultsFile& file);
+
+}  // namespace gpulab::viewer

@@ -1,0 +1,219 @@
+// The kernel table (gpulab/core/kernel_table.hpp), as this build generated it from ptxas: every
+// kernel of kernels/ is there for every architecture of GPULAB_KERNEL_TABLE_ARCHITECTURES, the
+// static shared memory matches the kernels' declarations, and find_kernel picks the architecture
+// a GPU would run. A build without nvcc has an empty table: those tests skip with the reason.
+#include "gpulab/core/kernel_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulab {
+namespace {
+
+// The architectures this build's table has (GPULAB_KERNEL_TABLE_SMS at configure time).
+std::vector<int> built_sms() {
+  std::vector<int> sms;
+  std::istringstream in(GPULAB_TEST_KERNEL_TABLE_SMS);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) {
+      sms.push_back(std::stoi(item));
+    }
+  }
+  return sms;
+}
+
+bool built(int sm) {
+  const std::vector<int> sms = built_sms();
+  return std::find(sms.begin(), sms.end(), sm) != sms.end();
+}
+
+#define GPULAB_REQUIRE_KERNEL_TABLE()                                             \
+  do {                                                                            \
+    if (kernel_table().empty()) {                                                 \
+      GTEST_SKIP() << "no kernel table in this build: " << kernel_table_status(); \
+    }                                                                             \
+  } while (false)
+
+// Every __global__ function of kernels/*/*.cu, with its file and the static shared memory it
+// declares (computed here by hand from the __shared__ declarations; extern __shared__ arrays are
+// dynamic and count 0).
+struct ExpectedKernel {
+  std::string_view name;
+  std::string_view source;
+  std::uint64_t static_shared_bytes;
+};
+
+constexpr ExpectedKernel kExpected[] = {
+    {"vector_add_kernel", "kernels/vector/vector_add.cu", 0},
+    {"gemm_naive_kernel", "kernels/gemm/gemm.cu", 0},
+    {"gemm_tiled_kernel", "kernels/gemm/gemm.cu", 0},  // extern __shared__ float tiles[]
+    {"histogram_global_kernel", "kernels/histogram/histogram.cu", 0},
+    {"histogram_shared_kernel", "kernels/histogram/histogram.cu", 0},  // extern __shared__
+    // __shared__ float partial[kReduceBlock], kReduceBlock = 256.
+    {"block_sum_shared_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    // __shared__ float warp_sums[kReduceBlock / 32].
+    {"block_sum_warp_kernel", "kernels/reduction/reduction.cu", 256 / 32 * 4},
+    // __shared__ float a_tile[16][16] and b_tile[16][16 + 1] (one float of padding per row).
+    {"batched_gemm_kernel", "kernels/attention/attention.cu", 16 * 16 * 4 + 16 * 17 * 4},
+    // __shared__ float max_partials[256 / 32] and sum_partials[256 / 32].
+    {"softmax_rows_kernel", "kernels/attention/attention.cu", 2 * (256 / 32) * 4},
+    {"spin_wait_kernel", "kernels/timing/spin.cu", 0},
+};
+
+TEST(KernelTable, StatusSaysWhyTheTableIsEmpty) {
+  if (kernel_table().empty()) {
+    EXPECT_FALSE(kernel_table_status().empty());
+    EXPECT_EQ(kernel_table_status().find('\n'), std::string_view::npos);  // one line
+    EXPECT_TRUE(built_sms().empty());
+  } else {
+    EXPECT_EQ(kernel_table_status(), "");
+    EXPECT_FALSE(built_sms().empty());
+  }
+}
+
+TEST(KernelTable, EveryKernelIsThereForEveryArchitecture) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  for (const ExpectedKernel& expected : kExpected) {
+    for (const int sm : built_sms()) {
+      const auto found = std::find_if(
+          kernel_table().begin(), kernel_table().end(),
+          [&](const KernelTableEntry& e) { return e.name == expected.name && e.sm == sm; });
+      ASSERT_NE(found, kernel_table().end()) << expected.name << " for sm_" << sm;
+      EXPECT_EQ(found->source, expected.source) << expected.name;
+      EXPECT_NE(found->signature.find(expected.name), std::string_view::npos) << found->signature;
+    }
+  }
+}
+
+TEST(KernelTable, HasNoKernelTheTestDoesNotKnow) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  // A new kernel in kernels/ belongs in kExpected above (with its shared memory by hand).
+  for (const KernelTableEntry& entry : kernel_table()) {
+    if (!entry.source.starts_with("kernels/")) {
+      continue;  // a lab's reference kernel (solutions/)
+    }
+    const bool known = std::any_of(std::begin(kExpected), std::end(kExpected),
+                                   [&](const ExpectedKernel& e) { return e.name == entry.name; });
+    EXPECT_TRUE(known) << entry.name << " (" << entry.source << ") is not in kExpected";
+  }
+  for (const KernelTableEntry& entry : kernel_table()) {
+    EXPECT_TRUE(built(entry.sm)) << entry.name << " has sm_" << entry.sm;
+  }
+}
+
+TEST(KernelTable, RegistersArePlausible) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  for (const KernelTableEntry& entry : kernel_table()) {
+    EXPECT_GE(entry.registers, 1) << entry.name << " sm_" << entry.sm;
+    EXPECT_LE(entry.registers, 255) << entry.name << " sm_" << entry.sm;
+    // None of the reference kernels spills: one that starts to is worth a look.
+    if (entry.source.starts_with("kernels/")) {
+      EXPECT_EQ(entry.spill_store_bytes, 0u) << entry.name << " sm_" << entry.sm;
+    }
+  }
+}
+
+TEST(KernelTable, StaticSharedMemoryIsWhatTheKernelsDeclare) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  for (const ExpectedKernel& expected : kExpected) {
+    for (const KernelTableEntry& entry : kernel_table()) {
+      if (entry.name == expected.name) {
+        // The same on every architecture: ptxas reports the kernel's own bytes, without the
+        // 1 KiB per block that CUDA reserves on CC 8.0 and newer.
+        EXPECT_EQ(entry.static_shared_bytes, expected.static_shared_bytes)
+            << entry.name << " sm_" << entry.sm;
+      }
+    }
+  }
+}
+
+TEST(KernelTable, IsSortedByNameThenArchitecture) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  const auto table = kernel_table();
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    const bool ordered = table[i - 1].name < table[i].name ||
+                         (table[i - 1].name == table[i].name && table[i - 1].sm < table[i].sm);
+    EXPECT_TRUE(ordered) << table[i - 1].name << " sm_" << table[i - 1].sm << " before "
+                         << table[i].name << " sm_" << table[i].sm;
+  }
+}
+
+TEST(KernelTable, KernelNamesAreSortedAndDistinct) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  const std::vector<std::string_view> names = kernel_names();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  for (const ExpectedKernel& expected : kExpected) {
+    EXPECT_TRUE(std::binary_search(names.begin(), names.end(), expected.name)) << expected.name;
+  }
+}
+
+// The newest built architecture not newer than major.minor; 0 when none.
+int expected_sm(int major, int minor) {
+  int best = 0;
+  for (const int sm : built_sms()) {
+    if (sm <= major * 10 + minor && sm > best) {
+      best = sm;
+    }
+  }
+  return best;
+}
+
+TEST(KernelTable, FindKernelPicksTheClosestArchitectureNotNewer) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  if (built(89)) {
+    ASSERT_TRUE(find_kernel("vector_add_kernel", 8, 9).has_value());
+    EXPECT_EQ(find_kernel("vector_add_kernel", 8, 9)->sm, 89);
+  }
+  if (built(86) && !built(87)) {
+    ASSERT_TRUE(find_kernel("vector_add_kernel", 8, 7).has_value());
+    EXPECT_EQ(find_kernel("vector_add_kernel", 8, 7)->sm, 86);  // 8.7 (Jetson Orin) runs sm_86
+  }
+  // Every capability from 5.0 to 12.1 against the rule itself.
+  for (int major = 5; major <= 12; ++major) {
+    for (int minor = 0; minor <= 9; ++minor) {
+      const auto found = find_kernel("gemm_tiled_kernel", major, minor);
+      const int sm = expected_sm(major, minor);
+      if (sm == 0) {
+        EXPECT_FALSE(found.has_value()) << major << "." << minor;  // older than every build
+      } else {
+        ASSERT_TRUE(found.has_value()) << major << "." << minor;
+        EXPECT_EQ(found->sm, sm) << major << "." << minor;
+        EXPECT_EQ(found->name, "gemm_tiled_kernel");
+      }
+    }
+  }
+  EXPECT_FALSE(find_kernel("no_such_kernel", 9, 0).has_value());
+  EXPECT_FALSE(find_kernel("vector_add", 9, 0).has_value());  // names match whole
+  EXPECT_FALSE(find_kernel("vector_add_kernel", 1, 0).has_value());
+}
+
+TEST(KernelTable, ResourcesOfGivesTheOccupancyInput) {
+  GPULAB_REQUIRE_KERNEL_TABLE();
+  for (const KernelTableEntry& entry : kernel_table()) {
+    const KernelResources resources = resources_of(entry);
+    EXPECT_EQ(resources.registers_per_thread, entry.registers);
+    EXPECT_EQ(resources.static_shared_bytes, entry.static_shared_bytes);
+    EXPECT_EQ(resources.max_threads_per_block, 0);  // no __launch_bounds__ in the table
+  }
+  KernelTableEntry made_up;
+  made_up.name = "k";
+  made_up.sm = 80;
+  made_up.registers = 40;
+  made_up.static_shared_bytes = 4096;
+  const KernelResources resources = resources_of(made_up);
+  EXPECT_EQ(resources.registers_per_thread, 40);
+  EXPECT_EQ(resources.static_shared_bytes, 4096u);
+}
+
+}  // namespace
+}  // namespace gpulab

@@ -1,0 +1,706 @@
+// Unit tests of the results panels' views (gpulab/viewer/views.hpp): histograms, the benchmark,
+// components, roofline and sweep views, from hand-made results with hand-computed expectations
+// and from real lab output (tests/viewer/data/lab0N_sim.json, written by
+// `gpulab run all --quick --json` on the sim backend), plus odd files that must not crash.
+#include "gpulab/viewer/views.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+#include "test_specs.hpp"
+
+namespace gpulab::viewer {
+namespace {
+
+const std::string kData = GPULAB_VIEWER_TEST_DATA_DIR;
+
+// Every expectation below is a few multiplications and divisions of exact inputs.
+constexpr double kRel = 1e-12;
+
+void expect_close(double got, double expected, const char* what) {
+  EXPECT_LE(std::abs(got - expected), std::abs(expected) * kRel + 1e-300)
+      << what << ": expected " << expected << ", got " << got;
+}
+
+using gpulab::testing::spec;
+
+Metric measured(std::string name, double value) {
+  return Metric{std::move(name), value, Provenance::measured, "", ""};
+}
+
+Metric modeled(std::string name, double value, std::string spec_name = "H100 SXM") {
+  return Metric{std::move(name), value, Provenance::modeled, std::move(spec_name), ""};
+}
+
+Metric unavailable(std::string name, std::string reason) {
+  return Metric{std::move(name), std::nullopt, Provenance::unavailable, "", std::move(reason)};
+}
+
+Result result(std::string name, std::map<std::string, std::string> params,
+              std::vector<Metric> metrics) {
+  Result r;
+  r.name = std::move(name);
+  r.params = std::move(params);
+  r.metrics = std::move(metrics);
+  return r;
+}
+
+ResultsFile file_of(std::string backend, std::vector<Result> results,
+                    std::string spec_name = "H100 SXM") {
+  ResultsFile f;
+  f.context.gpulab_version = "0.1.0";
+  f.context.backend = std::move(backend);
+  f.context.spec = std::move(spec_name);
+  f.context.date = "2026-11-22T10:15:00Z";
+  f.results = std::move(results);
+  return f;
+}
+
+ResultsFile load(const std::string& name) {
+  return load_results(kData + "/" + name);
+}
+
+// An attention component with its work and times, as lab02 writes it.
+Result component(std::string name, std::optional<double> measured_ms,
+                 std::optional<double> modeled_ms,
+                 std::map<std::string, std::string> shape = {{"seq_len", "64"}}) {
+  Result r;
+  r.name = "attention_component";
+  r.params = std::move(shape);
+  r.params["component"] = std::move(name);
+  if (measured_ms) {
+    r.metrics.push_back(measured("time_ms", *measured_ms));
+  }
+  if (modeled_ms) {
+    r.metrics.push_back(modeled("time_ms", *modeled_ms));
+  }
+  return r;
+}
+
+const ComponentsView* view_with_shape(const std::vector<ComponentsView>& views,
+                                      const std::string& shape) {
+  for (const ComponentsView& v : views) {
+    if (v.shape == shape) {
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// spec_of
+// ---------------------------------------------------------------------------------------------
+
+TEST(SpecOf, UsesTheFilesSpecWhenTheDatabaseKnowsIt) {
+  const ResultsFile f = file_of("cuda", {}, "A100 80GB SXM");
+  EXPECT_EQ(spec_of(f, spec("t4")).key, "a100-sxm-80gb");
+}
+
+TEST(SpecOf, FallsBackForAnEmptyOrUnknownSpec) {
+  EXPECT_EQ(spec_of(file_of("cuda", {}, ""), spec("t4")).key, "t4");
+  EXPECT_EQ(spec_of(file_of("cuda", {}, "Imaginary Accelerator"), spec("t4")).key, "t4");
+}
+
+// ---------------------------------------------------------------------------------------------
+// make_histogram
+// ---------------------------------------------------------------------------------------------
+
+TEST(Histogram, CountsSamplesInEqualBinsWithTheMaximumInTheLastBin) {
+  const std::vector<double> samples{1, 2, 2, 3};
+  const Histogram h = make_histogram(samples, 2);
+  EXPECT_DOUBLE_EQ(h.min_ms, 1);
+  EXPECT_DOUBLE_EQ(h.bin_width_ms, 1);
+  EXPECT_EQ(h.counts, (std::vector<std::size_t>{1, 3}));  // [1,2) holds 1; [2,3] holds 2, 2, 3
+}
+
+TEST(Histogram, FourBinsSplitEvenlySpreadSamples) {
+  const std::vector<double> samples{0, 1, 2, 3, 4, 5, 6, 7, 8};
+  const Histogram h = make_histogram(samples, 4);
+  EXPECT_DOUBLE_EQ(h.bin_width_ms, 2);
+  EXPECT_EQ(h.counts, (std::vector<std::size_t>{2, 2, 2, 3}));
+}
+
+TEST(Histogram, NoSamplesGiveNoBins) {
+  EXPECT_TRUE(make_histogram({}, 10).counts.empty());
+}
+
+TEST(Histogram, EqualSamplesGiveOneNarrowBinCentredOnTheValue) {
+  const std::vector<double> samples{5, 5, 5};
+  const Histogram h = make_histogram(samples, 10);
+  EXPECT_EQ(h.counts, (std::vector<std::size_t>{3}));
+  EXPECT_DOUBLE_EQ(h.bin_width_ms, 0.005);  // |5| x 1e-3
+  EXPECT_DOUBLE_EQ(h.min_ms + h.bin_width_ms / 2, 5);
+
+  const std::vector<double> zeros{0, 0};
+  const Histogram z = make_histogram(zeros, 3);
+  EXPECT_DOUBLE_EQ(z.bin_width_ms, 1e-9);  // the floor for a value of 0
+  EXPECT_EQ(z.counts, (std::vector<std::size_t>{2}));
+}
+
+TEST(Histogram, BinsBelowOneAreReadAsOne) {
+  const std::vector<double> samples{1, 2, 3};
+  EXPECT_EQ(make_histogram(samples, 0).counts, (std::vector<std::size_t>{3}));
+  EXPECT_EQ(make_histogram(samples, -5).counts, (std::vector<std::size_t>{3}));
+}
+
+TEST(Histogram, NonFiniteSamplesAreLeftOut) {
+  const std::vector<double> samples{1, std::nan(""), 3, HUGE_VAL};
+  const Histogram h = make_histogram(samples, 2);
+  EXPECT_DOUBLE_EQ(h.min_ms, 1);
+  EXPECT_EQ(h.counts, (std::vector<std::size_t>{1, 1}));
+}
+
+TEST(Histogram, SamplesSpanningTheDoubleRangeStayFinite) {
+  const std::vector<double> samples{-1.7e308, 1.7e308};
+  const Histogram h = make_histogram(samples, 2);
+  EXPECT_TRUE(std::isfinite(h.bin_width_ms));
+  EXPECT_EQ(h.counts, (std::vector<std::size_t>{1, 1}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// benchmark_view
+// ---------------------------------------------------------------------------------------------
+
+TEST(BenchmarkView, TwoSizesGiveSortedPointsWithModeledBandwidthFromBytes) {
+  Result big =
+      result("vector_add", {{"n", "2048"}},
+             {measured("bytes", 24576), modeled("time_ms", 0.008), measured("time_ms", 0.5),
+              measured("bandwidth_gb_s", 0.049152), measured("rel_noise_percent", 1.5)});
+  big.samples_ms = {0.4, 0.5, 0.6};
+  Result small =
+      result("vector_add", {{"n", "1024"}},
+             {measured("bytes", 12288), modeled("time_ms", 0.004), measured("time_ms", 0.25)});
+  const ResultsFile f = file_of("cuda", {big, small});
+
+  const BenchmarkView v = benchmark_view(f, spec("t4"));
+  ASSERT_EQ(v.points.size(), 2u);
+  EXPECT_TRUE(v.empty_reason.empty());
+  EXPECT_FALSE(v.on_sim);
+  EXPECT_EQ(v.kernel, "vector_add");
+
+  const BenchmarkPoint& p0 = v.points[0];  // sorted by n: 1024 first
+  EXPECT_DOUBLE_EQ(p0.n, 1024);
+  EXPECT_DOUBLE_EQ(p0.bytes, 12288);
+  EXPECT_EQ(p0.modeled_ms, 0.004);
+  EXPECT_EQ(p0.measured_ms, 0.25);
+  ASSERT_TRUE(p0.modeled_gb_s);
+  expect_close(*p0.modeled_gb_s, 12288 / 0.004e-3 / 1e9, "modeled GB/s");  // 3.072 GB/s
+  // No bandwidth metric: bytes / measured time.
+  ASSERT_TRUE(p0.measured_gb_s);
+  expect_close(*p0.measured_gb_s, 12288 / 0.25e-3 / 1e9, "measured GB/s");
+  EXPECT_FALSE(p0.rel_noise_percent);
+  EXPECT_TRUE(p0.unavailable.empty());
+  EXPECT_TRUE(p0.samples_ms.empty());
+  EXPECT_FALSE(p0.summary);
+
+  const BenchmarkPoint& p1 = v.points[1];
+  EXPECT_DOUBLE_EQ(p1.n, 2048);
+  EXPECT_EQ(p1.measured_gb_s, 0.049152);  // the file's metric
+  EXPECT_EQ(p1.rel_noise_percent, 1.5);
+  EXPECT_EQ(p1.samples_ms, (std::vector<double>{0.4, 0.5, 0.6}));
+  ASSERT_TRUE(p1.summary);
+  EXPECT_EQ(p1.summary->count, 3u);
+  EXPECT_DOUBLE_EQ(p1.summary->median_ms, 0.5);
+}
+
+TEST(BenchmarkView, PeakComesFromTheFilesSpecWithItsOrigin) {
+  const ResultsFile f = file_of("cuda", {}, "H100 SXM");
+  const BenchmarkView v = benchmark_view(f, spec("t4"));
+  EXPECT_DOUBLE_EQ(v.peak_gb_s, 3350);
+  EXPECT_EQ(v.peak_label, "H100 SXM peak 3350 GB/s (datasheet)");
+
+  const BenchmarkView fallback = benchmark_view(file_of("cuda", {}, ""), spec("t4"));
+  EXPECT_DOUBLE_EQ(fallback.peak_gb_s, 320);
+  EXPECT_EQ(fallback.peak_label, "T4 peak 320 GB/s (datasheet)");
+
+  GpuSpec estimated = spec("t4");
+  estimated.name = "Imaginary X1";
+  estimated.origin = SpecOrigin::estimated;
+  estimated.dram_bandwidth_gb_s = 1234.5;
+  EXPECT_EQ(benchmark_view(file_of("cuda", {}, ""), estimated).peak_label,
+            "Imaginary X1 peak 1234.5 GB/s (estimated)");
+}
+
+TEST(BenchmarkView, Lab01OnSimHasMeasuredSmallSizesAndUnavailableLargeOnesWithTheReason) {
+  const ResultsFile f = load("lab01_sim.json");
+  const BenchmarkView v = benchmark_view(f, spec("t4"));
+  EXPECT_TRUE(v.on_sim);
+  EXPECT_EQ(v.peak_label, "H100 SXM peak 3350 GB/s (datasheet)");  // the file's spec
+  ASSERT_EQ(v.points.size(), 7u);  // timing_pitfall results are not benchmark points
+  EXPECT_TRUE(std::is_sorted(v.points.begin(), v.points.end(),
+                             [](const auto& a, const auto& b) { return a.n < b.n; }));
+  EXPECT_DOUBLE_EQ(v.points.front().n, 65536);
+  EXPECT_DOUBLE_EQ(v.points.back().n, 268435456);
+  for (const BenchmarkPoint& p : v.points) {
+    EXPECT_TRUE(p.modeled_ms.has_value()) << p.n;
+    ASSERT_TRUE(p.modeled_gb_s.has_value()) << p.n;
+    // vector_add's modeled time is bytes / 3350 GB/s, so the modeled bandwidth is the peak.
+    EXPECT_NEAR(*p.modeled_gb_s, 3350, 3350 * 1e-9) << p.n;
+    EXPECT_DOUBLE_EQ(p.bytes, p.n * 12) << p.n;  // two loads and a store of 4-byte floats
+    if (p.n <= 262144) {
+      EXPECT_TRUE(p.measured_ms.has_value()) << p.n;
+      EXPECT_TRUE(p.measured_gb_s.has_value()) << p.n;
+      EXPECT_TRUE(p.rel_noise_percent.has_value()) << p.n;
+      EXPECT_TRUE(p.unavailable.empty()) << p.n;
+    } else {
+      EXPECT_FALSE(p.measured_ms.has_value()) << p.n;
+      EXPECT_FALSE(p.measured_gb_s.has_value()) << p.n;
+      EXPECT_EQ(p.unavailable, "above --max-log2 18") << p.n;
+    }
+  }
+}
+
+TEST(BenchmarkView, AnUnavailableMeasuredTimeCarriesItsReason) {
+  const Result r = result("vector_add", {{"n", "1048576"}},
+                          {measured("bytes", 12582912), modeled("time_ms", 0.00375609),
+                           unavailable("time_ms", "above --max-log2 18")});
+  const BenchmarkView v = benchmark_view(file_of("sim", {r}), spec("t4"));
+  ASSERT_EQ(v.points.size(), 1u);
+  EXPECT_TRUE(v.on_sim);
+  EXPECT_FALSE(v.points[0].measured_ms);
+  EXPECT_EQ(v.points[0].unavailable, "above --max-log2 18");
+  EXPECT_TRUE(v.points[0].modeled_gb_s);
+}
+
+TEST(BenchmarkView, AFileWithoutVectorAddSaysSo) {
+  const BenchmarkView v = benchmark_view(load("lab02_sim.json"), spec("t4"));
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_EQ(v.empty_reason, "no vector_add results in this file");
+}
+
+TEST(BenchmarkView, OddResultsAreSkippedOrShownWithoutTheirMissingNumbers) {
+  const ResultsFile f = load("views_odd.json");  // n "abc", no n, zero time, no metrics
+  const BenchmarkView v = benchmark_view(f, spec("t4"));
+  EXPECT_EQ(v.peak_label, "T4 peak 320 GB/s (datasheet)");  // "no such GPU": the fallback
+  ASSERT_EQ(v.points.size(), 2u);
+
+  const BenchmarkPoint& empty = v.points[0];
+  EXPECT_DOUBLE_EQ(empty.n, 1024);
+  EXPECT_DOUBLE_EQ(empty.bytes, 0);
+  EXPECT_FALSE(empty.measured_ms);
+  EXPECT_FALSE(empty.modeled_gb_s);
+  EXPECT_EQ(empty.unavailable, "no measured time in the file");
+
+  const BenchmarkPoint& zero = v.points[1];
+  EXPECT_DOUBLE_EQ(zero.n, 4096);
+  EXPECT_DOUBLE_EQ(zero.bytes, 49152);
+  EXPECT_FALSE(zero.measured_ms);  // a zero time would be an infinite bandwidth
+  EXPECT_FALSE(zero.measured_gb_s);
+  EXPECT_EQ(zero.unavailable, "the measured time is not positive");
+}
+
+TEST(BenchmarkView, OnlyUnusableSizesGiveAnEmptyViewWithTheReason) {
+  const ResultsFile f =
+      file_of("cuda", {result("vector_add", {{"n", "abc"}}, {measured("time_ms", 1)}),
+                       result("vector_add", {{"n", "-4"}}, {measured("time_ms", 1)}),
+                       result("vector_add", {{"n", "12x"}}, {measured("time_ms", 1)})});
+  const BenchmarkView v = benchmark_view(f, spec("t4"));
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_EQ(v.empty_reason, "no vector_add result has a positive number as param n");
+}
+
+TEST(BenchmarkView, SamplesThatCannotBeSummarizedKeepTheSamplesWithoutStatistics) {
+  Result r = result("vector_add", {{"n", "1024"}}, {measured("time_ms", 1)});
+  r.samples_ms = {1.0, -2.0};  // a negative time: summarize() throws
+  const BenchmarkView v = benchmark_view(file_of("cuda", {r}), spec("t4"));
+  ASSERT_EQ(v.points.size(), 1u);
+  EXPECT_EQ(v.points[0].samples_ms.size(), 2u);
+  EXPECT_FALSE(v.points[0].summary);
+}
+
+// ---------------------------------------------------------------------------------------------
+// components_views
+// ---------------------------------------------------------------------------------------------
+
+TEST(ComponentsViews, BottleneckIsTheLargestMeasuredTimeEvenWhenTheModelDisagrees) {
+  const ResultsFile f =
+      file_of("cuda", {component("QKV Projection", 2.0, 0.5), component("Softmax", 5.0, 0.1),
+                       component("Output Projection", 3.0, 0.2)});
+  const std::vector<ComponentsView> views = components_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  const ComponentsView& v = views[0];
+  EXPECT_EQ(v.shape, "seq_len=64");
+  ASSERT_EQ(v.rows.size(), 3u);
+  EXPECT_EQ(v.rows[0].name, "QKV Projection");  // file order
+  EXPECT_EQ(v.bottleneck, 1u);
+  EXPECT_FALSE(v.bottleneck_is_modeled);
+  EXPECT_FALSE(v.on_sim);
+  EXPECT_EQ(v.modeled_spec, "H100 SXM");
+  expect_close(*v.rows[1].measured_share, 0.5, "measured share");  // 5 / (2 + 5 + 3)
+  expect_close(*v.rows[0].modeled_share, 0.625, "modeled share");  // 0.5 / 0.8
+}
+
+TEST(ComponentsViews, BottleneckFallsBackToModeledTimesWhenNothingIsMeasured) {
+  const ResultsFile f =
+      file_of("sim", {component("A", std::nullopt, 1.0), component("B", std::nullopt, 3.0),
+                      component("C", std::nullopt, 3.0)});
+  const std::vector<ComponentsView> views = components_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].bottleneck, 1u);  // B and C tie: the first
+  EXPECT_TRUE(views[0].bottleneck_is_modeled);
+  EXPECT_TRUE(views[0].on_sim);
+  EXPECT_FALSE(views[0].rows[0].measured_share);
+}
+
+TEST(ComponentsViews, ResultsDifferingOnlyInComponentAndBoundFormOneShape) {
+  Result a = component("A", 1.0, std::nullopt, {{"seq_len", "64"}, {"batch", "1"}});
+  a.params["bound"] = "memory-bound";
+  Result b = component("B", 1.0, std::nullopt, {{"seq_len", "64"}, {"batch", "1"}});
+  b.params["bound"] = "compute-bound";
+  const Result c = component("A", 1.0, std::nullopt, {{"seq_len", "128"}, {"batch", "1"}});
+  const std::vector<ComponentsView> views = components_views(file_of("cuda", {a, b, c}));
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].shape, "batch=1, seq_len=64");  // file order of first appearance
+  EXPECT_EQ(views[1].shape, "batch=1, seq_len=128");
+  ASSERT_EQ(views[0].rows.size(), 2u);
+  EXPECT_EQ(views[0].rows[0].bound, "memory-bound");
+  EXPECT_EQ(views[0].rows[1].bound, "compute-bound");
+}
+
+TEST(ComponentsViews, Lab02OnSimIsOneShapeWithMeasuredAndModeledTimesAndWork) {
+  const std::vector<ComponentsView> views = components_views(load("lab02_sim.json"));
+  ASSERT_EQ(views.size(), 1u);
+  const ComponentsView& v = views[0];
+  EXPECT_EQ(v.shape, "batch=1, causal=false, d_model=64, heads=2, seq_len=64");
+  EXPECT_TRUE(v.on_sim);
+  EXPECT_EQ(v.modeled_spec, "H100 SXM");
+  ASSERT_EQ(v.rows.size(), 5u);
+  const std::vector<std::string> order{"QKV Projection", "Score Computation", "Softmax",
+                                       "Weighted Sum", "Output Projection"};
+  double measured_shares = 0;
+  double modeled_shares = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    const ComponentRow& row = v.rows[i];
+    EXPECT_EQ(row.name, order[i]);
+    EXPECT_TRUE(row.measured_ms && row.modeled_ms && row.flop && row.bytes) << row.name;
+    EXPECT_EQ(row.bound, "memory-bound");
+    measured_shares += row.measured_share.value_or(0);
+    modeled_shares += row.modeled_share.value_or(0);
+  }
+  EXPECT_NEAR(measured_shares, 1, 1e-12);
+  EXPECT_NEAR(modeled_shares, 1, 1e-12);
+  EXPECT_DOUBLE_EQ(*v.rows[0].flop, 1572864);
+  EXPECT_DOUBLE_EQ(*v.rows[0].bytes, 114688);
+  // Softmax has the largest measured time in this file (3.45 ms of CPU time), but the file is
+  // from sim: the bottleneck is the modeled one, QKV Projection (3.42e-5 ms on H100 SXM).
+  EXPECT_EQ(v.bottleneck, 0u);
+  EXPECT_TRUE(v.bottleneck_is_modeled);
+}
+
+TEST(ComponentsViews, Lab03GivesFiveModeledShapesWithTheBottleneckMoving) {
+  const std::vector<ComponentsView> views = components_views(load("lab03_sim.json"));
+  ASSERT_EQ(views.size(), 5u);  // seq_len 512, 1024, 2048, 4096, 8192
+  for (const ComponentsView& v : views) {
+    ASSERT_EQ(v.rows.size(), 5u) << v.shape;
+    EXPECT_TRUE(v.bottleneck_is_modeled) << v.shape;
+    for (const ComponentRow& row : v.rows) {
+      EXPECT_FALSE(row.measured_ms) << v.shape;
+      EXPECT_TRUE(row.modeled_ms) << v.shape;
+      EXPECT_FALSE(row.flop) << v.shape;
+    }
+  }
+  const ComponentsView* s512 = view_with_shape(views, "precision=FP32, seq_len=512");
+  const ComponentsView* s4096 = view_with_shape(views, "precision=FP32, seq_len=4096");
+  ASSERT_NE(s512, nullptr);
+  ASSERT_NE(s4096, nullptr);
+  EXPECT_EQ(s512->rows[*s512->bottleneck].name, "QKV Projection");
+  EXPECT_EQ(s4096->rows[*s4096->bottleneck].name, "Softmax");
+}
+
+TEST(ComponentsViews, FilesWithoutComponentsGiveNoViews) {
+  EXPECT_TRUE(components_views(load("lab01_sim.json")).empty());
+  EXPECT_TRUE(components_views(file_of("cuda", {})).empty());
+}
+
+TEST(ComponentsViews, OddComponentsAreSkippedAndZeroTimesAreNotTimes) {
+  // Softmax with time 0, a second Softmax (duplicate: the first counts), one without component.
+  const std::vector<ComponentsView> views = components_views(load("views_odd.json"));
+  ASSERT_EQ(views.size(), 1u);
+  ASSERT_EQ(views[0].rows.size(), 1u);
+  EXPECT_EQ(views[0].rows[0].name, "Softmax");
+  EXPECT_FALSE(views[0].rows[0].measured_ms);
+  EXPECT_FALSE(views[0].rows[0].measured_share);
+  EXPECT_FALSE(views[0].bottleneck);
+}
+
+// ---------------------------------------------------------------------------------------------
+// roofline_view
+// ---------------------------------------------------------------------------------------------
+
+// An op of 1 GFLOP moving 100 MB (intensity 10 FLOP/byte), measured at 0.1 ms.
+Result ten_flop_per_byte_op() {
+  return result("attention_component", {{"component", "Score Computation"}, {"seq_len", "64"}},
+                {measured("flop", 1e9), measured("bytes", 1e8), measured("time_ms", 0.1),
+                 modeled("time_ms", 1e8 / 3350e9 * 1e3)});
+}
+
+TEST(RooflineView, MeasuredPointOnH100Fp32MatchesHandComputedPercentOfRoof) {
+  const ResultsFile f = file_of("cuda", {ten_flop_per_byte_op()});
+  const std::vector<Source> sources{{"h100.json", &f, false}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  ASSERT_TRUE(v.roofline);
+  EXPECT_TRUE(v.unavailable.empty());
+  EXPECT_DOUBLE_EQ(v.roofline->peak_flop_s, 66.9e12);
+  ASSERT_EQ(v.points.size(), 2u);
+  EXPECT_TRUE(v.empty_reason.empty());
+
+  const RooflinePoint& m = v.points[0];
+  EXPECT_EQ(m.kind, Provenance::measured);
+  EXPECT_EQ(m.label, "Score Computation (seq_len=64)");
+  EXPECT_EQ(m.source, "h100.json");
+  expect_close(m.intensity_flop_per_byte, 10, "intensity");
+  expect_close(m.achieved_flop_s, 1e13, "achieved");  // 1e9 FLOP / 1e-4 s
+  // Ridge of H100 SXM FP32: 66.9e12 / 3350e9 = 19.97 FLOP/byte; 10 is left of it, so the roof is
+  // 10 x 3350 GB/s = 33.5 TFLOP/s and the op is memory-bound.
+  expect_close(m.roof_flop_s, 33.5e12, "roof");
+  expect_close(m.percent_of_roof, 100 * 1e13 / 33.5e12, "percent");  // 29.85%
+  EXPECT_EQ(m.bound, Bound::memory);
+
+  const RooflinePoint& modeled_point = v.points[1];
+  EXPECT_EQ(modeled_point.kind, Provenance::modeled);
+  EXPECT_NEAR(modeled_point.percent_of_roof, 100, 1e-9);  // modeled at the roof
+}
+
+TEST(RooflineView, MeasuredPointsOfSimSourcesAreLeftOutAndModeledOnesStay) {
+  const ResultsFile f = file_of("sim", {ten_flop_per_byte_op()});
+  const std::vector<Source> sources{{"live (sim)", &f, true}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  ASSERT_EQ(v.points.size(), 1u);
+  EXPECT_EQ(v.points[0].kind, Provenance::modeled);
+  EXPECT_EQ(v.points[0].source, "live (sim)");
+}
+
+TEST(RooflineView, OnlySimMeasuredTimesGiveAnEmptyViewThatSaysWhy) {
+  Result r = result("op_cost", {{"op", "GEMM"}},
+                    {measured("flop", 1e9), measured("bytes", 1e6), measured("time_ms", 5)});
+  const ResultsFile f = file_of("sim", {r});
+  const std::vector<Source> sources{{"live (sim)", &f, true}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_NE(v.empty_reason.find("1 measured time(s) of sim runs left out"), std::string::npos)
+      << v.empty_reason;
+}
+
+TEST(RooflineView, Lab02AndLab03OnSimPlaceModeledOpsAtFp32) {
+  const ResultsFile lab02 = load("lab02_sim.json");
+  const ResultsFile lab03 = load("lab03_sim.json");
+  const std::vector<Source> sources{{"lab02", &lab02, true}, {"lab03", &lab03, true}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  // lab02: five components with FLOPs and bytes (their measured CPU times left out); lab03: five
+  // FP32 op_cost results. lab03's components have no FLOPs or bytes and are not placed.
+  ASSERT_EQ(v.points.size(), 10u);
+  std::size_t from_lab02 = 0;
+  for (const RooflinePoint& p : v.points) {
+    EXPECT_EQ(p.kind, Provenance::modeled) << p.label;
+    EXPECT_NEAR(p.percent_of_roof, 100, 1e-6) << p.label;  // the labs model at the roof
+    from_lab02 += p.source == "lab02" ? 1 : 0;
+  }
+  EXPECT_EQ(from_lab02, 5u);
+  const auto has = [&](const std::string& label) {
+    return std::any_of(v.points.begin(), v.points.end(),
+                       [&](const RooflinePoint& p) { return p.label == label; });
+  };
+  EXPECT_TRUE(has("Softmax (seq_len=64)"));
+  EXPECT_TRUE(has("GEMM 4096x4096x4096"));
+  const auto gemm = std::find_if(v.points.begin(), v.points.end(), [](const RooflinePoint& p) {
+    return p.label == "GEMM 4096x4096x4096";
+  });
+  EXPECT_EQ(gemm->bound, Bound::compute);
+  expect_close(gemm->intensity_flop_per_byte, 137.438953472e9 / 201326592.0, "GEMM intensity");
+}
+
+TEST(RooflineView, Lab03AtFp16TensorPlacesItsFiveFp16Ops) {
+  const ResultsFile lab03 = load("lab03_sim.json");
+  const std::vector<Source> sources{{"lab03", &lab03, true}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp16);
+  ASSERT_TRUE(v.roofline);
+  EXPECT_DOUBLE_EQ(v.roofline->peak_flop_s, 989.4e12);
+  ASSERT_EQ(v.points.size(), 5u);
+  for (const RooflinePoint& p : v.points) {
+    EXPECT_NEAR(p.percent_of_roof, 100, 1e-6) << p.label;
+  }
+}
+
+TEST(RooflineView, ModeledTimesOfAnotherSpecAreModeledAgainForTheShownSpec) {
+  const ResultsFile lab03 = load("lab03_sim.json");  // modeled for H100 SXM
+  const std::vector<Source> sources{{"lab03", &lab03, true}};
+  const RooflineView v = roofline_view(sources, spec("a100-sxm-80gb"), Precision::fp32);
+  ASSERT_EQ(v.points.size(), 5u);
+  for (const RooflinePoint& p : v.points) {
+    EXPECT_NEAR(p.percent_of_roof, 100, 1e-6) << p.label;  // not 3350/2039 = 164% of the roof
+  }
+}
+
+TEST(RooflineView, ComponentsWithoutFlopsAndBytesAreNotPlacedAndTheReasonSaysSo) {
+  ResultsFile lab03 = load("lab03_sim.json");
+  std::erase_if(lab03.results, [](const Result& r) { return r.name != "attention_component"; });
+  const std::vector<Source> sources{{"lab03", &lab03, true}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_NE(v.empty_reason.find("25 op(s) not placed: the file gives no FLOPs and bytes"),
+            std::string::npos)
+      << v.empty_reason;
+}
+
+TEST(RooflineView, ASpecWithoutThePrecisionHasNoRoofAndSaysWhy) {
+  const ResultsFile lab03 = load("lab03_sim.json");
+  const std::vector<Source> sources{{"lab03", &lab03, true}};
+  const RooflineView v = roofline_view(sources, spec("t4"), Precision::bf16);
+  EXPECT_FALSE(v.roofline);
+  EXPECT_FALSE(v.unavailable.empty());
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_FALSE(v.empty_reason.empty());
+}
+
+TEST(RooflineView, NoSourcesGiveAnEmptyViewWithAReason) {
+  const RooflineView v = roofline_view({}, spec("h100-sxm"), Precision::fp32);
+  ASSERT_TRUE(v.roofline);  // the roofs are drawn without points
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_FALSE(v.empty_reason.empty());
+}
+
+TEST(RooflineView, OddOpsAreSkippedWithoutACrash) {
+  // An unknown precision, zero bytes, and a zero time: nothing can be placed.
+  const ResultsFile f = load("views_odd.json");
+  const std::vector<Source> sources{{"odd", &f, false}};
+  const RooflineView v = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  EXPECT_TRUE(v.points.empty());
+  EXPECT_NE(v.empty_reason.find("no op at FP32"), std::string::npos) << v.empty_reason;
+}
+
+TEST(RooflineView, PrecisionParamIsReadInEitherSpelling) {
+  const auto op = [](const char* precision) {
+    return result("op_cost", {{"op", precision}, {"precision", precision}},
+                  {modeled("work_gflop", 1), modeled("bytes", 1e6), modeled("time_ms", 1)});
+  };
+  const ResultsFile f = file_of("cuda", {op("fp16"), op("FP16 tensor"), op("FP32"), op("int8")});
+  const std::vector<Source> sources{{"f", &f, false}};
+  EXPECT_EQ(roofline_view(sources, spec("h100-sxm"), Precision::fp16).points.size(), 2u);
+  EXPECT_EQ(roofline_view(sources, spec("h100-sxm"), Precision::fp32).points.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sweep_views
+// ---------------------------------------------------------------------------------------------
+
+Result sweep_point(const char* kernel, const char* block, std::optional<double> measured_ms,
+                   double occupancy, const char* n = "1048576") {
+  Result r = result("block_size_sweep",
+                    {{"kernel", kernel}, {"block_size", block}, {"n", n}, {"limiter", "warps"}},
+                    {modeled("time_ms", 0.01), modeled("occupancy_percent", occupancy)});
+  if (measured_ms) {
+    r.metrics.push_back(measured("time_ms", *measured_ms));
+  }
+  return r;
+}
+
+TEST(SweepViews, PointsAreSortedByBlockSizeWithTheFastestMeasuredOne) {
+  const ResultsFile f = file_of("cuda", {sweep_point("vector_add_kernel", "256", 0.9, 100),
+                                         sweep_point("vector_add_kernel", "32", 2.0, 50),
+                                         sweep_point("vector_add_kernel", "1024", 1.1, 100),
+                                         sweep_point("vector_add_kernel", "128", 0.7, 100)});
+  const std::vector<SweepView> views = sweep_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  const SweepView& v = views[0];
+  EXPECT_EQ(v.kernel, "vector_add_kernel");
+  EXPECT_EQ(v.problem, "n=1048576");
+  EXPECT_EQ(v.modeled_spec, "H100 SXM");
+  EXPECT_FALSE(v.on_sim);
+  ASSERT_EQ(v.points.size(), 4u);
+  EXPECT_EQ(v.points[0].block_size, 32);
+  EXPECT_EQ(v.points[1].block_size, 128);
+  EXPECT_EQ(v.points[2].block_size, 256);
+  EXPECT_EQ(v.points[3].block_size, 1024);
+  EXPECT_EQ(v.points[0].occupancy_percent, 50);
+  EXPECT_EQ(v.points[0].limiter, "warps");
+  EXPECT_EQ(v.points[0].modeled_ms, 0.01);
+  EXPECT_EQ(v.fastest_measured, 1u);  // 128 threads, 0.7 ms
+}
+
+TEST(SweepViews, OneViewPerKernelAndProblem) {
+  const ResultsFile f =
+      file_of("sim", {sweep_point("a", "64", 1.0, 100), sweep_point("b", "64", 1.0, 100),
+                      sweep_point("a", "64", 1.0, 100, "4096"), sweep_point("a", "128", 1.0, 100)});
+  const std::vector<SweepView> views = sweep_views(f);
+  ASSERT_EQ(views.size(), 3u);
+  EXPECT_EQ(views[0].kernel, "a");
+  EXPECT_EQ(views[0].problem, "n=1048576");
+  EXPECT_EQ(views[0].points.size(), 2u);
+  EXPECT_EQ(views[1].kernel, "b");
+  EXPECT_EQ(views[2].problem, "n=4096");
+  EXPECT_TRUE(views[0].on_sim);
+}
+
+TEST(SweepViews, UnusableBlockSizesAndDuplicatesAreSkipped) {
+  const ResultsFile f =
+      file_of("cuda", {sweep_point("k", "abc", 1.0, 100), sweep_point("k", "0", 1.0, 100),
+                       sweep_point("k", "64", std::nullopt, 100), sweep_point("k", "64", 0.5, 100),
+                       sweep_point("k", "96", 0.0, 100)});
+  const std::vector<SweepView> views = sweep_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  ASSERT_EQ(views[0].points.size(), 2u);  // 64 (the first one) and 96
+  EXPECT_FALSE(views[0].points[0].measured_ms);
+  EXPECT_FALSE(views[0].points[1].measured_ms);  // a zero time is not a time
+  EXPECT_FALSE(views[0].fastest_measured);
+}
+
+TEST(SweepViews, FilesWithoutUsableSweepsGiveNoViews) {
+  EXPECT_TRUE(sweep_views(load("lab01_sim.json")).empty());
+  EXPECT_TRUE(sweep_views(load("views_odd.json")).empty());  // no kernel / no numeric block size
+}
+
+}  // namespace
+}  // namespace gpulab::viewer
+
+namespace gpulab::viewer {
+namespace {
+
+TEST(ComponentsViewsReview, OnSimTheBottleneckComesFromTheModeledTimes) {
+  // Measured (CPU) says Softmax; modeled (GPU) says QKV Projection: on sim the GPU's answer wins.
+  const std::vector<Result> rows = {component("QKV Projection", 1.0, 0.5),
+                                    component("Softmax", 3.0, 0.1)};
+  const std::vector<ComponentsView> sim = components_views(file_of("sim", rows));
+  ASSERT_EQ(sim.size(), 1U);
+  ASSERT_TRUE(sim[0].bottleneck.has_value());
+  EXPECT_EQ(*sim[0].bottleneck, 0U);
+  EXPECT_TRUE(sim[0].bottleneck_is_modeled);
+  const std::vector<ComponentsView> gpu = components_views(file_of("cuda", rows));
+  ASSERT_EQ(gpu.size(), 1U);
+  EXPECT_EQ(*gpu[0].bottleneck, 1U);
+  EXPECT_FALSE(gpu[0].bottleneck_is_modeled);
+}
+
+TEST(RooflineViewReview, AMeasuredPointIsJudgedAgainstItsOwnGpusRoof) {
+  // 1e9 FLOP and 1e8 bytes (10 FLOP/byte) in 1 ms: 1 TFLOP/s achieved. On an A100 file the roof
+  // at 10 FLOP/byte is min(FP32 peak, 10 x DRAM bandwidth) of the A100, whatever spec is drawn.
+  Result r = result("op_cost", {{"op", "probe"}},
+                    {measured("flop", 1e9), measured("bytes", 1e8), measured("time_ms", 1.0)});
+  const ResultsFile a100 = file_of("cuda", {r}, "A100 80GB SXM");
+  const GpuSpec own = spec("a100-sxm-80gb");
+  const std::vector<Source> sources{{"a100.json", &a100, false}};
+  const RooflineView view = roofline_view(sources, spec("h100-sxm"), Precision::fp32);
+  ASSERT_EQ(view.points.size(), 1U);
+  const double roof = std::min(own.fp32_tflop_s * 1e12, 10 * own.dram_bandwidth_gb_s * 1e9);
+  expect_close(view.points[0].roof_flop_s, roof, "roof");
+  expect_close(view.points[0].percent_of_roof, 100 * 1e12 / roof, "percent of roof");
+  EXPECT_EQ(view.roofline->spec_name, "H100 SXM");
+}
+
+TEST(BenchmarkViewReview, EachSizeCarriesTheHistogramOfItsSamples) {
+  Result r = result("vector_add", {{"n", "1024"}}, {measured("time_ms", 2.0)});
+  r.samples_ms = {1.0, 2.0, 2.0, 3.0};
+  const BenchmarkView view = benchmark_view(file_of("cuda", {r}), spec("h100-sxm"));
+  ASSERT_EQ(view.points.size(), 1U);
+  const Histogram expected = make_histogram(r.samples_ms, kHistogramBins);
+  EXPECT_EQ(view.points[0].histogram.counts, expected.counts);
+  EXPECT_EQ(view.points[0].histogram.counts.size(), static_cast<std::size_t>(kHistogramBins));
+}
+
+}  // namespace
+}  // namespace gpulab::viewer
