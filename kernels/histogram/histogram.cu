@@ -2,6 +2,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
 
 #include "gpulab/core/cuda_check.hpp"
 #include "registry.hpp"
@@ -21,7 +22,6 @@ void histogram_reference(std::span<const unsigned> keys, std::span<unsigned> cou
 
 namespace {
 
-constexpr unsigned kBlock = 256;
 constexpr unsigned kMaxBlocks = 1024;  // grid-stride beyond this, so a block's copy pays off
 
 __global__ void histogram_global_kernel(const unsigned* __restrict__ keys, std::size_t n,
@@ -57,25 +57,35 @@ __global__ void histogram_shared_kernel(const unsigned* __restrict__ keys, std::
   }
 }
 
-unsigned grid_for(std::size_t n) {
-  const unsigned blocks = ceil_div(n, kBlock);
+unsigned grid_for(std::size_t n, unsigned block_size) {
+  const unsigned blocks = ceil_div(n, block_size);
   return blocks < kMaxBlocks ? blocks : kMaxBlocks;
+}
+
+void check_block_size(const char* launcher, unsigned block_size) {
+  if (block_size == 0 || block_size > 1024) {
+    throw std::invalid_argument(std::string(launcher) + ": a block has 1 to 1024 threads, not " +
+                                std::to_string(block_size));
+  }
 }
 
 }  // namespace
 
 void histogram_global(const unsigned* keys, std::size_t n, unsigned* counts, unsigned bins,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, unsigned block_size) {
+  check_block_size("histogram_global", block_size);
   GPULAB_CHECK(cudaMemsetAsync(counts, 0, std::size_t{bins} * sizeof(unsigned), stream));
   if (n == 0) {
     return;
   }
-  histogram_global_kernel<<<grid_for(n), kBlock, 0, stream>>>(keys, n, counts, bins);
+  histogram_global_kernel<<<grid_for(n, block_size), block_size, 0, stream>>>(keys, n, counts,
+                                                                              bins);
   GPULAB_CHECK_LAUNCH();
 }
 
 void histogram_shared(const unsigned* keys, std::size_t n, unsigned* counts, unsigned bins,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, unsigned block_size) {
+  check_block_size("histogram_shared", block_size);
   if (std::size_t{bins} * sizeof(unsigned) > 48 * 1024) {
     throw std::invalid_argument(
         "histogram_shared: at most 12288 bins fit in 48 KiB of shared memory");
@@ -84,8 +94,8 @@ void histogram_shared(const unsigned* keys, std::size_t n, unsigned* counts, uns
   if (n == 0) {
     return;
   }
-  histogram_shared_kernel<<<grid_for(n), kBlock, std::size_t{bins} * sizeof(unsigned), stream>>>(
-      keys, n, counts, bins);
+  histogram_shared_kernel<<<grid_for(n, block_size), block_size,
+                            std::size_t{bins} * sizeof(unsigned), stream>>>(keys, n, counts, bins);
   GPULAB_CHECK_LAUNCH();
 }
 

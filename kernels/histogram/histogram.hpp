@@ -18,13 +18,15 @@ namespace gpulab::kernels {
 void histogram_reference(std::span<const unsigned> keys, std::span<unsigned> counts);
 
 using HistogramLaunch = void (*)(const unsigned* keys, std::size_t n, unsigned* counts,
-                                 unsigned bins, cudaStream_t stream);
+                                 unsigned bins, cudaStream_t stream, unsigned block_size);
 
-/// counts[0..bins) = the histogram of keys[0..n) (counts are zeroed first).
+/// counts[0..bins) = the histogram of keys[0..n) (counts are zeroed first), `block_size` threads
+/// per block (1..1024; std::invalid_argument otherwise) in a grid-stride loop of at most 1024
+/// blocks.
 void histogram_global(const unsigned* keys, std::size_t n, unsigned* counts, unsigned bins,
-                      cudaStream_t stream = nullptr);
+                      cudaStream_t stream = nullptr, unsigned block_size = 256);
 void histogram_shared(const unsigned* keys, std::size_t n, unsigned* counts, unsigned bins,
-                      cudaStream_t stream = nullptr);
+                      cudaStream_t stream = nullptr, unsigned block_size = 256);
 
 /// The levels above, in order.
 std::span<const Level<HistogramLaunch>> histogram_levels();

@@ -249,12 +249,25 @@ TEST_P(Histogram, EveryLevelMatchesTheCpuReference) {
   DeviceBuffer<unsigned> dkeys(n), dcounts(bins);
   dkeys.copy_from(keys);
   for (const auto& level : histogram_levels()) {
-    SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) + ")");
-    for_each_schedule([&] {
-      poison(dcounts);
-      level.launch(dkeys.data(), n, dcounts.data(), bins, nullptr);
-      EXPECT_EQ(dcounts.to_vector(), expected);
-    });
+    // Any block size gives the same counts: a warp, a part-warp, the default and the maximum.
+    for (const unsigned block_size : {32u, 96u, 256u, 1024u}) {
+      SCOPED_TRACE("level " + std::to_string(level.number) + " (" + std::string(level.name) +
+                   "), " + std::to_string(block_size) + " threads per block");
+      for_each_schedule([&] {
+        poison(dcounts);
+        level.launch(dkeys.data(), n, dcounts.data(), bins, nullptr, block_size);
+        EXPECT_EQ(dcounts.to_vector(), expected);
+      });
+    }
+  }
+}
+
+TEST(HistogramLaunch, ABlockOfNoneOrMoreThan1024ThreadsIsRefused) {
+  for (const unsigned block_size : {0u, 1025u}) {
+    EXPECT_THROW(histogram_global(nullptr, 1, nullptr, 1, nullptr, block_size),
+                 std::invalid_argument);
+    EXPECT_THROW(histogram_shared(nullptr, 1, nullptr, 1, nullptr, block_size),
+                 std::invalid_argument);
   }
 }
 

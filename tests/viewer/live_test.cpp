@@ -219,8 +219,10 @@ TEST(ViewerExperiments, NamesAndSweepKernels) {
   EXPECT_EQ(to_string(Experiment::bandwidth), "bandwidth");
   EXPECT_EQ(to_string(Experiment::components), "components");
   EXPECT_EQ(to_string(Experiment::sweep), "sweep");
-  ASSERT_FALSE(sweep_kernels().empty());
-  EXPECT_EQ(sweep_kernels().front(), "vector_add_kernel");
+  ASSERT_EQ(sweep_kernels().size(), 3U);
+  EXPECT_EQ(sweep_kernels()[0], "vector_add_kernel");
+  EXPECT_EQ(sweep_kernels()[1], "histogram_global_kernel");
+  EXPECT_EQ(sweep_kernels()[2], "histogram_shared_kernel");
 }
 
 TEST(ViewerExperiments, BadOptionsAreRefusedBeforeAnythingRuns) {
@@ -281,14 +283,18 @@ TEST(ViewerExperiments, ComponentsGivesTheFiveComponentsWithCostsAndBothTimes) {
   }
 }
 
-TEST(ViewerExperiments, SweepGivesTimeAndOccupancyPerBlockSize) {
+class ViewerSweep : public ::testing::TestWithParam<std::string_view> {};
+
+TEST_P(ViewerSweep, GivesVerifiedTimeAndOccupancyPerBlockSize) {
   GPULAB_REQUIRE_DEVICE();
-  const std::vector<Result> results = run_quick(Experiment::sweep);
+  ExperimentOptions options;
+  options.sweep_kernel = std::string(GetParam());
+  const std::vector<Result> results = run_quick(Experiment::sweep, options);
   ASSERT_GE(results.size(), 6U);  // 32 .. 1024 threads
   int previous = 0;
   for (const Result& r : results) {
     EXPECT_EQ(r.name, "block_size_sweep");
-    EXPECT_EQ(r.params.at("kernel"), "vector_add_kernel");
+    EXPECT_EQ(r.params.at("kernel"), GetParam());
     const int threads = std::stoi(r.params.at("block_size"));
     EXPECT_GT(threads, previous);
     EXPECT_EQ(threads % 32, 0);
@@ -302,12 +308,18 @@ TEST(ViewerExperiments, SweepGivesTimeAndOccupancyPerBlockSize) {
       EXPECT_GT(*occupancy->value, 0);
       EXPECT_LE(*occupancy->value, 100);
       EXPECT_FALSE(r.params.at("limiter").empty());
+      EXPECT_EQ(r.params.at("figures"), "sm_90");  // H100 SXM, CC 9.0: the sm_90 build
     } else {
       EXPECT_FALSE(missing->reason.empty());
     }
   }
   EXPECT_EQ(previous, 1024);
 }
+
+INSTANTIATE_TEST_SUITE_P(EverySweepKernel, ViewerSweep, ::testing::ValuesIn(sweep_kernels()),
+                         [](const ::testing::TestParamInfo<std::string_view>& kernel) {
+                           return std::string(kernel.param);
+                         });
 
 }  // namespace
 }  // namespace gpulab::viewer

@@ -4,7 +4,9 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,6 +24,7 @@
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stats.hpp"
 #include "gpulab/core/stream.hpp"
+#include "histogram/histogram.hpp"
 #include "vector/vector_add.hpp"
 
 namespace gpulab::viewer {
@@ -186,16 +189,104 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
 // sweep: one kernel across block sizes
 // ---------------------------------------------------------------------------------------------
 
-constexpr std::array<std::string_view, 1> kSweepKernels = {"vector_add_kernel"};
+constexpr std::array<std::string_view, 3> kSweepKernels = {
+    "vector_add_kernel", "histogram_global_kernel", "histogram_shared_kernel"};
+
+// What the sweep needs of a kernel: a launch at a block size, a check of it against the CPU
+// reference, its DRAM traffic (for the roofline time) and the dynamic shared memory a block takes
+// (for occupancy).
+class SweepProblem {
+ public:
+  virtual ~SweepProblem() = default;
+  virtual void launch(cudaStream_t stream, unsigned block_size) = 0;
+  virtual void verify(cudaStream_t stream, unsigned block_size) = 0;
+  [[nodiscard]] virtual OpCost cost() const = 0;
+  [[nodiscard]] virtual std::uint64_t dynamic_shared_bytes() const { return 0; }
+};
+
+class VectorAddSweep final : public SweepProblem {
+ public:
+  explicit VectorAddSweep(std::size_t n) : problem_(n) {}
+  void launch(cudaStream_t stream, unsigned block_size) override {
+    problem_.launch(stream, block_size);
+  }
+  void verify(cudaStream_t stream, unsigned block_size) override {
+    problem_.verify(stream, block_size);
+  }
+  // One add per element; read a and b, write c.
+  [[nodiscard]] OpCost cost() const override {
+    const auto n = static_cast<double>(problem_.size());
+    return {n, 12.0 * n};
+  }
+
+ private:
+  kernels::VectorAddProblem problem_;
+};
+
+// n keys in 256 bins, uniformly random (std::mt19937's output is fixed by the standard).
+class HistogramSweep final : public SweepProblem {
+ public:
+  HistogramSweep(std::size_t n, bool privatized)
+      : privatized_(privatized), keys_(n), counts_(kBins), expected_(kBins) {
+    std::mt19937 random(42);
+    std::vector<unsigned> keys(n);
+    for (unsigned& key : keys) {
+      key = static_cast<unsigned>(random() % kBins);
+    }
+    kernels::histogram_reference(keys, expected_);
+    keys_.copy_from(keys);
+  }
+  void launch(cudaStream_t stream, unsigned block_size) override {
+    const auto histogram = privatized_ ? kernels::histogram_shared : kernels::histogram_global;
+    histogram(keys_.data(), keys_.size(), counts_.data(), kBins, stream, block_size);
+  }
+  void verify(cudaStream_t stream, unsigned block_size) override {
+    counts_.fill_bytes_async(0xff, stream);  // the launch zeroes the counts itself first
+    launch(stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<unsigned> got = counts_.to_vector();
+    for (unsigned bin = 0; bin < kBins; ++bin) {
+      if (got[bin] != expected_[bin]) {
+        throw std::runtime_error(
+            std::string(privatized_ ? "histogram_shared" : "histogram_global") + " with " +
+            std::to_string(block_size) + " threads per block counted " + std::to_string(got[bin]) +
+            " keys in bin " + std::to_string(bin) + ", expected " + std::to_string(expected_[bin]));
+      }
+    }
+  }
+  // No floating-point work; read the keys, write the counts.
+  [[nodiscard]] OpCost cost() const override {
+    return {0, 4.0 * static_cast<double>(keys_.size()) + 4.0 * kBins};
+  }
+  [[nodiscard]] std::uint64_t dynamic_shared_bytes() const override {
+    return privatized_ ? kBins * sizeof(unsigned) : 0;  // one counter per bin per block
+  }
+
+ private:
+  static constexpr unsigned kBins = 256;
+  bool privatized_;
+  DeviceBuffer<unsigned> keys_;
+  DeviceBuffer<unsigned> counts_;
+  std::vector<unsigned> expected_;
+};
+
+std::unique_ptr<SweepProblem> make_sweep_problem(std::string_view kernel, std::size_t n) {
+  if (kernel == "vector_add_kernel") {
+    return std::make_unique<VectorAddSweep>(n);
+  }
+  return std::make_unique<HistogramSweep>(n, kernel == "histogram_shared_kernel");
+}
 
 // The occupancy of the kernel at a block size on the spec, from the build's kernel table; the
 // reason instead when it cannot be computed.
 struct SweepOccupancy {
   std::optional<Occupancy> occupancy;
   std::string reason;
+  int sm = 0;  // architecture of the figures, e.g. 90; the closest older one the build has
 };
 
-SweepOccupancy occupancy_at(const GpuSpec& spec, std::string_view kernel, int block_size) {
+SweepOccupancy occupancy_at(const GpuSpec& spec, std::string_view kernel, int block_size,
+                            std::uint64_t dynamic_shared_bytes) {
   const std::optional<KernelTableEntry> entry = find_kernel(kernel, spec.cc_major, spec.cc_minor);
   if (!entry) {
     const std::string_view status = kernel_table_status();
@@ -204,17 +295,22 @@ SweepOccupancy occupancy_at(const GpuSpec& spec, std::string_view kernel, int bl
                                          : std::string(status)};
   }
   try {
-    return {compute_occupancy(spec, resources_of(*entry), block_size), ""};
+    return {compute_occupancy(spec, resources_of(*entry), block_size, dynamic_shared_bytes), "",
+            entry->sm};
   } catch (const std::exception& e) {
-    return {std::nullopt, e.what()};
+    return {std::nullopt, e.what(), entry->sm};
   }
 }
 
 RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
   if (std::find(kSweepKernels.begin(), kSweepKernels.end(), options.sweep_kernel) ==
       kSweepKernels.end()) {
+    std::string known;
+    for (const std::string_view name : kSweepKernels) {
+      known += (known.empty() ? "" : ", ") + std::string(name);
+    }
     throw std::invalid_argument("the block-size sweep cannot run " + options.sweep_kernel +
-                                "; it runs vector_add_kernel");
+                                "; it runs " + known);
   }
   const std::size_t n = std::size_t{1} << (on_sim() ? (options.quick ? 16 : 18) : 24);
   // Every multiple of 32 on a GPU; powers of two on sim, where each point takes a while.
@@ -223,7 +319,8 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
        threads = on_sim() ? threads * 2 : threads + 32) {
     block_sizes.push_back(threads);
   }
-  auto problem = std::make_shared<std::unique_ptr<VectorAddProblem>>();
+  // Made by the first step, on the worker thread, and shared by the rest.
+  auto problem = std::make_shared<std::unique_ptr<SweepProblem>>();
   RunPlan plan{"block-size sweep (" + options.sweep_kernel + ")", {}};
   const Roofline roof = make_roofline(spec, Precision::fp32);
   for (const int threads : block_sizes) {
@@ -232,15 +329,14 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
         [n, threads, problem, roof, spec, kernel = options.sweep_kernel,
          quick = options.quick](std::stop_token) {
           if (!*problem) {
-            *problem = std::make_unique<VectorAddProblem>(n);
+            *problem = make_sweep_problem(kernel, n);
           }
+          SweepProblem& p = **problem;
           const auto block = static_cast<unsigned>(threads);
           Stream stream;
-          (*problem)->verify(stream, block);
-          const Measurement m = measure([&](cudaStream_t s) { (*problem)->launch(s, block); },
-                                        stream, bench_options(quick));
-          const double bytes = 12.0 * static_cast<double>(n);
-          const OpCost cost{static_cast<double>(n), bytes};
+          p.verify(stream, block);
+          const Measurement m =
+              measure([&](cudaStream_t s) { p.launch(s, block); }, stream, bench_options(quick));
           Result result{"block_size_sweep",
                         {{"kernel", kernel},
                          {"block_size", std::to_string(threads)},
@@ -249,14 +345,16 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           result.metrics.push_back(measured("time_ms", m.summary.median_ms));
           // The roofline time does not depend on the block size: what the block size changes on
           // a GPU shows as occupancy (and, measured, as time), not in this model.
-          result.metrics.push_back(modeled("time_ms", roof.modeled_time_ms(cost), spec));
-          const SweepOccupancy occ = occupancy_at(spec, kernel, threads);
+          result.metrics.push_back(modeled("time_ms", roof.modeled_time_ms(p.cost()), spec));
+          const SweepOccupancy occ = occupancy_at(spec, kernel, threads, p.dynamic_shared_bytes());
           if (occ.occupancy) {
             result.metrics.push_back(
                 modeled("occupancy_percent", occ.occupancy->occupancy_fraction * 100, spec));
             result.metrics.push_back(
                 modeled("active_blocks", occ.occupancy->active_blocks_per_sm, spec));
             result.params["limiter"] = std::string(to_string(occ.occupancy->limiter));
+            // Which ptxas figures: for a GPU newer than every built architecture, an estimate.
+            result.params["figures"] = "sm_" + std::to_string(occ.sm);
           } else {
             result.metrics.push_back(unavailable("occupancy_percent", occ.reason));
           }

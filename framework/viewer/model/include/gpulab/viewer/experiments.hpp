@@ -5,7 +5,8 @@
 //
 //   bandwidth    vector_add across sizes: samples, statistics and bandwidth per size
 //   components   the five attention components of one shape, measured and modeled
-//   sweep        one kernel across block sizes: time, and occupancy on the spec
+//   sweep        one kernel (vector_add, or a histogram with global or shared-memory atomics)
+//                across block sizes: time, and occupancy on the spec
 #pragma once
 
 #include <span>
@@ -24,8 +25,8 @@ enum class Experiment { bandwidth, components, sweep };
 /// "bandwidth", "components", "sweep".
 [[nodiscard]] std::string_view to_string(Experiment experiment) noexcept;
 
-/// Kernels the block-size sweep can run (their launchers take a block size), e.g.
-/// "vector_add_kernel".
+/// Kernels the block-size sweep can run (their launchers take a block size): "vector_add_kernel",
+/// "histogram_global_kernel", "histogram_shared_kernel".
 [[nodiscard]] std::span<const std::string_view> sweep_kernels() noexcept;
 
 /// How big the runs are.
