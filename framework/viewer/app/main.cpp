@@ -40,6 +40,14 @@ std::string known_spec_keys() {
   return keys;
 }
 
+std::string sweep_kernel_names() {
+  std::string names;
+  for (const std::string_view name : gpulab::viewer::sweep_kernels()) {
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  return names;
+}
+
 std::vector<std::string> panel_names() {
   std::vector<std::string> names;
   for (const gpulab::viewer::PanelInfo& panel : gpulab::viewer::all_panels()) {
@@ -108,7 +116,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bandwidth", "components", "sweep", "all"}))
       ->delimiter(',');
   cli.add_flag("--quick", quick, "Smaller live runs (fewer sizes, fewer samples)");
-  cli.add_option("--kernel", kernel, "Kernel of the block-size sweep (default: vector_add_kernel)");
+  cli.add_option("--kernel", kernel,
+                 "Kernel of the block-size sweep (default: the first): " + sweep_kernel_names());
   cli.add_option("--save", save, "After the live runs, save their results to this JSON file");
   cli.add_flag("--headless", headless,
                "Render in a hidden window (an X display is still needed: use xvfb-run on a "
