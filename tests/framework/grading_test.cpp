@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpulab/core/sha256.hpp"
+#include "temp_dir.hpp"
 
 namespace gpulab {
 
@@ -239,26 +240,7 @@ TEST(LabManifest, AStudentFileThatIsNotAStringIsARuntimeError) {
   EXPECT_TRUE(contains(message, "labs[0]")) << message;
 }
 
-// A directory in the temporary directory, removed with its contents at the end of the test.
-class TempDir {
- public:
-  explicit TempDir(const std::string& stem)
-      : path_(fs::temp_directory_path() /
-              (stem + "-" +
-               std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpulab::testing::TempDir;
 
 void write_file(const fs::path& path, const std::string& contents) {
   fs::create_directories(path.parent_path());

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/core/version.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -55,34 +56,7 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device seed;
-    path_ = fs::temp_directory_path() /
-            ("gpulab-results-test-" + std::to_string(seed()) + "-" + std::to_string(seed()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  [[nodiscard]] const fs::path& path() const { return path_; }
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
+using gpulab::testing::TempDir;
 
 Metric measured(std::string name, double value) {
   return Metric{std::move(name), value, Provenance::measured, "", ""};

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "test_device.hpp"
 
 namespace gpulab::viewer {
@@ -315,28 +316,7 @@ TEST(ViewerModelFormat, ValuesKeepAboutFourSignificantDigits) {
 
 namespace fs = std::filesystem;
 
-// A temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("gpulab-viewer-model-" + std::to_string(getpid()) + "-" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::permissions(path_ / "unreadable.json", fs::perms::owner_all, ignored);
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpulab::testing::TempDir;
 
 void write(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/core/console.hpp"
+
 namespace gpulab::viewer {
 
 namespace {
@@ -70,13 +72,6 @@ double nice_step(double raw) {
     }
   }
   return 10 * magnitude;
-}
-
-// printf into a std::string.
-std::string format_fixed(double value, int decimals) {
-  char buffer[400];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 // "1.500" -> "1.5", "2.000" -> "2"; text without a '.' is returned as is.
