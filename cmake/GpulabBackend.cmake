@@ -17,6 +17,24 @@
 #   gpulab_add_backend_executable(<name> SOURCES ... [LINK ...] [LINK_BACKEND ...] [BACKENDS ...])
 #     one executable per backend, named <name>.<backend>; BACKENDS restricts the list.
 #
+# Memory counting on sim (framework/sim/src/counting.cpp): with GCC, outside AddressSanitizer
+# builds, every translated .cu file is compiled so that each load and store calls a callback the
+# sim runtime defines (GCC's kernel-address instrumentation, outlined, with no ASan runtime). Host
+# code in those files pays a call per access; kernels pay it too when counting is off. GCC
+# defines __SANITIZE_ADDRESS__ for this mode as for AddressSanitizer; -U keeps that macro meaning
+# "AddressSanitizer build" (the asan preset) for the project's code.
+# GPULAB_SIM_COUNTING=OFF builds them without (to measure what the calls cost).
+option(GPULAB_SIM_COUNTING "Let sim kernels count their memory traffic (GCC, not with asan)" ON)
+if(GPULAB_SIM_COUNTING AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPULAB_SANITIZE)
+  set(GPULAB_SIM_COUNTING ON)
+  set(GPULAB_SIM_COUNTING_FLAGS -fsanitize=kernel-address --param
+      asan-instrumentation-with-call-threshold=0 --param asan-stack=0 --param asan-globals=0
+      -U__SANITIZE_ADDRESS__)
+else()
+  set(GPULAB_SIM_COUNTING OFF)
+  set(GPULAB_SIM_COUNTING_FLAGS "")
+endif()
+
 # The sim member compiles each .cu file through gpulab-sim-translate (framework/sim/translate),
 # which rewrites the CUDA-only syntax (kernel launches, extern __shared__) into calls to the sim
 # runtime and keeps every line number: <build>/sim_sources/<target>/<path of the .cu>.cpp, rebuilt
@@ -42,7 +60,8 @@ function(_gpulab_backend_sources target backend out)
         DEPENDS "${abs}" gpulab-sim-translate
         COMMENT "Translating ${rel} for the sim backend"
         VERBATIM)
-      set_source_files_properties("${translated}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}")
+      set_source_files_properties("${translated}" PROPERTIES
+        COMPILE_OPTIONS "-iquote;${dir};${GPULAB_SIM_COUNTING_FLAGS}")
       list(APPEND result "${translated}")
     else()
       list(APPEND result "${abs}")

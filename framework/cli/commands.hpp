@@ -41,6 +41,10 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& lab_args)
 /// `gpulab grade [LAB...] [--submission DIR] [--backend B] [--json F] [--gradescope F]
 /// [--junit F]`: builds the submission's student files and grades them (docs/grading.md).
 Command add_grade_command(CLI::App& app);
+/// `gpulab profile TARGET [--kernel REGEX] [--spec S] [--metrics LIST] [-- ARGS]`: runs a lab's
+/// report or a sim program with memory counting on and prints the counts and modeled times per
+/// kernel; `program_args` (what followed --) go to the program.
+Command add_profile_command(CLI::App& app, const std::vector<std::string>& program_args);
 /// `gpulab view [FILE...] [OPTIONS]`: runs gpulab-view, the viewer, with the same arguments.
 Command add_view_command(CLI::App& app);
 

@@ -77,6 +77,16 @@ bool has_variant(const LabManifest& manifest, const std::string& variant) {
   return false;
 }
 
+std::string choose_variant(const LabManifest& manifest, bool solution, bool student) {
+  if (solution && !has_variant(manifest, "solution")) {
+    throw UsageError("--solution: this tree has no solutions/ (a student release)");
+  }
+  if (solution) {
+    return "solution";
+  }
+  return student || !has_variant(manifest, "solution") ? "student" : "solution";
+}
+
 namespace {
 
 bool has_backend(const LabManifest& manifest, const std::string& backend) {

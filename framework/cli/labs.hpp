@@ -23,6 +23,10 @@ namespace gpulab::cli {
 /// True when the manifest has runs of this variant ("solution" exists only where solutions/ does).
 [[nodiscard]] bool has_variant(const LabManifest& manifest, const std::string& variant);
 
+/// The code variant of --solution / --student: "solution" when asked for (UsageError in a student
+/// release, which has none), "student" when asked for, else "solution" where it exists.
+[[nodiscard]] std::string choose_variant(const LabManifest& manifest, bool solution, bool student);
+
 /// The backend to use: `requested` ("cuda", "sim" or "" for automatic: cuda when this build has
 /// it and a device is usable, else sim). Throws UsageError for a backend the build lacks and
 /// std::runtime_error for cuda without a usable device.

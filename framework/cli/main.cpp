@@ -33,14 +33,15 @@ int main(int argc, char** argv) {
       "Run `gpulab COMMAND --help` for a command's options. Exit codes: 0 success, 1 failure, "
       "2 bad arguments.");
 
-  // Everything after "--" belongs to a lab's report program (gpulab run LAB -- ARGS).
+  // Everything after "--" belongs to a lab's report program (gpulab run LAB -- ARGS) or the
+  // profiled program (gpulab profile TARGET -- ARGS).
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> lab_args;
   if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
     lab_args.assign(dashes + 1, args.end());
     args.erase(dashes, args.end());
-    if (args.empty() || args.front() != "run") {
-      return usage_error("arguments after -- are only for `gpulab run`");
+    if (args.empty() || (args.front() != "run" && args.front() != "profile")) {
+      return usage_error("arguments after -- are only for `gpulab run` and `gpulab profile`");
     }
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
       gpulab::cli::add_device_command(app), gpulab::cli::add_specs_command(app),
       gpulab::cli::add_show_command(app),   gpulab::cli::add_run_command(app, lab_args),
       gpulab::cli::add_grade_command(app),  gpulab::cli::add_occupancy_command(app),
-      gpulab::cli::add_view_command(app),
+      gpulab::cli::add_view_command(app),   gpulab::cli::add_profile_command(app, lab_args),
   };
 
   try {

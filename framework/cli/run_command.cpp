@@ -36,16 +36,7 @@ std::string json_for(const std::string& path, const std::string& lab, bool sever
 int run(const RunOptions& options) {
   const LabManifest manifest = build_manifest();
   const std::vector<const LabEntry*> labs = select_labs(manifest, options.labs);
-  std::string variant = has_variant(manifest, "solution") ? "solution" : "student";
-  if (options.solution) {
-    if (!has_variant(manifest, "solution")) {
-      throw UsageError("--solution: this tree has no solutions/ (a student release)");
-    }
-    variant = "solution";
-  }
-  if (options.student) {
-    variant = "student";
-  }
+  const std::string variant = choose_variant(manifest, options.solution, options.student);
   const std::string backend = choose_backend(manifest, options.backend);
   std::vector<std::string> args;
   if (!options.spec.empty()) {

@@ -55,6 +55,55 @@ constexpr SmLimits kLimitsCc90{2048, 32, 228 * kKiB, 227 * kKiB, 1 * kKiB};
 constexpr const char* kLimitsSource =
     "per-SM limits: CUDA C++ Programming Guide, Compute Capabilities table";
 
+// ---------------------------------------------------------------------------------------------
+// Memory-system figures of the counted-traffic model (traffic_model.hpp), applied with the per-SM
+// limits (they need the SM count and clock set first).
+// - Shared memory: 32 banks, each 32 bits per clock (CUDA C++ Programming Guide, "Shared Memory"
+//   of compute capability 5.x and later): 128 bytes per clock per SM.
+// - L2 bandwidth: the A100 whitepaper gives A100's L2 read bandwidth as 5120 bytes/clock, against
+//   2048 bytes/clock for V100. NVIDIA publishes no figure for Turing, GA10x, Ada or Hopper: for
+//   those the model scales A100's 5120 bytes/clock per 108 SMs by the SM count (an assumption,
+//   named as such in memory_model_source).
+// - DRAM latency: 600 SM clock cycles, an assumption inside the range of several hundred cycles
+//   that microbenchmark studies measure on these GPUs (Jia et al., "Dissecting the NVIDIA Volta
+//   GPU Architecture via Microbenchmarking", arXiv:1804.06826; Luo et al., "Benchmarking and
+//   Dissecting the Nvidia Hopper GPU Architecture", arXiv:2402.13499).
+// - Launch overhead: 3 us, an assumption (launch-to-launch time of an empty kernel is a few
+//   microseconds; lab 08 measures it).
+// ---------------------------------------------------------------------------------------------
+constexpr double kA100L2BytesPerClock = 5120;
+constexpr double kV100L2BytesPerClock = 2048;
+constexpr int kA100Sms = 108;
+constexpr double kDramLatencyCycles = 600;
+constexpr double kLaunchOverheadUs = 3;
+
+void apply_memory_model(GpuSpec& s) {
+  const double clock_hz = s.boost_clock_mhz * 1e6;
+  std::string l2_source;
+  double l2_bytes_per_clock = 0;
+  if (s.cc_major == 8 && s.cc_minor == 0) {
+    l2_bytes_per_clock = kA100L2BytesPerClock;
+    l2_source = "L2 5120 B/clk: A100 whitepaper";
+  } else if (s.cc_major == 7 && s.cc_minor == 0) {
+    l2_bytes_per_clock = kV100L2BytesPerClock;
+    l2_source = "L2 2048 B/clk: A100 whitepaper (V100 comparison)";
+  } else {
+    l2_bytes_per_clock = kA100L2BytesPerClock / kA100Sms * s.sm_count;
+    l2_source =
+        "L2 bandwidth: not published by NVIDIA; assumed A100's 5120 B/clk per 108 SMs, scaled by "
+        "SM count";
+  }
+  s.l2_bandwidth_gb_s = l2_bytes_per_clock * clock_hz / 1e9;
+  s.shared_memory_bytes_per_clock_per_sm = 32 * 4;
+  s.dram_latency_ns = kDramLatencyCycles / clock_hz * 1e9;
+  s.launch_overhead_us = kLaunchOverheadUs;
+  s.memory_model_source =
+      l2_source +
+      "; shared memory 32 banks x 4 B per clock: CUDA C++ Programming Guide; DRAM latency 600 "
+      "cycles and launch overhead 3 us: model assumptions (several hundred cycles measured by Jia "
+      "et al. arXiv:1804.06826 and Luo et al. arXiv:2402.13499)";
+}
+
 void apply_limits(GpuSpec& s, const SmLimits& limits) {
   s.max_threads_per_sm = limits.threads_per_sm;
   // Same table: the rows below hold for every compute capability in the database.
@@ -67,6 +116,7 @@ void apply_limits(GpuSpec& s, const SmLimits& limits) {
   s.shared_memory_per_sm_bytes = limits.smem_per_sm;
   s.shared_memory_per_block_optin_bytes = limits.smem_optin;
   s.reserved_shared_memory_per_block_bytes = limits.smem_reserved;
+  apply_memory_model(s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,6 +624,7 @@ GpuSpec estimate(const DeviceInfo& device) {
   s.shared_memory_per_block_optin_bytes = device.shared_memory_per_block_optin_bytes;
   s.reserved_shared_memory_per_block_bytes = device.reserved_shared_memory_per_block_bytes;
   s.origin = SpecOrigin::estimated;
+  apply_memory_model(s);
 
   const std::string clock = format_number(s.boost_clock_mhz) + " MHz";
   s.source =

@@ -6,6 +6,10 @@
 //   block sums      gpulab::kernels::block_sums_shared: 256 threads per block sum their 256
 //                   elements in shared memory, a tree with a __syncthreads between steps
 //
+// With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
+// at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
+// counting off and on, and the ratio of the medians.
+//
 // Every number is CPU wall-clock time of the simulation (std::chrono::steady_clock) around one
 // launch and its cudaDeviceSynchronize: what running CUDA C++ on the CPU costs, never GPU time.
 // Each configuration is verified against the CPU reference before it is timed; one warm-up run is
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "gemm/gemm.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
@@ -290,6 +295,110 @@ std::vector<Row> run_benchmark(std::size_t n) {
   return rows;
 }
 
+// ------------------------------------------------------------------------------------------------
+// The cost of memory counting
+// ------------------------------------------------------------------------------------------------
+
+constexpr int kGemmSize = 512;
+constexpr double kCountingCostLimit = 20.0;  // the bound: counting on at most 20x off
+
+void verify_gemm(std::span<const float> expected, std::span<const float> got, int k) {
+  // Each output is a k-term float dot product against a double reference: |error| <= k * 2^-24
+  // * sum |a b|; with |a|, |b| <= 1, sum |a b| <= k, so k^2 * 6e-8 bounds it (0.016 at k = 512).
+  const double tolerance = static_cast<double>(k) * k * 6e-8;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (!(std::fabs(static_cast<double>(got[i]) - static_cast<double>(expected[i])) <= tolerance)) {
+      throw VerificationError("gemm_tiled: index " + std::to_string(i) + ": expected " +
+                              std::to_string(expected[i]) + ", got " + std::to_string(got[i]) +
+                              ", tolerance " + std::to_string(tolerance));
+    }
+  }
+}
+
+std::vector<Row> run_counting_cost(std::size_t n) {
+  using gpulab::DeviceBuffer;
+  // A build without counting (-DGPULAB_SIM_COUNTING=OFF) times the "off" rows only: compared
+  // with a counting build's, they give what the callbacks cost when counting is off.
+  const bool can_count = gpulab::sim::counting_available();
+  if (!can_count) {
+    std::printf("counting on: not timed, %s\n\n",
+                gpulab::sim::counting_unavailable_reason().c_str());
+  }
+  std::vector<Row> rows;
+  const auto timed_both_ways = [&](const std::string& kernel, const auto& work) {
+    rows.push_back({kernel, "counting_off", time_runs(work)});
+    if (!can_count) {
+      return;
+    }
+    const gpulab::sim::ScopedCounting on;
+    rows.push_back({kernel, "counting_on", time_runs(work)});
+    gpulab::sim::clear_counted_launches();
+  };
+
+  const std::vector<float> a = random_floats(n, 1);
+  const std::vector<float> b = random_floats(n, 2);
+  std::vector<float> sum_expected(n);
+  gpulab::kernels::vector_add_reference(a, b, sum_expected);
+  DeviceBuffer<float> d_a(n);
+  DeviceBuffer<float> d_b(n);
+  DeviceBuffer<float> d_c(n);
+  d_a.copy_from(a);
+  d_b.copy_from(b);
+  const auto add = [&] {
+    gpulab::kernels::vector_add(d_a.data(), d_b.data(), d_c.data(), n);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  };
+  d_c.fill_bytes(0xff);
+  add();
+  verify_add(sum_expected, d_c.to_vector(), "vector_add on sim");
+  timed_both_ways("vector_add", add);
+
+  const auto size = static_cast<std::size_t>(kGemmSize) * kGemmSize;
+  const std::vector<float> ma = random_floats(size, 3);
+  const std::vector<float> mb = random_floats(size, 4);
+  std::vector<float> mc_expected(size);
+  gpulab::kernels::gemm_reference(ma, mb, mc_expected, kGemmSize, kGemmSize, kGemmSize);
+  DeviceBuffer<float> d_ma(size);
+  DeviceBuffer<float> d_mb(size);
+  DeviceBuffer<float> d_mc(size);
+  d_ma.copy_from(ma);
+  d_mb.copy_from(mb);
+  const auto gemm = [&] {
+    gpulab::kernels::gemm_tiled(d_ma.data(), d_mb.data(), d_mc.data(), kGemmSize, kGemmSize,
+                                kGemmSize);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  };
+  d_mc.fill_bytes(0xff);
+  gemm();
+  verify_gemm(mc_expected, d_mc.to_vector(), kGemmSize);
+  timed_both_ways("gemm_tiled_512", gemm);
+  return rows;
+}
+
+void print_counting_cost(const std::vector<Row>& rows) {
+  gpulab::Table table({{"kernel", "", gpulab::Align::left},
+                       {"counting", "", gpulab::Align::left},
+                       {"median", "ms", gpulab::Align::right},
+                       {"min", "ms", gpulab::Align::right},
+                       {"samples", "", gpulab::Align::right}});
+  for (const Row& row : rows) {
+    table.add_row({row.kernel, row.implementation == "counting_on" ? "on" : "off",
+                   gpulab::format_fixed(row.timing.median_ms(), 3),
+                   gpulab::format_fixed(row.timing.min_ms(), 3),
+                   std::to_string(row.timing.samples_ms.size())});
+  }
+  std::cout << table;
+  for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
+    if (rows[i + 1].implementation != "counting_on") {
+      break;  // a build without counting
+    }
+    const double ratio = rows[i + 1].timing.median_ms() / rows[i].timing.median_ms();
+    std::printf("%s: counting on is %.1fx counting off (medians; limit %.0fx: %s)\n",
+                rows[i].kernel.c_str(), ratio, kCountingCostLimit,
+                ratio <= kCountingCostLimit ? "PASS" : "FAIL");
+  }
+}
+
 void print_table(const std::vector<Row>& rows, std::size_t n) {
   gpulab::Table table({{"kernel", "", gpulab::Align::left},
                        {"implementation", "", gpulab::Align::left},
@@ -326,7 +435,7 @@ std::string workers_source() {
                          : std::string("GPULAB_SIM_WORKERS unset: one per hardware thread");
 }
 
-nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n) {
+nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n, bool counting_cost) {
   nlohmann::json benchmarks = nlohmann::json::array();
   for (const Row& row : rows) {
     benchmarks.push_back({{"kernel", row.kernel},
@@ -348,6 +457,7 @@ nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n) {
              "including cudaDeviceSynchronize; not GPU time"},
             {"date", today()},
             {"elements", n},
+            {"mode", counting_cost ? "counting_cost" : "sim_vs_loop"},
             {"block_threads", gpulab::kernels::kReduceBlock},
             {"sim_workers", gpulab::sim::worker_count()},
             {"sim_workers_source", workers_source()},
@@ -372,10 +482,14 @@ int main(int argc, char** argv) {
       "block_sums_shared kernels, and plain C++ loops doing the same work. All times are CPU "
       "wall-clock times of the simulation, not GPU times.",
       "gpulab-sim-bench"};
-  std::size_t n = kDefaultElements;
+  std::size_t n = 0;
   std::string json_path;
-  app.add_option("--elements", n, "Floats per kernel (default 16384 = 2^14)")
+  bool counting_cost = false;
+  app.add_option("--elements", n,
+                 "Floats per kernel (default 16384 = 2^14; 2^20 with --counting-cost)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
+  app.add_flag("--counting-cost", counting_cost,
+               "Time vector add and a 512^3 tiled GEMM with memory counting off and on instead");
   app.add_option("--json", json_path, "Also write the numbers to this JSON file");
   app.footer(
       "Each configuration is verified against the CPU reference, warmed up once, then timed per "
@@ -390,6 +504,9 @@ int main(int argc, char** argv) {
     return usage_error(e.what());
   }
 
+  if (n == 0) {
+    n = counting_cost ? std::size_t{1} << 20 : kDefaultElements;
+  }
   try {
     std::printf("%s, sim backend, %u worker threads (%s; %u hardware threads)\n",
                 gpulab::version_string().c_str(), gpulab::sim::worker_count(),
@@ -398,11 +515,15 @@ int main(int argc, char** argv) {
         "%zu floats, 256 threads per block. Times are CPU wall-clock times of the simulation per "
         "launch + cudaDeviceSynchronize, not GPU times.\n\n",
         n);
-    const std::vector<Row> rows = run_benchmark(n);
-    print_table(rows, n);
+    const std::vector<Row> rows = counting_cost ? run_counting_cost(n) : run_benchmark(n);
+    if (counting_cost) {
+      print_counting_cost(rows);
+    } else {
+      print_table(rows, n);
+    }
     if (!json_path.empty()) {
       std::ofstream out(json_path);
-      out << to_json(rows, n).dump(2) << '\n';
+      out << to_json(rows, n, counting_cost).dump(2) << '\n';
       if (!out) {
         std::fprintf(stderr, "gpulab-sim-bench: error: cannot write %s\n", json_path.c_str());
         return kFailure;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "counting.hpp"
 #include "fiber.hpp"
 #include "queue.hpp"
 
@@ -81,6 +82,7 @@ struct Worker {
   std::vector<unsigned> order;
 
   const KernelLaunch* launch = nullptr;
+  LaunchCounter* counter = nullptr;  // memory counting of this launch, or null
   std::uint64_t launch_id = 0;
   unsigned thread_count = 0;
   unsigned live = 0;        // threads not done
@@ -258,7 +260,13 @@ void resume(Worker& w, CudaThread& t) {
   t.state = State::running;
   w.current = &t;
   threadIdx = t.index;
+  if (w.counter != nullptr) {
+    counting_enter_thread(t.linear, *t.fiber);
+  }
   Switcher::enter(*t.fiber);
+  if (w.counter != nullptr) {
+    counting_leave_thread();
+  }
   w.current = nullptr;
   if (t.state == State::done) {
     w.idle.push_back(t.fiber);
@@ -466,13 +474,16 @@ bool release_barrier(Worker& w) {
   }
   w.at_barrier = 0;
   ++w.phase;
+  if (w.counter != nullptr) {
+    counting_end_phase();
+  }
   if (w.launch->schedule.order == Schedule::Order::shuffle) {
     make_order(w);
   }
   return true;
 }
 
-void run_block(Worker& w, unsigned block_linear) {
+void run_threads(Worker& w, unsigned block_linear) {
   const LaunchSpec& spec = w.launch->spec;
   w.block_linear = block_linear;
   w.thread_count = spec.block.x * spec.block.y * spec.block.z;
@@ -529,6 +540,18 @@ void run_block(Worker& w, unsigned block_linear) {
     abandon(w);
     return;
   }
+}
+
+void run_block(Worker& w, unsigned block_linear) {
+  if (w.counter == nullptr) {
+    run_threads(w, block_linear);
+    return;
+  }
+  counting_begin_block(*w.counter, block_linear,
+                       w.launch->spec.block.x * w.launch->spec.block.y * w.launch->spec.block.z,
+                       w.shared, w.shared_bytes);
+  run_threads(w, block_linear);
+  counting_end_block(w.failure.has_value());
 }
 
 // Points the worker at a launch: built-in dimensions and this launch's dynamic shared memory.
@@ -592,6 +615,7 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
   std::atomic<bool> failed{false};
   std::mutex mutex;
   std::optional<KernelFailure> failure;
+  LaunchCounterPtr counter = begin_counting(launch);
   parallel_for(blocks, [&](std::size_t i) {
     if (failed.load(std::memory_order_relaxed)) {
       return;
@@ -601,12 +625,14 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
     try {
       w.block_linear = static_cast<unsigned>(order(i));
       enter_launch(w, launch);
+      w.counter = counter.get();
       run_block(w, w.block_linear);
     } catch (const std::bad_alloc&) {
       fail_block(w, cudaErrorMemoryAllocation,
                  "the simulator ran out of host memory for stacks or shared memory");
     }
     current_worker = nullptr;
+    w.counter = nullptr;
     if (w.failure) {
       std::scoped_lock lock(mutex);
       if (!failure) {
@@ -615,6 +641,7 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
       failed.store(true, std::memory_order_relaxed);
     }
   });
+  finish_counting(std::move(counter), failure.has_value());
   return failure;
 }
 

@@ -52,8 +52,10 @@ struct KernelLaunch {
   KernelCall call;
   Schedule schedule;
   std::uint64_t id = 0;  // unique per launch
-  KernelLaunch(const LaunchSpec& s, KernelCall c, Schedule order, std::uint64_t launch_id)
-      : spec(s), call(c), schedule(order), id(launch_id) {}
+  bool counted = false;  // memory counting was on when it was queued
+  KernelLaunch(const LaunchSpec& s, KernelCall c, Schedule order, std::uint64_t launch_id,
+               bool count)
+      : spec(s), call(c), schedule(order), id(launch_id), counted(count) {}
   ~KernelLaunch() { call.destroy(call.payload); }
   KernelLaunch(const KernelLaunch&) = delete;
   KernelLaunch& operator=(const KernelLaunch&) = delete;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "asan.hpp"
+#include "counting.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
@@ -82,6 +83,21 @@ const Device& device() {
       } else {
         d.capacity_bytes = static_cast<std::size_t>(*bytes);
       }
+    }
+    if (const char* file = std::getenv("GPULAB_SIM_COUNTERS"); file != nullptr && *file != '\0') {
+      if (!counting_available()) {
+        d.error = "GPULAB_SIM_COUNTERS is set, but " + counting_unavailable_reason();
+      } else if (std::FILE* out = std::fopen(file, "a"); out == nullptr) {
+        d.error = std::string("GPULAB_SIM_COUNTERS: cannot write '") + file + "'";
+      } else {
+        std::fclose(out);
+      }
+    }
+    if (const char* control = std::getenv("GPULAB_SIM_CACHE_CONTROL");
+        control != nullptr && std::string_view(control) != "all" &&
+        std::string_view(control) != "none") {
+      d.error =
+          std::string("GPULAB_SIM_CACHE_CONTROL must be 'all' or 'none', not '") + control + "'";
     }
     if (const char* text = std::getenv("GPULAB_SIM_SCHEDULE"); text != nullptr && *text != '\0') {
       std::string why;
@@ -729,16 +745,25 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
   cudaError_t error = cudaSuccess;
   try {
     if (sides.dst_pageable) {
-      error = enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+      error = enqueue(stream, [=] {
+        gpulab::sim::detail::count_copy(dst, src, bytes);
+        std::memmove(dst, src, bytes);
+      });
       if (error == cudaSuccess) {
         error = cudaStreamSynchronize(stream);
       }
     } else if (sides.src_pageable) {
       auto staged = std::make_shared<std::vector<unsigned char>>(
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
-      error = enqueue(stream, [=] { std::memcpy(dst, staged->data(), bytes); });
+      error = enqueue(stream, [=] {
+        gpulab::sim::detail::count_copy(dst, staged->data(), bytes);
+        std::memcpy(dst, staged->data(), bytes);
+      });
     } else {
-      error = enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+      error = enqueue(stream, [=] {
+        gpulab::sim::detail::count_copy(dst, src, bytes);
+        std::memmove(dst, src, bytes);
+      });
     }
   } catch (const std::bad_alloc&) {
     return fail(cudaErrorMemoryAllocation);
@@ -773,7 +798,10 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
       return fail(cudaErrorInvalidValue);
     }
   }
-  return gpulab::sim::detail::enqueue(stream, [=] { std::memset(pointer, value, bytes); });
+  return gpulab::sim::detail::enqueue(stream, [=] {
+    gpulab::sim::detail::count_copy(pointer, nullptr, bytes);
+    std::memset(pointer, value, bytes);
+  });
 }
 
 cudaError_t cudaMemset(void* pointer, int value, std::size_t bytes) noexcept {
@@ -1149,7 +1177,34 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
   record.static_shared_bytes = static_shared_bytes;
 }
 
+ScopedCounting::ScopedCounting() : previous_(counting()) {
+  if (!set_counting(true)) {
+    throw std::runtime_error(counting_unavailable_reason());
+  }
+}
+
+cudaError_t reset_modeled_l2(cudaStream_t stream) noexcept {
+  return detail::enqueue(stream, [] { detail::reset_l2_model(); });
+}
+
 namespace detail {
+
+const GpuSpec& device_spec() {
+  return device().spec;
+}
+
+std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges() {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;
+  ranges.reserve(s.device_allocations.size() + s.host_allocations.size());
+  for (const AllocationTable* table : {&s.device_allocations, &s.host_allocations}) {
+    for (const auto& [start, allocation] : *table) {
+      ranges.emplace_back(start, allocation.bytes);
+    }
+  }
+  return ranges;
+}
 
 cudaError_t enqueue(cudaStream_t stream, std::function<void()> work) noexcept {
   if (const cudaError_t error = check_usable(); error != cudaSuccess) {
@@ -1205,7 +1260,7 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
       order = s.schedule;
       id = ++s.launches;
     }
-    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id);
+    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id, counting());
     if (check_usable() != cudaSuccess) {
       return;
     }

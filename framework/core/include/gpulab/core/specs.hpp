@@ -49,8 +49,15 @@ struct GpuSpec {
   std::uint64_t shared_memory_per_block_optin_bytes = 0;     ///< per block with opt-in
   std::uint64_t reserved_shared_memory_per_block_bytes = 0;  ///< reserved per block by CUDA
   int warp_size = 32;                                        ///< threads per warp
-  SpecOrigin origin = SpecOrigin::datasheet;                 ///< datasheet or estimated
-  std::string source;                                        ///< where the numbers come from
+  // Memory-system figures of the counted-traffic model (traffic_model.hpp); where each comes from
+  // is in memory_model_source.
+  double l2_bandwidth_gb_s = 0;                  ///< L2 bandwidth at the boost clock
+  int shared_memory_bytes_per_clock_per_sm = 0;  ///< shared memory: 32 banks x 4 bytes per clock
+  double dram_latency_ns = 0;                    ///< latency of a load served by DRAM
+  double launch_overhead_us = 0;                 ///< launch-to-launch time of an empty kernel
+  std::string memory_model_source;               ///< sources of the four figures above
+  SpecOrigin origin = SpecOrigin::datasheet;     ///< datasheet or estimated
+  std::string source;                            ///< where the numbers come from
 
   /// Compute capability as "9.0".
   [[nodiscard]] std::string compute_capability() const;

@@ -71,6 +71,9 @@ void* dynamic_shared_memory(std::source_location where);
 /// Ends the launch with cudaErrorLaunchFailure (or cudaErrorAssert) and the message.
 [[noreturn]] void fail_kernel(bool assertion, const char* message, std::source_location where);
 
+/// Memory counting: an atomic of `bytes` at `address`, made by the instruction at `pc`.
+void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept;
+
 /// A cycle counter at the simulated device's clock (from the host's steady clock).
 long long clock_cycles() noexcept;
 
@@ -97,9 +100,11 @@ T from_bits(std::uint64_t bits) noexcept {
 }
 
 // CUDA atomics are relaxed read-modify-writes of global or shared memory. Threads of one block
-// run on one worker thread; blocks run concurrently on several, so these are real atomics.
+// run on one worker thread; blocks run concurrently on several, so these are real atomics. Their
+// own loads and stores are not instrumented for memory counting: the atomic functions below report
+// each atomic once, with their call site (they are not inlined, so the return address is it).
 template <class T, class Update>
-T atomic_update(T* address, Update update) noexcept {
+__attribute__((no_sanitize_address)) T atomic_update(T* address, Update update) noexcept {
   T old;
   __atomic_load(address, &old, __ATOMIC_RELAXED);
   T desired;
@@ -195,7 +200,8 @@ GPULAB_SIM_SHUFFLE(__shfl_xor_sync, shfl_xor, int)
 // Atomics (return the old value)
 // ------------------------------------------------------------------------------------------------
 #define GPULAB_SIM_ATOMIC(name, T, expression)                                               \
-  inline T name(T* address, T val) noexcept {                                                \
+  __attribute__((noinline, no_sanitize_address)) inline T name(T* address, T val) noexcept { \
+    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));      \
     return gpulab::sim::detail::atomic_update(address, [val](T old) { return expression; }); \
   }
 GPULAB_SIM_ATOMIC(atomicAdd, int, old + val)
@@ -231,7 +237,9 @@ GPULAB_SIM_ATOMIC(atomicDec, unsigned int, (old == 0u || old > val) ? val : old 
 #undef GPULAB_SIM_ATOMIC
 
 #define GPULAB_SIM_ATOMIC_CAS(T)                                                                   \
-  inline T atomicCAS(T* address, T compare, T val) noexcept {                                      \
+  __attribute__((noinline, no_sanitize_address)) inline T atomicCAS(T* address, T compare,         \
+                                                                    T val) noexcept {              \
+    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));            \
     __atomic_compare_exchange(address, &compare, &val, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
     return compare;                                                                                \
   }

@@ -53,6 +53,7 @@ struct KernelCall {
   void (*invoke)(void* payload) = nullptr;  // runs the kernel body for the current CUDA thread
   void (*destroy)(void* payload) = nullptr;
   void* payload = nullptr;
+  std::size_t payload_bytes = 0;  // the copied arguments (memory counting ignores reads of them)
 };
 
 /// Validates the launch, queues it on its stream and sets the caller's last error on failure.
@@ -76,6 +77,7 @@ class Launcher {
                              },
                              [](void* p) { delete static_cast<Payload*>(p); },
                              payload,
+                             sizeof(Payload),
                          });
   }
 

@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "gpulab/core/counters.hpp"
 #include "gpulab/sim/vector_types.hpp"
 
 // ------------------------------------------------------------------------------------------------
@@ -284,5 +286,45 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 
 /// Bytes of simulated device memory currently allocated.
 [[nodiscard]] std::size_t allocated_bytes() noexcept;
+
+// ------------------------------------------------------------------------------------------------
+// Memory counting (docs/sim.md, "Counting memory traffic"): with counting on, every kernel launch
+// records what its threads did to memory (gpulab/core/counters.hpp): requests, sectors,
+// wavefronts, bank conflicts, and L2 and DRAM traffic from a model of the spec's L2, which
+// persists across launches and sees copies and memsets too. The environment variable
+// GPULAB_SIM_COUNTERS=FILE turns counting on for every launch of a program and appends each
+// counted launch to FILE as one JSON line (`gpulab profile` reads it). GPULAB_SIM_CACHE_CONTROL=all
+// empties the modeled L2 before each counted launch, as Nsight Compute does by default; "none"
+// (the default here) keeps what earlier work left in it.
+// ------------------------------------------------------------------------------------------------
+
+/// Whether this build can count (not in AddressSanitizer builds: the asan preset).
+[[nodiscard]] bool counting_available() noexcept;
+/// Why it cannot, in one sentence; empty when it can.
+[[nodiscard]] std::string counting_unavailable_reason();
+/// Turns counting of later launches on or off (a launch keeps the setting it was queued with).
+/// Returns false, changing nothing, when `on` is asked of a build that cannot count.
+bool set_counting(bool on) noexcept;
+/// Whether later launches are counted.
+[[nodiscard]] bool counting() noexcept;
+/// The counted launches that have finished, oldest first (synchronize before reading).
+[[nodiscard]] std::vector<CountedLaunch> counted_launches();
+/// Forgets the counted launches kept so far.
+void clear_counted_launches();
+/// Queues, on `stream`, the emptying of the modeled L2 (dirty sectors are written back first).
+cudaError_t reset_modeled_l2(cudaStream_t stream = nullptr) noexcept;
+
+/// Counting on for the current scope (restores the previous setting). Throws std::runtime_error
+/// with counting_unavailable_reason() in a build that cannot count.
+class ScopedCounting {
+ public:
+  ScopedCounting();
+  ~ScopedCounting() { set_counting(previous_); }
+  ScopedCounting(const ScopedCounting&) = delete;
+  ScopedCounting& operator=(const ScopedCounting&) = delete;
+
+ private:
+  bool previous_;
+};
 
 }  // namespace gpulab::sim

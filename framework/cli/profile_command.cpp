@@ -1,0 +1,318 @@
+// `gpulab profile [LAB|PROGRAM] [--solution|--student] [--kernel REGEX] [--spec NAME]
+// [--metrics LIST] [--launches] [-- ARGS]`: runs a lab's report (or any program built for the sim
+// backend) with memory counting on (GPULAB_SIM_COUNTERS), then prints, per kernel, what its
+// launches did to memory (counters.hpp, under Nsight Compute's metric names) and the modeled time
+// from those counts (traffic_model.hpp) — like `ncu --print-summary per-kernel`, from the sim.
+#include <unistd.h>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "build_config.hpp"
+#include "commands.hpp"
+#include "gpulab/core/console.hpp"
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/kernel_table.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/core/traffic_model.hpp"
+#include "labs.hpp"
+
+namespace gpulab::cli {
+namespace {
+
+struct Options {
+  std::string target;
+  bool solution = false;
+  bool student = false;
+  std::string kernel = ".*";
+  std::string spec;
+  std::string metrics;
+  bool launches = false;
+  std::string cache_control = "all";
+  std::vector<std::string> extra;
+};
+
+// "gpulab::kernels::gemm_tiled<16>" -> "gemm_tiled": the kernel table's short name.
+std::string short_name(const std::string& kernel) {
+  std::string name = kernel.substr(0, kernel.find('<'));
+  if (const auto colon = name.rfind("::"); colon != std::string::npos) {
+    name.erase(0, colon + 2);
+  }
+  while (!name.empty() && (name.back() == ' ' || name.back() == '(' || name.back() == ')')) {
+    name.pop_back();
+  }
+  return name;
+}
+
+LaunchShape shape_of(const CountedLaunch& launch, const GpuSpec& spec) {
+  LaunchShape shape;
+  shape.grid = launch.grid;
+  shape.block = launch.block;
+  shape.dynamic_shared_bytes = launch.dynamic_shared_bytes;
+  if (const auto entry = find_kernel(short_name(launch.kernel), spec.cc_major, spec.cc_minor)) {
+    shape.resources = resources_of(*entry);
+    shape.resources_known = true;
+  }
+  return shape;
+}
+
+// The program to run and the arguments it gets.
+std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Options& options) {
+  std::vector<std::string> args = options.extra;
+  const std::filesystem::path as_path(options.target);
+  if (options.target.find('/') != std::string::npos) {
+    if (!std::filesystem::is_regular_file(as_path)) {
+      throw UsageError("no program at '" + options.target + "'");
+    }
+    return {as_path, args};
+  }
+  const LabManifest manifest = build_manifest();
+  const std::vector<const LabEntry*> labs = select_labs(manifest, {options.target});
+  if (labs.size() != 1) {
+    throw UsageError("profile one lab at a time, not '" + options.target + "'");
+  }
+  const std::string variant = choose_variant(manifest, options.solution, options.student);
+  const LabRun* run = find_run(*labs.front(), variant, "sim");
+  if (run == nullptr) {
+    throw std::runtime_error(labs.front()->id + " has no " + variant +
+                             " build for the sim backend");
+  }
+  return {build_dir() / "bin" / run->runner, args};
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) {
+      items.push_back(item);
+    }
+  }
+  return items;
+}
+
+// One kernel's launches, summed.
+struct KernelSummary {
+  std::string kernel;
+  std::size_t launches = 0;
+  MemoryCounters counters;
+  double modeled_s = 0;
+  std::map<ModelBound, double> time_by_bound;
+  std::string assumptions;
+};
+
+std::string bound_of(const KernelSummary& summary) {
+  const auto largest =
+      std::max_element(summary.time_by_bound.begin(), summary.time_by_bound.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  return largest == summary.time_by_bound.end() ? "" : std::string(to_string(largest->first));
+}
+
+std::string count_text(double value) {
+  return format_fixed(value,
+                      value == static_cast<double>(static_cast<std::uint64_t>(value)) ? 0 : 2);
+}
+
+int run(const Options& options) {
+  std::regex kernel_filter;
+  try {
+    kernel_filter = std::regex(options.kernel, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--kernel '" + options.kernel + "' is not a regular expression: " + e.what());
+  }
+  const std::vector<std::string> metrics = split_list(options.metrics);
+  for (const std::string& name : metrics) {
+    if (!is_counter_metric(name)) {
+      std::string known;
+      for (const CounterMetric& m : counter_metrics(MemoryCounters{})) {
+        known += (known.empty() ? "" : ", ") + std::string(m.name);
+      }
+      throw UsageError("unknown metric '" + name + "'; known: " + known);
+    }
+  }
+  std::optional<GpuSpec> chosen;
+  if (!options.spec.empty()) {
+    chosen = find_spec(options.spec);
+    if (!chosen) {
+      throw UsageError("unknown GPU '" + options.spec + "' (gpulab specs lists them)");
+    }
+  }
+  const auto [program, args] = program_of(options);
+  if (!GPULAB_SIM_COUNTING_AVAILABLE) {
+    throw std::runtime_error(
+        "memory counting is not available in this build (" GPULAB_SIM_COUNTING_STATUS ")");
+  }
+
+  // The counters file: fresh, in a private temporary directory.
+  std::string dir_template =
+      (std::filesystem::temp_directory_path() / "gpulab-profile.XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary directory for the counters");
+  }
+  const std::filesystem::path dir(dir_template);
+  const std::filesystem::path file = dir / "counters.jsonl";
+  setenv("GPULAB_SIM_COUNTERS", file.c_str(), 1);
+  setenv("GPULAB_SIM_CACHE_CONTROL", options.cache_control.c_str(), 1);
+  if (chosen) {
+    setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
+  }
+  std::cout << "gpulab profile: " << program.filename().string()
+            << " with memory counting on (sim backend)\n"
+            << std::flush;
+  const int status = run_program(program, args);
+  std::vector<CountedLaunch> launches;
+  if (std::filesystem::exists(file)) {
+    launches = read_counted_launches(file);
+  }
+  std::filesystem::remove_all(dir);
+  std::cout << "\n";
+  if (status != 0) {
+    std::cerr << "gpulab profile: " << program.filename().string() << " exited with status "
+              << status << "; the launches it finished are below\n";
+  }
+  if (launches.empty()) {
+    std::cerr << "gpulab profile: no kernel launch was counted (is it a sim-backend program?)\n";
+    return kFailure;
+  }
+
+  // Group by kernel, in first-launch order.
+  std::vector<KernelSummary> kernels;
+  std::vector<std::string> seen;
+  for (const CountedLaunch& launch : launches) {
+    if (std::find(seen.begin(), seen.end(), launch.kernel) == seen.end()) {
+      seen.push_back(launch.kernel);
+    }
+    if (!std::regex_search(launch.kernel, kernel_filter)) {
+      continue;
+    }
+    const GpuSpec spec = chosen ? *chosen : find_spec(launch.spec).value_or(default_spec());
+    const ModeledTime m = model_time(launch.counters, shape_of(launch, spec), spec);
+    auto it = std::find_if(kernels.begin(), kernels.end(),
+                           [&](const KernelSummary& k) { return k.kernel == launch.kernel; });
+    if (it == kernels.end()) {
+      kernels.emplace_back();
+      kernels.back().kernel = launch.kernel;
+      it = std::prev(kernels.end());
+    }
+    it->launches += 1;
+    it->counters += launch.counters;
+    it->modeled_s += m.time_s;
+    it->time_by_bound[m.bound] += m.time_s;
+    if (it->assumptions.empty()) {
+      it->assumptions = m.assumptions;
+    }
+    if (options.launches) {
+      std::cout << "launch " << launch.launch_id << ": " << launch.kernel << " grid ("
+                << launch.grid[0] << "," << launch.grid[1] << "," << launch.grid[2] << ") block ("
+                << launch.block[0] << "," << launch.block[1] << "," << launch.block[2] << ") at "
+                << launch.where << ": " << format_fixed(m.time_s * 1e6, 2) << " us modeled ("
+                << spec.name << "), " << to_string(m.bound) << "\n";
+    }
+  }
+  if (kernels.empty()) {
+    std::string names;
+    for (const std::string& name : seen) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    std::cerr << "gpulab: error: no counted launch matches --kernel '" << options.kernel
+              << "'; kernels launched: " << names << "\n";
+    return kUsage;
+  }
+
+  const std::string spec_name =
+      chosen ? chosen->name : find_spec(launches.front().spec).value_or(default_spec()).name;
+  std::cout << "Counted on sim (exact for converged warps), time modeled (" << spec_name
+            << ") from the counts; not measured.\n\n";
+  if (metrics.empty()) {
+    Table table({{"kernel", "", Align::left},
+                 {"launches", "", Align::right},
+                 {"modeled", "us", Align::right},
+                 {"bound", "", Align::left},
+                 {"ld sectors/req", "", Align::right},
+                 {"st sectors/req", "", Align::right},
+                 {"shared wavefronts", "", Align::right},
+                 {"bank conflicts", "", Align::right},
+                 {"L2 hit", "%", Align::right},
+                 {"DRAM read", "", Align::right},
+                 {"DRAM write", "", Align::right}});
+    for (const KernelSummary& k : kernels) {
+      const MemoryCounters& c = k.counters;
+      table.add_row({k.kernel, std::to_string(k.launches), format_fixed(k.modeled_s * 1e6, 2),
+                     bound_of(k), format_fixed(c.sectors_per_load_request(), 2),
+                     format_fixed(c.sectors_per_store_request(), 2),
+                     std::to_string(c.shared_load.wavefronts + c.shared_store.wavefronts +
+                                    c.shared_atomic.wavefronts),
+                     std::to_string(c.shared_load.bank_conflicts + c.shared_store.bank_conflicts),
+                     format_fixed(c.l2_hit_rate_pct(), 1),
+                     format_bytes(static_cast<double>(c.dram_bytes_read)),
+                     format_bytes(static_cast<double>(c.dram_bytes_written))});
+    }
+    std::cout << table;
+  } else {
+    Table table({{"kernel", "", Align::left},
+                 {"metric", "", Align::left},
+                 {"unit", "", Align::left},
+                 {"value", "", Align::right}});
+    for (const KernelSummary& k : kernels) {
+      for (const CounterMetric& m : counter_metrics(k.counters)) {
+        if (std::find(metrics.begin(), metrics.end(), m.name) != metrics.end()) {
+          table.add_row({k.kernel, std::string(m.name), std::string(m.unit), count_text(m.value)});
+        }
+      }
+    }
+    std::cout << table;
+  }
+  for (const KernelSummary& k : kernels) {
+    if (!k.assumptions.empty()) {
+      std::cout << "  " << k.kernel << ": " << k.assumptions << "\n";
+    }
+  }
+  std::cout << "\nSums over each kernel's launches. Metric names as in Nsight Compute (gpulab "
+               "profile --metrics NAME,... prints any of them); docs/sim.md explains the counts "
+               "and the model.\n";
+  return status == 0 ? kSuccess : kFailure;
+}
+
+}  // namespace
+
+Command add_profile_command(CLI::App& app, const std::vector<std::string>& program_args) {
+  CLI::App* command = app.add_subcommand(
+      "profile",
+      "Runs a lab's report (or a sim-backend program) with memory counting on and prints, per "
+      "kernel, its requests, sectors, shared-memory wavefronts, bank conflicts, L2 and DRAM "
+      "traffic, and the GPU time modeled from them");
+  auto options = std::make_shared<Options>();
+  options->extra = program_args;
+  command->add_option("target", options->target, "A lab (lab01, 02, ...) or a program's path")
+      ->required();
+  auto* solution = command->add_flag("--solution", options->solution, "The solution's code");
+  auto* student = command->add_flag("--student", options->student, "The code in labs/");
+  solution->excludes(student);
+  command->add_option("--kernel", options->kernel,
+                      "Only kernels whose name matches this regular expression");
+  command->add_option("--spec", options->spec,
+                      "The GPU to simulate and model (default: GPULAB_SIM_SPEC or H100 SXM)");
+  command->add_option("--metrics", options->metrics,
+                      "Comma-separated metric names to print instead of the summary table");
+  command->add_flag("--launches", options->launches, "Also print one line per launch");
+  command
+      ->add_option("--cache-control", options->cache_control,
+                   "all: empty the modeled L2 before each launch, as Nsight Compute does "
+                   "(default); none: keep what earlier work left in it")
+      ->check(CLI::IsMember({"all", "none"}));
+  command->footer(
+      "Example: gpulab profile lab02 --kernel softmax\n"
+      "Arguments after -- go to the program. Any sim program counts with "
+      "GPULAB_SIM_COUNTERS=FILE set (docs/sim.md).");
+  return {command, [options] { return run(*options); }};
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,116 @@
+// What the threads of one kernel launch did to the memory system, counted on the sim backend
+// (framework/sim counts every load, store and atomic of a translated kernel; docs/sim.md).
+//
+// The figures are Nsight Compute's where the meaning is the same, and counter_metrics() lists them
+// under its metric names, so a table from sim and one from `ncu --metrics` line up:
+//   - a request is one warp-level memory instruction: the lanes of a warp that reach the same
+//     instruction for the k-th time (exact for converged code; docs/sim.md on divergence);
+//   - a sector is 32 bytes of global memory, aligned; a request moves every sector any of its
+//     lanes touches, once;
+//   - a shared-memory wavefront is one pass through the 32 banks of 4 bytes; a request needs as
+//     many as its worst bank has distinct words (one word read by many lanes is a broadcast, not a
+//     conflict), and 8- and 16-byte accesses are served in 2 or 4 phases of 16 or 8 lanes;
+//   - L2 and DRAM figures come from a model of the spec's L2 (sector_cache.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulab {
+
+/// Global-memory requests of one kind (loads, stores or atomics).
+struct GlobalAccessCounts {
+  std::uint64_t requests = 0;         ///< warp-level instructions
+  std::uint64_t sectors = 0;          ///< 32-byte sectors moved, summed over requests
+  std::uint64_t bytes_requested = 0;  ///< bytes the active lanes asked for
+  std::uint64_t lanes = 0;            ///< active lanes, summed over requests
+  friend bool operator==(const GlobalAccessCounts&, const GlobalAccessCounts&) = default;
+};
+
+/// Shared-memory requests of one kind (loads, stores or atomics).
+struct SharedAccessCounts {
+  std::uint64_t requests = 0;        ///< warp-level instructions
+  std::uint64_t wavefronts = 0;      ///< passes through the banks
+  std::uint64_t bank_conflicts = 0;  ///< wavefronts beyond the conflict-free minimum
+  std::uint64_t lanes = 0;           ///< active lanes, summed over requests
+  friend bool operator==(const SharedAccessCounts&, const SharedAccessCounts&) = default;
+};
+
+/// Everything counted for one kernel launch.
+struct MemoryCounters {
+  GlobalAccessCounts global_load;
+  GlobalAccessCounts global_store;
+  GlobalAccessCounts global_atomic;
+  SharedAccessCounts shared_load;
+  SharedAccessCounts shared_store;
+  SharedAccessCounts shared_atomic;
+  std::uint64_t l2_sector_reads = 0;     ///< sectors looked up in L2 by loads (and atomics)
+  std::uint64_t l2_sector_writes = 0;    ///< sectors written to L2 by stores (and atomics)
+  std::uint64_t l2_sector_hits = 0;      ///< lookups that found their sector in L2
+  std::uint64_t dram_bytes_read = 0;     ///< sectors L2 missed, times 32
+  std::uint64_t dram_bytes_written = 0;  ///< dirty sectors written back, times 32
+  std::uint64_t local_accesses = 0;      ///< lane accesses to the thread's own stack (not modeled)
+  std::uint64_t other_accesses = 0;      ///< lane accesses outside device and shared memory
+
+  MemoryCounters& operator+=(const MemoryCounters& other);
+  friend bool operator==(const MemoryCounters&, const MemoryCounters&) = default;
+
+  /// Sectors per request of global loads (0 without loads).
+  [[nodiscard]] double sectors_per_load_request() const;
+  /// Sectors per request of global stores (0 without stores).
+  [[nodiscard]] double sectors_per_store_request() const;
+  /// L2 sector hit rate in percent (0 without lookups).
+  [[nodiscard]] double l2_hit_rate_pct() const;
+  /// Active lanes per warp-level memory request, over every kind (0 without requests).
+  [[nodiscard]] double lanes_per_request() const;
+  /// Global loads' bytes requested over bytes moved (sectors x 32), in percent (0 without loads):
+  /// 100 when every byte moved was asked for, above 100 when lanes share bytes.
+  [[nodiscard]] double global_load_efficiency_pct() const;
+};
+
+/// One counted kernel launch.
+struct CountedLaunch {
+  std::uint64_t launch_id = 0;                 ///< the process's launches so far, this one included
+  std::string kernel;                          ///< the kernel as the launch names it
+  std::string where;                           ///< file:line of the launch
+  std::string spec;                            ///< key of the simulated GPU (L2 size, banks)
+  std::array<std::uint32_t, 3> grid{1, 1, 1};  ///< blocks, x y z
+  std::array<std::uint32_t, 3> block{1, 1, 1};  ///< threads per block, x y z
+  std::uint64_t dynamic_shared_bytes = 0;       ///< dynamic shared memory per block
+  MemoryCounters counters;
+  friend bool operator==(const CountedLaunch&, const CountedLaunch&) = default;
+};
+
+/// Version of the counted-launch line format below.
+inline constexpr int kCountedLaunchSchemaVersion = 1;
+
+/// One launch as one line of JSON (no newline), the format of GPULAB_SIM_COUNTERS files.
+[[nodiscard]] std::string counted_launch_to_json_line(const CountedLaunch& launch);
+/// Reads one line; throws std::runtime_error saying what is wrong (unknown fields are ignored).
+[[nodiscard]] CountedLaunch counted_launch_from_json_line(std::string_view line);
+/// Every launch of a GPULAB_SIM_COUNTERS file, in file order; throws std::runtime_error naming the
+/// file and line of the first bad line, or a file that cannot be read.
+[[nodiscard]] std::vector<CountedLaunch> read_counted_launches(const std::filesystem::path& path);
+
+/// One counted figure under its metric name.
+struct CounterMetric {
+  std::string_view name;  ///< Nsight Compute's metric name, or gpulab__... where it has none
+  std::string_view unit;  ///< "", "sector", "request", "byte", "%", ...
+  double value = 0;
+  std::string_view description;  ///< one line
+};
+
+/// Every figure of `counters`, in a fixed order (the order of `gpulab profile`'s table).
+[[nodiscard]] std::vector<CounterMetric> counter_metrics(const MemoryCounters& counters);
+
+/// The names counter_metrics() uses that Nsight Compute also reports (for `ncu --metrics`).
+[[nodiscard]] std::vector<std::string_view> ncu_metric_names();
+
+/// True when `name` is one of counter_metrics()'s names.
+[[nodiscard]] bool is_counter_metric(std::string_view name);
+
+}  // namespace gpulab

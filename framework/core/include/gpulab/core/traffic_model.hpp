@@ -1,0 +1,72 @@
+// A modeled GPU time for a kernel launch, computed from what the sim counted it doing to memory
+// (counters.hpp) and a spec's figures (specs.hpp). It follows the code: coalescing changes the
+// sectors, tiling changes the L2 and DRAM traffic, padding changes the wavefronts, block size and
+// registers change the occupancy and so the latency hiding. Every result is "modeled (SPEC)", never
+// measured; docs/sim.md, "The time model", gives the equations and their limits.
+//
+//   t = launch overhead + tail x max(DRAM, L2, L1/shared, FP32)
+//
+//   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
+//             bytes in flight = resident warps x bytes per global load request (Little's law: one
+//             request in flight per warp)
+//   L2        (L2 sectors read + written) x 32 / L2 bandwidth
+//   L1/shared per SM: global requests' L1 cycles (max(1, sectors / 4) each: one tag lookup and at
+//             most 128 bytes per clock) plus shared-memory wavefronts (one per clock), spread over
+//             the SMs the grid occupies
+//   FP32      declared FLOPs / FP32 peak (0 when the launch declares none)
+//   tail      ceil(waves) / waves for waves = blocks / (resident blocks per SM x SMs) >= 1
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/occupancy.hpp"
+#include "gpulab/core/specs.hpp"
+
+namespace gpulab {
+
+/// The launch being modeled: its configuration and resources.
+struct LaunchShape {
+  std::array<std::uint32_t, 3> grid{1, 1, 1};   ///< blocks, x y z
+  std::array<std::uint32_t, 3> block{1, 1, 1};  ///< threads per block, x y z
+  std::uint64_t dynamic_shared_bytes = 0;       ///< dynamic shared memory per block
+  KernelResources resources;                    ///< registers and static shared memory
+  bool resources_known = false;  ///< false: registers assumed (kAssumedRegisters), static smem 0
+  double flop = 0;               ///< FLOPs the launch declares (0: none declared)
+};
+
+/// Registers per thread assumed when the kernel's are unknown (not in the ptxas kernel table).
+inline constexpr int kAssumedRegisters = 32;
+
+/// Which term bounds a modeled time.
+enum class ModelBound { dram_bandwidth, dram_latency, l2_bandwidth, l1_shared, fp32, launch };
+
+/// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32", "launch".
+[[nodiscard]] std::string_view to_string(ModelBound bound) noexcept;
+
+/// The modeled time of one launch and its terms (seconds).
+struct ModeledTime {
+  double time_s = 0;                      ///< launch + tail x max(terms)
+  double dram_s = 0;                      ///< DRAM bytes at the achievable DRAM bandwidth
+  double l2_s = 0;                        ///< L2 sectors at the L2 bandwidth
+  double l1_shared_s = 0;                 ///< L1 request cycles and shared wavefronts per SM
+  double fp32_s = 0;                      ///< declared FLOPs at the FP32 peak
+  double launch_s = 0;                    ///< launch overhead
+  double tail_factor = 1;                 ///< ceil(waves) / waves
+  double waves = 0;                       ///< blocks / blocks resident at once
+  double achievable_dram_gb_s = 0;        ///< min(peak, bytes in flight / latency)
+  double occupancy_fraction = 0;          ///< resident warps / max warps per SM
+  int active_blocks_per_sm = 0;           ///< resident blocks per SM (0: cannot launch)
+  ModelBound bound = ModelBound::launch;  ///< the largest term
+  std::string spec;                       ///< the spec's name, for "modeled (SPEC)"
+  std::string assumptions;  ///< what was assumed (unknown registers, ...); empty when nothing
+};
+
+/// Models one launch on `spec`. Throws std::invalid_argument for an empty grid or block, and for
+/// a launch that cannot run on the spec (occupancy 0), naming the reason.
+[[nodiscard]] ModeledTime model_time(const MemoryCounters& counters, const LaunchShape& shape,
+                                     const GpuSpec& spec);
+
+}  // namespace gpulab

@@ -1,0 +1,257 @@
+#include "gpulab/core/counters.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace gpulab {
+namespace {
+
+void add(GlobalAccessCounts& a, const GlobalAccessCounts& b) {
+  a.requests += b.requests;
+  a.sectors += b.sectors;
+  a.bytes_requested += b.bytes_requested;
+  a.lanes += b.lanes;
+}
+
+void add(SharedAccessCounts& a, const SharedAccessCounts& b) {
+  a.requests += b.requests;
+  a.wavefronts += b.wavefronts;
+  a.bank_conflicts += b.bank_conflicts;
+  a.lanes += b.lanes;
+}
+
+double ratio(std::uint64_t numerator, std::uint64_t denominator) {
+  return denominator == 0 ? 0.0 : static_cast<double>(numerator) / static_cast<double>(denominator);
+}
+
+constexpr std::string_view kOwnPrefix = "gpulab__";
+
+// The raw counters by field name: one table for the writer and the reader.
+template <class Counters, class Visit>
+void for_each_field(Counters& c, Visit visit) {
+  const auto global = [&](const char* prefix, auto& g) {
+    visit(std::string(prefix) + "_requests", g.requests);
+    visit(std::string(prefix) + "_sectors", g.sectors);
+    visit(std::string(prefix) + "_bytes_requested", g.bytes_requested);
+    visit(std::string(prefix) + "_lanes", g.lanes);
+  };
+  const auto shared = [&](const char* prefix, auto& s) {
+    visit(std::string(prefix) + "_requests", s.requests);
+    visit(std::string(prefix) + "_wavefronts", s.wavefronts);
+    visit(std::string(prefix) + "_bank_conflicts", s.bank_conflicts);
+    visit(std::string(prefix) + "_lanes", s.lanes);
+  };
+  global("global_load", c.global_load);
+  global("global_store", c.global_store);
+  global("global_atomic", c.global_atomic);
+  shared("shared_load", c.shared_load);
+  shared("shared_store", c.shared_store);
+  shared("shared_atomic", c.shared_atomic);
+  visit("l2_sector_reads", c.l2_sector_reads);
+  visit("l2_sector_writes", c.l2_sector_writes);
+  visit("l2_sector_hits", c.l2_sector_hits);
+  visit("dram_bytes_read", c.dram_bytes_read);
+  visit("dram_bytes_written", c.dram_bytes_written);
+  visit("local_accesses", c.local_accesses);
+  visit("other_accesses", c.other_accesses);
+}
+
+std::array<std::uint32_t, 3> read_dim(const nlohmann::json& j, const char* name) {
+  const auto& value = j.at(name);
+  if (!value.is_array() || value.size() != 3) {
+    throw std::runtime_error(std::string("'") + name + "' is not an array of three counts");
+  }
+  std::array<std::uint32_t, 3> dim{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!value[i].is_number_unsigned() || value[i].get<std::uint64_t>() == 0 ||
+        value[i].get<std::uint64_t>() > 0xffffffffu) {
+      throw std::runtime_error(std::string("'") + name + "' holds a count out of range");
+    }
+    dim[i] = value[i].get<std::uint32_t>();
+  }
+  return dim;
+}
+
+}  // namespace
+
+MemoryCounters& MemoryCounters::operator+=(const MemoryCounters& other) {
+  add(global_load, other.global_load);
+  add(global_store, other.global_store);
+  add(global_atomic, other.global_atomic);
+  add(shared_load, other.shared_load);
+  add(shared_store, other.shared_store);
+  add(shared_atomic, other.shared_atomic);
+  l2_sector_reads += other.l2_sector_reads;
+  l2_sector_writes += other.l2_sector_writes;
+  l2_sector_hits += other.l2_sector_hits;
+  dram_bytes_read += other.dram_bytes_read;
+  dram_bytes_written += other.dram_bytes_written;
+  local_accesses += other.local_accesses;
+  other_accesses += other.other_accesses;
+  return *this;
+}
+
+double MemoryCounters::sectors_per_load_request() const {
+  return ratio(global_load.sectors, global_load.requests);
+}
+
+double MemoryCounters::sectors_per_store_request() const {
+  return ratio(global_store.sectors, global_store.requests);
+}
+
+double MemoryCounters::l2_hit_rate_pct() const {
+  return 100.0 * ratio(l2_sector_hits, l2_sector_reads + l2_sector_writes);
+}
+
+double MemoryCounters::lanes_per_request() const {
+  const std::uint64_t lanes = global_load.lanes + global_store.lanes + global_atomic.lanes +
+                              shared_load.lanes + shared_store.lanes + shared_atomic.lanes;
+  const std::uint64_t requests = global_load.requests + global_store.requests +
+                                 global_atomic.requests + shared_load.requests +
+                                 shared_store.requests + shared_atomic.requests;
+  return ratio(lanes, requests);
+}
+
+double MemoryCounters::global_load_efficiency_pct() const {
+  return 100.0 * ratio(global_load.bytes_requested, global_load.sectors * 32);
+}
+
+std::string counted_launch_to_json_line(const CountedLaunch& launch) {
+  nlohmann::json counters = nlohmann::json::object();
+  for_each_field(launch.counters,
+                 [&](const std::string& name, std::uint64_t value) { counters[name] = value; });
+  const nlohmann::json line = {
+      {"schema_version", kCountedLaunchSchemaVersion},
+      {"launch_id", launch.launch_id},
+      {"kernel", launch.kernel},
+      {"where", launch.where},
+      {"spec", launch.spec},
+      {"grid", launch.grid},
+      {"block", launch.block},
+      {"dynamic_shared_bytes", launch.dynamic_shared_bytes},
+      {"counters", counters},
+  };
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+CountedLaunch counted_launch_from_json_line(std::string_view line) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (!j.is_object()) {
+      throw std::runtime_error("not a JSON object");
+    }
+    if (j.at("schema_version") != kCountedLaunchSchemaVersion) {
+      throw std::runtime_error("schema_version is not " +
+                               std::to_string(kCountedLaunchSchemaVersion));
+    }
+    CountedLaunch launch;
+    launch.launch_id = j.at("launch_id").get<std::uint64_t>();
+    launch.kernel = j.at("kernel").get<std::string>();
+    launch.where = j.at("where").get<std::string>();
+    launch.spec = j.at("spec").get<std::string>();
+    launch.grid = read_dim(j, "grid");
+    launch.block = read_dim(j, "block");
+    launch.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<std::uint64_t>();
+    const nlohmann::json& counters = j.at("counters");
+    for_each_field(launch.counters, [&](const std::string& name, std::uint64_t& value) {
+      const nlohmann::json& field = counters.at(name);
+      if (!field.is_number_unsigned()) {
+        throw std::runtime_error("counters." + name + " is not a count");
+      }
+      value = field.get<std::uint64_t>();
+    });
+    return launch;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
+std::vector<CountedLaunch> read_counted_launches(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error(path.string() + ": cannot be read");
+  }
+  std::vector<CountedLaunch> launches;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) {
+      continue;
+    }
+    try {
+      launches.push_back(counted_launch_from_json_line(line));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": " + e.what());
+    }
+  }
+  return launches;
+}
+
+std::vector<CounterMetric> counter_metrics(const MemoryCounters& c) {
+  const auto n = [](std::uint64_t v) { return static_cast<double>(v); };
+  return {
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "request", n(c.global_load.requests),
+       "global load requests (warp-level instructions)"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", n(c.global_load.sectors),
+       "32-byte sectors moved by global loads"},
+      {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sector",
+       c.sectors_per_load_request(), "sectors per global load request (4 for coalesced floats)"},
+      {"gpulab__global_ld_efficiency.pct", "%", c.global_load_efficiency_pct(),
+       "bytes the lanes asked for over bytes the sectors moved"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "request", n(c.global_store.requests),
+       "global store requests"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "sector", n(c.global_store.sectors),
+       "32-byte sectors moved by global stores"},
+      {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sector",
+       c.sectors_per_store_request(), "sectors per global store request"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "request", n(c.global_atomic.requests),
+       "global atomic requests"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "sector", n(c.global_atomic.sectors),
+       "32-byte sectors touched by global atomics"},
+      {"smsp__inst_executed_op_shared_ld.sum", "request", n(c.shared_load.requests),
+       "shared-memory load requests"},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "wavefront",
+       n(c.shared_load.wavefronts), "shared-memory load wavefronts"},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "wavefront",
+       n(c.shared_load.bank_conflicts), "extra wavefronts from bank conflicts (loads)"},
+      {"smsp__inst_executed_op_shared_st.sum", "request", n(c.shared_store.requests),
+       "shared-memory store requests"},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "wavefront",
+       n(c.shared_store.wavefronts), "shared-memory store wavefronts"},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "wavefront",
+       n(c.shared_store.bank_conflicts), "extra wavefronts from bank conflicts (stores)"},
+      {"smsp__inst_executed_op_shared_atom.sum", "request", n(c.shared_atomic.requests),
+       "shared-memory atomic requests"},
+      {"gpulab__shared_atom_wavefronts.sum", "wavefront", n(c.shared_atomic.wavefronts),
+       "shared-memory atomic wavefronts (lanes on one bank serialize)"},
+      {"gpulab__lanes_per_memory_request.ratio", "lane", c.lanes_per_request(),
+       "active lanes per memory request (32 without divergence)"},
+      {"lts__t_sectors_srcunit_tex_op_read.sum", "sector", n(c.l2_sector_reads),
+       "sectors read from L2 (loads and atomics)"},
+      {"lts__t_sectors_srcunit_tex_op_write.sum", "sector", n(c.l2_sector_writes),
+       "sectors written to L2 (stores and atomics)"},
+      {"lts__t_sector_hit_rate.pct", "%", c.l2_hit_rate_pct(), "L2 sector hit rate"},
+      {"dram__bytes_read.sum", "byte", n(c.dram_bytes_read), "DRAM bytes read (L2 misses)"},
+      {"dram__bytes_write.sum", "byte", n(c.dram_bytes_written),
+       "DRAM bytes written (dirty L2 sectors)"},
+  };
+}
+
+std::vector<std::string_view> ncu_metric_names() {
+  std::vector<std::string_view> names;
+  for (const CounterMetric& metric : counter_metrics(MemoryCounters{})) {
+    if (!metric.name.starts_with(kOwnPrefix)) {
+      names.push_back(metric.name);
+    }
+  }
+  return names;
+}
+
+bool is_counter_metric(std::string_view name) {
+  const std::vector<CounterMetric> metrics = counter_metrics(MemoryCounters{});
+  return std::any_of(metrics.begin(), metrics.end(),
+                     [&](const CounterMetric& metric) { return metric.name == name; });
+}
+
+}  // namespace gpulab

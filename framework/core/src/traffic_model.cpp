@@ -1,0 +1,129 @@
+#include "gpulab/core/traffic_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gpulab {
+
+std::string_view to_string(ModelBound bound) noexcept {
+  switch (bound) {
+    case ModelBound::dram_bandwidth:
+      return "DRAM bandwidth";
+    case ModelBound::dram_latency:
+      return "DRAM latency (occupancy)";
+    case ModelBound::l2_bandwidth:
+      return "L2 bandwidth";
+    case ModelBound::l1_shared:
+      return "L1/shared";
+    case ModelBound::fp32:
+      return "FP32";
+    case ModelBound::launch:
+      return "launch";
+  }
+  return "launch";
+}
+
+namespace {
+
+double as_double(std::uint64_t v) {
+  return static_cast<double>(v);
+}
+
+// L1 cycles of one kind of global request: one tag lookup per request, at most four sectors
+// (128 bytes) per clock.
+double l1_cycles(const GlobalAccessCounts& c) {
+  return std::max(as_double(c.requests), as_double(c.sectors) / 4.0);
+}
+
+}  // namespace
+
+ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const GpuSpec& spec) {
+  const std::uint64_t threads = std::uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
+  const std::uint64_t blocks = std::uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+  if (threads == 0 || blocks == 0) {
+    throw std::invalid_argument("time model: the launch has an empty grid or block");
+  }
+  ModeledTime m;
+  m.spec = spec.name;
+
+  KernelResources resources = shape.resources;
+  if (!shape.resources_known) {
+    resources.registers_per_thread = kAssumedRegisters;
+    m.assumptions = "registers unknown: " + std::to_string(kAssumedRegisters) +
+                    " per thread assumed, no static shared memory";
+  }
+  const int warps_per_block = static_cast<int>((threads + 31) / 32);
+  int blocks_per_sm = 0;
+  try {
+    const Occupancy occupancy =
+        compute_occupancy(spec, resources, static_cast<int>(threads), shape.dynamic_shared_bytes);
+    blocks_per_sm = occupancy.active_blocks_per_sm;
+  } catch (const std::runtime_error&) {
+    // No cuda_occupancy.h in this build: the warp and block limits alone.
+    blocks_per_sm = std::min(spec.max_blocks_per_sm, spec.max_warps_per_sm / warps_per_block);
+    m.assumptions += std::string(m.assumptions.empty() ? "" : "; ") +
+                     "occupancy from the warp and block limits only (no cuda_occupancy.h)";
+  }
+  if (blocks_per_sm <= 0) {
+    throw std::invalid_argument("time model: a block of " + std::to_string(threads) +
+                                " threads cannot be resident on " + spec.name);
+  }
+  m.active_blocks_per_sm = blocks_per_sm;
+  m.occupancy_fraction = static_cast<double>(blocks_per_sm * warps_per_block) /
+                         static_cast<double>(spec.max_warps_per_sm);
+
+  const double slots = static_cast<double>(blocks_per_sm) * spec.sm_count;
+  m.waves = as_double(blocks) / slots;
+  m.tail_factor = m.waves >= 1.0 ? std::ceil(m.waves) / m.waves : 1.0;
+  const double resident_blocks = std::min(as_double(blocks), slots);
+  const double active_sms = std::min(as_double(blocks), static_cast<double>(spec.sm_count));
+  const double clock_hz = spec.boost_clock_mhz * 1e6;
+
+  // DRAM, with Little's law: one global request per resident warp in flight.
+  const std::uint64_t requests =
+      c.global_load.requests + c.global_store.requests + c.global_atomic.requests;
+  const std::uint64_t sectors =
+      c.global_load.sectors + c.global_store.sectors + c.global_atomic.sectors;
+  const double bytes_per_request =
+      requests > 0 ? 32.0 * as_double(sectors) / as_double(requests) : 128.0;
+  const double in_flight_bytes = resident_blocks * warps_per_block * bytes_per_request;
+  const double peak_bytes_s = spec.dram_bandwidth_gb_s * 1e9;
+  const double latency_bytes_s = in_flight_bytes / (spec.dram_latency_ns * 1e-9);
+  const double achievable = std::min(peak_bytes_s, latency_bytes_s);
+  m.achievable_dram_gb_s = achievable / 1e9;
+  m.dram_s = as_double(c.dram_bytes_read + c.dram_bytes_written) / achievable;
+
+  m.l2_s =
+      32.0 * as_double(c.l2_sector_reads + c.l2_sector_writes) / (spec.l2_bandwidth_gb_s * 1e9);
+
+  const double l1_shared_cycles =
+      l1_cycles(c.global_load) + l1_cycles(c.global_store) + l1_cycles(c.global_atomic) +
+      as_double(c.shared_load.wavefronts + c.shared_store.wavefronts + c.shared_atomic.wavefronts) *
+          128.0 / spec.shared_memory_bytes_per_clock_per_sm;
+  m.l1_shared_s = l1_shared_cycles / active_sms / clock_hz;
+
+  m.fp32_s = shape.flop / (spec.fp32_tflop_s * 1e12);
+  m.launch_s = spec.launch_overhead_us * 1e-6;
+
+  double largest = 0;
+  const auto consider = [&](double t, ModelBound bound) {
+    if (t > largest) {
+      largest = t;
+      m.bound = bound;
+    }
+  };
+  consider(m.dram_s,
+           latency_bytes_s < peak_bytes_s ? ModelBound::dram_latency : ModelBound::dram_bandwidth);
+  consider(m.l2_s, ModelBound::l2_bandwidth);
+  consider(m.l1_shared_s, ModelBound::l1_shared);
+  consider(m.fp32_s, ModelBound::fp32);
+  const double body = m.tail_factor * largest;
+  if (body < m.launch_s) {
+    m.bound = ModelBound::launch;
+  }
+  m.time_s = m.launch_s + body;
+  return m;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,712 @@
+// Memory counting on sim: every load, store and atomic a kernel's CUDA threads make, turned into
+// the warp-level requests a GPU would issue, with their sectors, wavefronts and bank conflicts,
+// and the global sectors run through a model of the spec's L2.
+//
+// How accesses are seen. With counting compiled in (GPULAB_SIM_COUNTING, cmake/GpulabBackend.cmake)
+// the translated .cu files are built with GCC's -fsanitize=kernel-address and every access calls
+// one outlined callback, __asan_{load,store}{1,2,4,8,16,N}_noabort(address), defined below in this
+// file (built without the flag). No AddressSanitizer runtime is linked: the callbacks are ours.
+// When no counted CUDA thread runs on the calling OS thread, a callback returns at once; the cost
+// is the call. Atomics report themselves (device.hpp calls count_atomic), their own loads and
+// stores are not instrumented.
+//
+// What an access is. The address decides: the running thread's fiber stack is local memory (counted
+// apart, not modeled); the launch's dynamic shared memory and the thread's static TLS block (where
+// `__shared__` variables live, minus the built-in variables) are shared memory; a live cudaMalloc
+// or cudaMallocHost allocation is global memory; the kernel's arguments are ignored; anything else
+// is "other" (a __constant__ variable, or host memory a GPU could not read).
+//
+// Requests. The lanes of a warp that reach the same instruction (the callback's return address)
+// for the k-th time form one request. When every live thread of the block reaches a barrier, and at
+// the block's end, the requests formed are complete: they are costed in a schedule-independent
+// order (position in the lowest lane's access sequence, then warp, then lane), so the counts do not
+// depend on the order the simulator ran the threads in.
+//
+// L2. Each block's global sectors are fed to the device's L2 model (gpulab/core/sector_cache.hpp)
+// in block order (blocks finish out of order on several workers; a reorder buffer holds the early
+// ones), so L2 and DRAM figures are the same with 1 or many workers and under every schedule.
+#include "counting.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fiber.hpp"
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/sector_cache.hpp"
+#include "gpulab/sim/runtime.hpp"
+#include "queue.hpp"
+
+namespace gpulab::sim::detail {
+namespace {
+
+constexpr unsigned kWarp = 32;
+
+enum class Op : std::uint8_t { load, store, atomic };
+enum class Space : std::uint8_t { global, shared };
+
+// One warp-level request as it forms: the lanes that reached one instruction for the k-th time.
+struct Group {
+  std::uint64_t pc = 0;
+  std::uint32_t mask = 0;
+  std::uint32_t position = 0;  // index of this access in the lowest lane's sequence
+  std::uint32_t warp = 0;
+  std::uint32_t lowest_lane = kWarp;
+  Op op = Op::load;
+  Space space = Space::global;
+  std::array<std::uint64_t, kWarp> address{};
+  std::array<std::uint32_t, kWarp> bytes{};
+};
+
+// Per warp and instruction: how often each lane reached it, and the request of each visit.
+struct InstructionVisits {
+  std::array<std::uint32_t, kWarp> visits{};
+  std::vector<std::uint32_t> groups;  // indices into BlockCounter::groups, by visit
+};
+
+struct WarpState {
+  std::unordered_map<std::uint64_t, InstructionVisits> instructions;
+  std::array<std::uint32_t, kWarp> accesses{};  // per lane, in this phase
+};
+
+struct Range {
+  std::uintptr_t begin = 0;
+  std::uintptr_t bytes = 0;
+  [[nodiscard]] bool contains(std::uintptr_t a) const { return a - begin < bytes; }
+};
+
+// The executable's static TLS block of the calling thread (x86-64 and AArch64 glibc layouts):
+// where `static thread_local` (the sim's __shared__) variables of the program live.
+Range static_tls_block() {
+  struct Segment {
+    std::uintptr_t memsz = 0;
+    std::uintptr_t align = 1;
+  } segment;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type == PT_TLS) {
+            auto* out = static_cast<Segment*>(data);
+            out->memsz = info->dlpi_phdr[i].p_memsz;
+            out->align = std::max<std::uintptr_t>(1, info->dlpi_phdr[i].p_align);
+          }
+        }
+        return 1;  // the first module is the executable
+      },
+      &segment);
+  const auto tp = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  const std::uintptr_t span = (segment.memsz + segment.align - 1) / segment.align * segment.align;
+#if defined(__x86_64__)
+  // Variant II: the executable's block ends at the thread pointer (one extra alignment unit covers
+  // the offset of the segment's first byte).
+  return Range{tp - span - segment.align, span + segment.align};
+#else
+  // Variant I: it starts two words (the TCB) after the thread pointer, aligned.
+  return Range{tp, span + 2 * sizeof(void*) + segment.align};
+#endif
+}
+
+}  // namespace
+
+class LaunchCounter {
+ public:
+  LaunchCounter(const KernelLaunch& launch, std::vector<Range> globals)
+      : launch_(launch), globals_(std::move(globals)) {
+    const auto* payload = static_cast<const char*>(launch.call.payload);
+    arguments_ = Range{reinterpret_cast<std::uintptr_t>(payload), launch.call.payload_bytes};
+  }
+
+  const KernelLaunch& launch() const { return launch_; }
+  const Range& arguments() const { return arguments_; }
+
+  // The global range holding `a`, or null.
+  const Range* global_range(std::uintptr_t a) const {
+    auto it = std::upper_bound(globals_.begin(), globals_.end(), a,
+                               [](std::uintptr_t x, const Range& r) { return x < r.begin; });
+    if (it == globals_.begin()) {
+      return nullptr;
+    }
+    --it;
+    return it->contains(a) ? &*it : nullptr;
+  }
+
+  void block_done(std::uint64_t block, const MemoryCounters& counts,
+                  std::vector<std::uint64_t> sectors);
+  MemoryCounters finish();
+
+ private:
+  void feed(const std::vector<std::uint64_t>& sectors);
+
+  const KernelLaunch& launch_;
+  std::vector<Range> globals_;  // sorted by begin
+  Range arguments_;
+  std::mutex mutex_;
+  MemoryCounters totals_;
+  std::map<std::uint64_t, std::vector<std::uint64_t>> pending_;  // blocks done out of order
+  std::uint64_t next_block_ = 0;
+  std::uint64_t dram_reads_before_ = 0;
+  std::uint64_t dram_writes_before_ = 0;
+  bool started_ = false;
+};
+
+namespace {
+
+// The device's L2 model and the record of counted launches.
+struct CountingState {
+  std::atomic<bool> on{false};
+  std::mutex mutex;  // guards launches and the file
+  std::vector<CountedLaunch> launches;
+  std::string file;      // GPULAB_SIM_COUNTERS: every counted launch appended as one JSON line
+  bool cold_l2 = false;  // GPULAB_SIM_CACHE_CONTROL=all: L2 emptied before each counted launch
+  std::unique_ptr<SectorCache> l2;  // device thread (and block feeding, under the launch's mutex)
+};
+
+CountingState& counting_state() {
+  static CountingState state;
+  // runtime.cpp's device check reports a GPULAB_SIM_COUNTERS this build cannot honour.
+  static const bool from_environment = [] {
+    const char* control = std::getenv("GPULAB_SIM_CACHE_CONTROL");
+    state.cold_l2 = control != nullptr && std::string(control) == "all";
+    const char* file = std::getenv("GPULAB_SIM_COUNTERS");
+    if (file == nullptr || *file == '\0' || !counting_compiled()) {
+      return false;
+    }
+    state.file = file;
+    state.on.store(true);
+    return true;
+  }();
+  static_cast<void>(from_environment);
+  return state;
+}
+
+void append_counted_launch(const std::string& file, const CountedLaunch& launch) {
+  std::FILE* out = std::fopen(file.c_str(), "a");
+  if (out == nullptr) {
+    std::fprintf(stderr, "gpulab sim: cannot append to GPULAB_SIM_COUNTERS file '%s'\n",
+                 file.c_str());
+    return;
+  }
+  const std::string line = counted_launch_to_json_line(launch) + "\n";
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fclose(out);
+}
+
+SectorCache& l2_model() {
+  CountingState& s = counting_state();
+  if (!s.l2) {
+    const std::uint64_t bytes = device_spec().l2_bytes;
+    s.l2 = std::make_unique<SectorCache>(std::max<std::uint64_t>(bytes, SectorCache::kLineBytes));
+  }
+  return *s.l2;
+}
+
+// What one worker counts for the block it runs.
+struct BlockCounter {
+  LaunchCounter* launch = nullptr;
+  std::uint64_t block = 0;
+  std::vector<WarpState> warps;
+  std::vector<Group> groups;
+  MemoryCounters counts;
+  std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
+  Range dynamic_shared;
+  Range tls;
+  std::array<std::uintptr_t, 4> builtins{};
+  Range stack;
+  const Range* last_global = nullptr;
+  unsigned current_lane = 0;  // of the running CUDA thread
+  unsigned current_warp = 0;
+
+  void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
+  void end_phase();
+  void cost_global(const Group& g);
+  void cost_shared(const Group& g);
+};
+
+thread_local BlockCounter* active = nullptr;  // set while a counted CUDA thread runs
+
+BlockCounter& this_block_counter() {
+  thread_local BlockCounter counter;
+  return counter;
+}
+
+bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
+  for (const std::uintptr_t b : c.builtins) {
+    if (a - b < sizeof(dim3)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
+  if (stack.contains(a)) {
+    ++counts.local_accesses;
+    return;
+  }
+  Space space = Space::global;
+  if (dynamic_shared.contains(a)) {
+    space = Space::shared;
+  } else if (tls.contains(a)) {
+    if (is_builtin(*this, a)) {
+      return;
+    }
+    space = Space::shared;
+  } else if (last_global == nullptr || !last_global->contains(a)) {
+    last_global = launch->global_range(a);
+    if (last_global == nullptr) {
+      if (!launch->arguments().contains(a)) {
+        ++counts.other_accesses;
+      }
+      return;
+    }
+  }
+  const unsigned lane = current_lane;
+  WarpState& state = warps[current_warp];
+  InstructionVisits& visits =
+      state.instructions[(pc << 1) | static_cast<std::uint64_t>(space == Space::shared)];
+  const std::uint32_t k = visits.visits[lane]++;
+  if (k == visits.groups.size()) {
+    visits.groups.push_back(static_cast<std::uint32_t>(groups.size()));
+    Group& created = groups.emplace_back();
+    created.pc = pc;
+    created.warp = current_warp;
+    created.op = op;
+    created.space = space;
+  }
+  Group& g = groups[visits.groups[k]];
+  const std::uint32_t position = state.accesses[lane]++;
+  if (lane < g.lowest_lane) {
+    g.lowest_lane = lane;
+    g.position = position;
+  }
+  g.mask |= 1u << lane;
+  g.address[lane] = a;
+  g.bytes[lane] = bytes;
+}
+
+GlobalAccessCounts& global_counts(MemoryCounters& c, Op op) {
+  return op == Op::load ? c.global_load : op == Op::store ? c.global_store : c.global_atomic;
+}
+
+SharedAccessCounts& shared_counts(MemoryCounters& c, Op op) {
+  return op == Op::load ? c.shared_load : op == Op::store ? c.shared_store : c.shared_atomic;
+}
+
+void BlockCounter::cost_global(const Group& g) {
+  // Every 32-byte sector any lane touches, once per request.
+  std::array<std::uint64_t, 4 * kWarp> touched{};
+  std::vector<std::uint64_t> wide;  // accesses wider than 64 bytes (loadN)
+  std::size_t n = 0;
+  std::uint64_t requested = 0;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    if ((g.mask & (1u << lane)) == 0) {
+      continue;
+    }
+    requested += g.bytes[lane];
+    const std::uint64_t first = g.address[lane] / 32;
+    const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 32;
+    for (std::uint64_t s = first; s <= last; ++s) {
+      if (n < touched.size()) {
+        touched[n++] = s;
+      } else {
+        wide.push_back(s);
+      }
+    }
+  }
+  wide.insert(wide.end(), touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(n));
+  std::sort(wide.begin(), wide.end());
+  wide.erase(std::unique(wide.begin(), wide.end()), wide.end());
+  GlobalAccessCounts& c = global_counts(counts, g.op);
+  c.requests += 1;
+  c.sectors += wide.size();
+  c.bytes_requested += requested;
+  c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
+  for (const std::uint64_t s : wide) {
+    sectors.push_back((s << 2) | static_cast<std::uint64_t>(g.op));
+  }
+}
+
+void BlockCounter::cost_shared(const Group& g) {
+  // Accesses of 8 and 16 bytes are served in phases of 16 and 8 lanes (CUDA C++ Programming Guide,
+  // "Shared Memory" of compute capability 5.x and later); within a phase a request needs one
+  // wavefront per distinct 4-byte word in its busiest bank. Atomics on one bank serialize even on
+  // the same word.
+  std::uint32_t widest = 4;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    if ((g.mask & (1u << lane)) != 0) {
+      widest = std::max(widest, g.bytes[lane]);
+    }
+  }
+  const unsigned words_per_lane = std::min<unsigned>(kWarp, (widest + 3) / 4);
+  const unsigned lanes_per_phase = std::max(1u, kWarp / words_per_lane);
+  std::uint64_t wavefronts = 0;
+  std::uint64_t ideal = 0;
+  std::vector<std::uint64_t> words;
+  for (unsigned phase_start = 0; phase_start < kWarp; phase_start += lanes_per_phase) {
+    words.clear();
+    for (unsigned lane = phase_start; lane < phase_start + lanes_per_phase; ++lane) {
+      if ((g.mask & (1u << lane)) == 0) {
+        continue;
+      }
+      const std::uint64_t first = g.address[lane] / 4;
+      const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 4;
+      for (std::uint64_t w = first; w <= last; ++w) {
+        words.push_back(w);
+      }
+    }
+    if (words.empty()) {
+      continue;
+    }
+    std::sort(words.begin(), words.end());
+    if (g.op != Op::atomic) {
+      words.erase(std::unique(words.begin(), words.end()), words.end());
+    }
+    std::array<std::uint32_t, kWarp> per_bank{};
+    std::uint32_t busiest = 0;
+    for (const std::uint64_t w : words) {
+      busiest = std::max(busiest, ++per_bank[w % kWarp]);
+    }
+    wavefronts += busiest;
+    ideal += 1;
+  }
+  SharedAccessCounts& c = shared_counts(counts, g.op);
+  c.requests += 1;
+  c.wavefronts += wavefronts;
+  c.bank_conflicts += wavefronts - ideal;
+  c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
+}
+
+void BlockCounter::end_phase() {
+  std::vector<std::uint32_t> order(groups.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const Group& a = groups[x];
+    const Group& b = groups[y];
+    return std::tie(a.position, a.warp, a.lowest_lane, a.pc) <
+           std::tie(b.position, b.warp, b.lowest_lane, b.pc);
+  });
+  for (const std::uint32_t i : order) {
+    const Group& g = groups[i];
+    if (g.space == Space::global) {
+      cost_global(g);
+    } else {
+      cost_shared(g);
+    }
+  }
+  groups.clear();
+  for (WarpState& state : warps) {
+    state.instructions.clear();
+    state.accesses.fill(0);
+  }
+}
+
+std::uint64_t return_address(const void* pc) {
+  return reinterpret_cast<std::uint64_t>(pc);
+}
+
+}  // namespace
+
+void LaunchCounter::feed(const std::vector<std::uint64_t>& sectors) {
+  SectorCache& l2 = l2_model();
+  for (const std::uint64_t entry : sectors) {
+    const std::uint64_t sector = entry >> 2;
+    switch (static_cast<Op>(entry & 3u)) {
+      case Op::load:
+        totals_.l2_sector_reads += 1;
+        totals_.l2_sector_hits += l2.read(sector) ? 1 : 0;
+        break;
+      case Op::store:
+        totals_.l2_sector_writes += 1;
+        totals_.l2_sector_hits += l2.write(sector) ? 1 : 0;
+        break;
+      case Op::atomic:  // a read-modify-write at L2
+        totals_.l2_sector_reads += 1;
+        totals_.l2_sector_writes += 1;
+        totals_.l2_sector_hits += (l2.read(sector) ? 1 : 0) + (l2.write(sector) ? 1 : 0);
+        break;
+    }
+  }
+}
+
+void LaunchCounter::block_done(std::uint64_t block, const MemoryCounters& counts,
+                               std::vector<std::uint64_t> sectors) {
+  std::scoped_lock lock(mutex_);
+  if (!started_) {
+    const SectorCache& l2 = l2_model();
+    dram_reads_before_ = l2.dram_sector_reads();
+    dram_writes_before_ = l2.dram_sector_writes();
+    started_ = true;
+  }
+  totals_ += counts;
+  pending_.emplace(block, std::move(sectors));
+  while (!pending_.empty() && pending_.begin()->first == next_block_) {
+    feed(pending_.begin()->second);
+    pending_.erase(pending_.begin());
+    ++next_block_;
+  }
+}
+
+MemoryCounters LaunchCounter::finish() {
+  std::scoped_lock lock(mutex_);
+  SectorCache& l2 = l2_model();
+  if (!started_) {
+    dram_reads_before_ = l2.dram_sector_reads();
+    dram_writes_before_ = l2.dram_sector_writes();
+  }
+  l2.write_back();
+  totals_.dram_bytes_read = (l2.dram_sector_reads() - dram_reads_before_) * 32;
+  totals_.dram_bytes_written = (l2.dram_sector_writes() - dram_writes_before_) * 32;
+  return totals_;
+}
+
+void LaunchCounterDeleter::operator()(LaunchCounter* counter) const noexcept {
+  delete counter;
+}
+
+bool counting_compiled() noexcept {
+#if defined(GPULAB_SIM_COUNTING)
+  return true;
+#else
+  return false;
+#endif
+}
+
+LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
+  if (!launch.counted) {
+    return nullptr;
+  }
+  std::vector<Range> globals;
+  for (const auto& [begin, bytes] : device_memory_ranges()) {
+    globals.push_back(Range{begin, bytes});
+  }
+  std::sort(globals.begin(), globals.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  SectorCache& l2 = l2_model();  // created on the device thread, before workers feed it
+  if (counting_state().cold_l2) {
+    l2.clear();  // as Nsight Compute's --cache-control all; the write-back is no launch's
+  }
+  return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals)));
+}
+
+void finish_counting(LaunchCounterPtr counter, bool failed) {
+  if (!counter || failed) {
+    return;
+  }
+  const LaunchSpec& spec = counter->launch().spec;
+  CountedLaunch record;
+  record.launch_id = counter->launch().id;
+  record.kernel = spec.name;
+  record.where = std::string(spec.where.file_name()) + ":" + std::to_string(spec.where.line());
+  record.grid = {spec.grid.x, spec.grid.y, spec.grid.z};
+  record.block = {spec.block.x, spec.block.y, spec.block.z};
+  record.dynamic_shared_bytes = spec.shared_bytes;
+  record.spec = device_spec().key;
+  record.counters = counter->finish();
+  CountingState& s = counting_state();
+  std::scoped_lock lock(s.mutex);
+  if (!s.file.empty()) {
+    append_counted_launch(s.file, record);
+  }
+  s.launches.push_back(std::move(record));
+}
+
+void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,
+                          const void* dynamic_shared, std::size_t dynamic_shared_bytes) {
+  BlockCounter& c = this_block_counter();
+  if (c.tls.bytes == 0) {
+    c.tls = static_tls_block();
+    c.builtins = {
+        reinterpret_cast<std::uintptr_t>(&threadIdx), reinterpret_cast<std::uintptr_t>(&blockIdx),
+        reinterpret_cast<std::uintptr_t>(&blockDim), reinterpret_cast<std::uintptr_t>(&gridDim)};
+  }
+  c.launch = &counter;
+  c.block = block_linear;
+  c.warps.assign((thread_count + kWarp - 1) / kWarp, WarpState{});
+  c.groups.clear();
+  c.counts = MemoryCounters{};
+  c.sectors.clear();
+  c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
+  c.last_global = nullptr;
+}
+
+void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {
+  BlockCounter& c = this_block_counter();
+  c.current_lane = linear % kWarp;
+  c.current_warp = linear / kWarp;
+  c.stack = Range{reinterpret_cast<std::uintptr_t>(fiber.stack_bottom()), fiber.stack_bytes()};
+  active = &c;
+}
+
+void counting_leave_thread() noexcept {
+  active = nullptr;
+}
+
+void counting_end_phase() {
+  this_block_counter().end_phase();
+}
+
+void counting_end_block(bool failed) {
+  BlockCounter& c = this_block_counter();
+  active = nullptr;
+  if (failed) {
+    c.groups.clear();
+    c.launch = nullptr;
+    return;
+  }
+  c.end_phase();
+  c.launch->block_done(c.block, c.counts, std::move(c.sectors));
+  c.sectors = {};
+  c.launch = nullptr;
+}
+
+void count_copy(const void* destination, const void* source, std::size_t bytes) {
+  CountingState& s = counting_state();
+  if (!s.on.load(std::memory_order_relaxed) || bytes == 0) {
+    return;
+  }
+  SectorCache& l2 = l2_model();
+  const auto ranges = device_memory_ranges();
+  const auto on_device = [&](const void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return p != nullptr && std::any_of(ranges.begin(), ranges.end(),
+                                       [&](const auto& r) { return a - r.first < r.second; });
+  };
+  if (on_device(source)) {
+    const auto a = reinterpret_cast<std::uintptr_t>(source);
+    for (std::uint64_t sector = a / 32; sector <= (a + bytes - 1) / 32; ++sector) {
+      l2.read(sector);
+    }
+  }
+  if (on_device(destination)) {
+    const auto a = reinterpret_cast<std::uintptr_t>(destination);
+    for (std::uint64_t sector = a / 32; sector <= (a + bytes - 1) / 32; ++sector) {
+      l2.write(sector);
+    }
+  }
+  l2.write_back();
+}
+
+void reset_l2_model() {
+  CountingState& s = counting_state();
+  if (s.l2) {
+    s.l2->clear();
+  }
+}
+
+void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept {
+  if (BlockCounter* c = active; c != nullptr) {
+    c->record(reinterpret_cast<std::uintptr_t>(address), static_cast<std::uint32_t>(bytes),
+              Op::atomic, return_address(pc));
+  }
+}
+
+}  // namespace gpulab::sim::detail
+
+namespace gpulab::sim {
+
+bool counting_available() noexcept {
+  return detail::counting_compiled();
+}
+
+std::string counting_unavailable_reason() {
+  if (detail::counting_compiled()) {
+    return "";
+  }
+#if defined(GPULAB_SIM_ASAN_BUILD)
+  return "memory counting is not available in an AddressSanitizer build (the asan preset): its "
+         "kernels carry ASan's checks instead of the counting callbacks";
+#else
+  return "memory counting is not available in this build: the sim's kernels were compiled without "
+         "the access callbacks (GPULAB_SIM_COUNTING=OFF, or a compiler other than GCC)";
+#endif
+}
+
+bool set_counting(bool on) noexcept {
+  if (on && !counting_available()) {
+    return false;
+  }
+  detail::counting_state().on.store(on, std::memory_order_relaxed);
+  return true;
+}
+
+bool counting() noexcept {
+  return detail::counting_state().on.load(std::memory_order_relaxed);
+}
+
+std::vector<CountedLaunch> counted_launches() {
+  detail::CountingState& s = detail::counting_state();
+  std::scoped_lock lock(s.mutex);
+  return s.launches;
+}
+
+void clear_counted_launches() {
+  detail::CountingState& s = detail::counting_state();
+  std::scoped_lock lock(s.mutex);
+  s.launches.clear();
+}
+
+}  // namespace gpulab::sim
+
+#if defined(GPULAB_SIM_COUNTING)
+// Only in builds whose kernels call them: in an AddressSanitizer build these names belong to ASan's
+// runtime, and defining them here would take them from it.
+// ------------------------------------------------------------------------------------------------
+// The callbacks GCC's -fsanitize=kernel-address calls before every load and store of an
+// instrumented translation unit (with asan-instrumentation-with-call-threshold=0).
+// ------------------------------------------------------------------------------------------------
+#define GPULAB_SIM_ACCESS(kind, op, n)                                             \
+  extern "C" void __asan_##kind##n##_noabort(std::uintptr_t address) {             \
+    if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;        \
+        __builtin_expect(c != nullptr, 0)) {                                       \
+      c->record(address, n, gpulab::sim::detail::Op::op,                           \
+                gpulab::sim::detail::return_address(__builtin_return_address(0))); \
+    }                                                                              \
+  }
+GPULAB_SIM_ACCESS(load, load, 1)
+GPULAB_SIM_ACCESS(load, load, 2)
+GPULAB_SIM_ACCESS(load, load, 4)
+GPULAB_SIM_ACCESS(load, load, 8)
+GPULAB_SIM_ACCESS(load, load, 16)
+GPULAB_SIM_ACCESS(store, store, 1)
+GPULAB_SIM_ACCESS(store, store, 2)
+GPULAB_SIM_ACCESS(store, store, 4)
+GPULAB_SIM_ACCESS(store, store, 8)
+GPULAB_SIM_ACCESS(store, store, 16)
+#undef GPULAB_SIM_ACCESS
+
+extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes) {
+  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
+    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::load,
+              gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  }
+}
+
+extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes) {
+  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
+    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
+              gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  }
+}
+
+// Called before a noreturn call (throw, abort): nothing to do without shadow memory.
+extern "C" void __asan_handle_no_return() {}
+
+// Around the dynamic initialization of an instrumented file's globals (ASan's init-order check):
+// nothing to check here.
+extern "C" void __asan_before_dynamic_init(const char* /*module*/) {}
+extern "C" void __asan_after_dynamic_init() {}
+#endif  // GPULAB_SIM_COUNTING

@@ -1,0 +1,61 @@
+// Memory counting on sim (internal to framework/sim): what block.cpp and runtime.cpp tell the
+// counter, and what it keeps. The public side is in gpulab/sim/runtime.hpp (set_counting,
+// counted_launches, ...); the mechanism is described in counting.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/sim/launch.hpp"
+
+namespace gpulab::sim::detail {
+
+class Fiber;
+struct KernelLaunch;
+
+/// One kernel launch being counted; shared by the workers that run its blocks.
+class LaunchCounter;
+struct LaunchCounterDeleter {
+  void operator()(LaunchCounter* counter) const noexcept;
+};
+using LaunchCounterPtr = std::unique_ptr<LaunchCounter, LaunchCounterDeleter>;
+
+// From runtime.cpp.
+/// The simulated GPU (its L2 size; the device is usable whenever a kernel runs).
+[[nodiscard]] const GpuSpec& device_spec();
+/// Every live cudaMalloc and cudaMallocHost allocation as (start address, bytes).
+[[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges();
+
+/// Whether this build's kernels were compiled to report their memory accesses.
+[[nodiscard]] bool counting_compiled() noexcept;
+
+/// A counter for `launch` (whose `counted` flag is set), or null.
+[[nodiscard]] LaunchCounterPtr begin_counting(const KernelLaunch& launch);
+/// Ends the launch: writes back L2, records its counters (unless it failed).
+void finish_counting(LaunchCounterPtr counter, bool failed);
+
+// Per worker thread, from block.cpp. None of these is called when the launch is not counted.
+void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,
+                          const void* dynamic_shared, std::size_t dynamic_shared_bytes);
+/// The CUDA thread `linear` (its fiber) runs from now until counting_leave_thread().
+void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept;
+void counting_leave_thread() noexcept;
+/// Every live thread of the block reached the same barrier: the requests formed so far are
+/// complete.
+void counting_end_phase();
+/// The block finished (or failed: its counts are dropped).
+void counting_end_block(bool failed);
+
+/// Copies and memsets pass through the modeled L2 too (a memset over a buffer larger than L2 is
+/// how the harness flushes it); not part of any kernel's counters. Device thread only.
+void count_copy(const void* destination, const void* source, std::size_t bytes);
+/// Empties the L2 model (device thread).
+void reset_l2_model();
+
+}  // namespace gpulab::sim::detail

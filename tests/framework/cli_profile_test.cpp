@@ -1,0 +1,91 @@
+// `gpulab profile`, run as a user would, on a small sim program (the counting test binary with a
+// filter): the per-kernel table, --metrics, --kernel, and one-line errors for bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using gpulab::testing::Outcome;
+using gpulab::testing::shell_quote;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Profiles the counting test's float4 copy (one launch of 32 threads).
+Outcome profile(const std::string& args) {
+  return gpulab::testing::run_command(
+      shell_quote(GPULAB_EXE) + " profile " + shell_quote(GPULAB_SIM_PROGRAM) + " " + args +
+      " -- --gtest_filter=CountingGlobal.Float4ContiguousIsSixteenSectors");
+}
+
+#define GPULAB_REQUIRE_COUNTING_BUILD()                                        \
+  do {                                                                         \
+    if (!GPULAB_TEST_COUNTING) {                                               \
+      GTEST_SKIP() << "this build cannot count (AddressSanitizer or not GCC)"; \
+    }                                                                          \
+  } while (false)
+
+TEST(CliProfile, HelpNamesTheOptions) {
+  const Outcome run = gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile --help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* option : {"--kernel", "--metrics", "--spec", "--cache-control", "--launches"}) {
+    EXPECT_TRUE(contains(run.out, option)) << option;
+  }
+}
+
+TEST(CliProfile, TableOfTheProgramsKernels) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const Outcome run = profile("");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out, "copy_float4")) << run.out;
+  EXPECT_TRUE(contains(run.out, "modeled (H100 SXM)")) << run.out;
+  // 16 sectors per request each way: the row shows 16.00 twice.
+  EXPECT_TRUE(contains(run.out, "16.00")) << run.out;
+}
+
+TEST(CliProfile, MetricsByNcuName) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const Outcome run =
+      profile("--metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum --spec a100");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")) << run.out;
+  EXPECT_TRUE(contains(run.out, "A100")) << run.out;
+}
+
+TEST(CliProfile, AKernelRegexThatMatchesNothingIsAnError) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const Outcome run = profile("--kernel '^nothing_like_this$'");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(contains(run.err, "no counted launch matches --kernel")) << run.err;
+  EXPECT_TRUE(contains(run.err, "copy_float4")) << run.err;  // what was launched
+}
+
+TEST(CliProfile, BadInputIsOneLineAndExitCode2) {
+  for (const char* args : {"--metrics not_a_metric", "--kernel '('", "--spec no-such-gpu",
+                           "--cache-control sometimes"}) {
+    SCOPED_TRACE(args);
+    const Outcome run = profile(args);
+    EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(run.err.rfind("gpulab: error: ", 0), 0u) << run.err;
+  }
+  const Outcome missing =
+      gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile ./no/such/program");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+}
+
+TEST(CliProfile, ABuildThatCannotCountSaysSo) {
+  if (GPULAB_TEST_COUNTING) {
+    GTEST_SKIP() << "this build counts; the refusal is checked in AddressSanitizer builds";
+  }
+  const Outcome run = profile("");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_TRUE(contains(run.err, "memory counting is not available")) << run.err;
+}
+
+}  // namespace

@@ -1,0 +1,125 @@
+// Counted memory figures (gpulab/core/counters.hpp): sums, derived ratios, metric names, and the
+// GPULAB_SIM_COUNTERS line format with its reader.
+#include "gpulab/core/counters.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+using gpulab::CountedLaunch;
+using gpulab::MemoryCounters;
+
+MemoryCounters sample() {
+  MemoryCounters c;
+  c.global_load = {10, 40, 1280, 320};
+  c.global_store = {5, 20, 640, 160};
+  c.global_atomic = {1, 1, 4, 32};
+  c.shared_load = {8, 64, 56, 256};
+  c.shared_store = {8, 8, 0, 256};
+  c.shared_atomic = {1, 32, 31, 32};
+  c.l2_sector_reads = 41;
+  c.l2_sector_writes = 21;
+  c.l2_sector_hits = 31;
+  c.dram_bytes_read = 320;
+  c.dram_bytes_written = 640;
+  c.local_accesses = 3;
+  c.other_accesses = 4;
+  return c;
+}
+
+TEST(Counters, DerivedRatios) {
+  const MemoryCounters c = sample();
+  EXPECT_DOUBLE_EQ(c.sectors_per_load_request(), 4.0);
+  EXPECT_DOUBLE_EQ(c.sectors_per_store_request(), 4.0);
+  EXPECT_DOUBLE_EQ(c.l2_hit_rate_pct(), 50.0);  // 31 of 62 lookups
+  // (320 + 160 + 32 + 256 + 256 + 32) lanes over 33 requests = 32.
+  EXPECT_DOUBLE_EQ(c.lanes_per_request(), 32.0);
+  EXPECT_DOUBLE_EQ(c.global_load_efficiency_pct(), 100.0);  // 1280 of 40 x 32 bytes
+  const MemoryCounters empty;
+  EXPECT_EQ(empty.sectors_per_load_request(), 0.0);
+  EXPECT_EQ(empty.l2_hit_rate_pct(), 0.0);
+  EXPECT_EQ(empty.lanes_per_request(), 0.0);
+}
+
+TEST(Counters, SumsEveryField) {
+  MemoryCounters total = sample();
+  total += sample();
+  EXPECT_EQ(total.global_load.sectors, 80u);
+  EXPECT_EQ(total.shared_atomic.wavefronts, 64u);
+  EXPECT_EQ(total.dram_bytes_written, 1280u);
+  EXPECT_EQ(total.other_accesses, 8u);
+}
+
+TEST(Counters, MetricNamesAreUniqueAndNcuNamesExcludeOurOwn) {
+  const auto metrics = gpulab::counter_metrics(sample());
+  std::set<std::string_view> names;
+  for (const auto& m : metrics) {
+    EXPECT_TRUE(names.insert(m.name).second) << m.name;
+    EXPECT_FALSE(m.description.empty()) << m.name;
+  }
+  EXPECT_TRUE(gpulab::is_counter_metric("dram__bytes_read.sum"));
+  EXPECT_FALSE(gpulab::is_counter_metric("dram__bytes_read"));
+  for (const std::string_view name : gpulab::ncu_metric_names()) {
+    EXPECT_FALSE(name.starts_with("gpulab__")) << name;
+  }
+  EXPECT_LT(gpulab::ncu_metric_names().size(), metrics.size());
+}
+
+TEST(Counters, LineRoundTrips) {
+  CountedLaunch launch;
+  launch.launch_id = 7;
+  launch.kernel = "transpose<\"x\">";
+  launch.where = "k.cu:12";
+  launch.spec = "h100-sxm";
+  launch.grid = {4, 2, 1};
+  launch.block = {32, 8, 1};
+  launch.dynamic_shared_bytes = 1024;
+  launch.counters = sample();
+  const std::string line = gpulab::counted_launch_to_json_line(launch);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(gpulab::counted_launch_from_json_line(line), launch);
+}
+
+TEST(Counters, BadLinesAreRejectedWithTheReason) {
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line("{")), std::runtime_error);
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line("[1]")), std::runtime_error);
+  CountedLaunch launch;
+  std::string line = gpulab::counted_launch_to_json_line(launch);
+  std::string bad = line;
+  bad.replace(bad.find("\"grid\":[1,1,1]"), 14, "\"grid\":[1,0,1]");
+  try {
+    static_cast<void>(gpulab::counted_launch_from_json_line(bad));
+    FAIL() << "a zero grid dimension was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("grid"), std::string::npos) << e.what();
+  }
+  bad = line;
+  bad.replace(bad.find("\"schema_version\":1"), 18, "\"schema_version\":9");
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line(bad)), std::runtime_error);
+}
+
+TEST(Counters, FileReaderNamesTheBadLine) {
+  const gpulab::testing::TempDir dir("counters");
+  const auto path = dir.path() / "c.jsonl";
+  {
+    std::ofstream out(path);
+    out << gpulab::counted_launch_to_json_line(CountedLaunch{}) << "\n\nnot json\n";
+  }
+  try {
+    static_cast<void>(gpulab::read_counted_launches(path));
+    FAIL() << "a bad line was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("c.jsonl:3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(gpulab::read_counted_launches(dir.path() / "missing")),
+               std::runtime_error);
+}
+
+}  // namespace

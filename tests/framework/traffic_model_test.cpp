@@ -1,0 +1,167 @@
+// The counted-traffic time model (gpulab/core/traffic_model.hpp) on H100 SXM, with hand-worked
+// figures: 132 SMs, 1980 MHz, 3350 GB/s DRAM, DRAM latency 600 cycles = 303 ns, launch 3 us.
+#include "gpulab/core/traffic_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "gpulab/core/specs.hpp"
+
+namespace {
+
+using gpulab::LaunchShape;
+using gpulab::MemoryCounters;
+using gpulab::ModelBound;
+
+const gpulab::GpuSpec& h100() {
+  static const gpulab::GpuSpec spec = *gpulab::find_spec("h100-sxm");
+  return spec;
+}
+
+// Vector add of n = 2^24 floats, 256 threads per block: 2 loads and 1 store per thread, each a
+// coalesced request of 4 sectors; every byte comes from and goes to DRAM once.
+MemoryCounters vector_add_counts() {
+  const std::uint64_t n = 1ull << 24;
+  MemoryCounters c;
+  c.global_load = {2 * n / 32, 2 * n / 8, 2 * n * 4, 2 * n};
+  c.global_store = {n / 32, n / 8, n * 4, n};
+  c.l2_sector_reads = 2 * n / 8;
+  c.l2_sector_writes = n / 8;
+  c.dram_bytes_read = 2 * n * 4;
+  c.dram_bytes_written = n * 4;
+  return c;
+}
+
+LaunchShape vector_add_shape() {
+  LaunchShape shape;
+  shape.grid = {(1u << 24) / 256, 1, 1};
+  shape.block = {256, 1, 1};
+  shape.resources.registers_per_thread = 16;
+  shape.resources_known = true;
+  return shape;
+}
+
+TEST(TrafficModel, StreamingKernelIsDramBandwidthBound) {
+  // 8 blocks of 8 warps per SM (the warp limit): 1056 resident blocks, 8448 warps x 128 bytes in
+  // flight / 303 ns = 3.57 TB/s > 3.35 TB/s, so the peak holds. DRAM: 201326592 B / 3.35 TB/s =
+  // 60.1 us. waves = 65536 / 1056 = 62.06, tail 63 / 62.06. t = 3 + 1.0152 x 60.1 = 64.0 us.
+  const gpulab::ModeledTime m = gpulab::model_time(vector_add_counts(), vector_add_shape(), h100());
+  EXPECT_EQ(m.bound, ModelBound::dram_bandwidth);
+  EXPECT_EQ(m.active_blocks_per_sm, 8);
+  EXPECT_DOUBLE_EQ(m.occupancy_fraction, 1.0);
+  EXPECT_NEAR(m.dram_s, 201326592.0 / 3350e9, 1e-12);
+  EXPECT_NEAR(m.waves, 65536.0 / 1056.0, 1e-9);
+  EXPECT_NEAR(m.tail_factor, 63.0 / (65536.0 / 1056.0), 1e-9);
+  EXPECT_NEAR(m.time_s, 3e-6 + m.tail_factor * m.dram_s, 1e-12);
+  EXPECT_NEAR(m.time_s * 1e6, 64.0, 0.1);
+  EXPECT_EQ(m.spec, "H100 SXM");
+  EXPECT_TRUE(m.assumptions.empty()) << m.assumptions;
+  // L1: loads max(2^20 requests, 2^22 / 4) + stores max(2^19, 2^21 / 4) = 1.5 x 2^20 cycles over
+  // 132 SMs at 1980 MHz = 6.02 us.
+  EXPECT_NEAR(m.l1_shared_s * 1e6, 1.5 * 1048576 / 132 / 1980.0, 1e-6);
+}
+
+TEST(TrafficModel, OneWarpCannotHideDramLatency) {
+  // 1 warp, 1000 coalesced loads of 128 bytes: 128 bytes in flight / 303 ns = 0.42 GB/s, so the
+  // 128000 bytes take 1000 x 303 ns = 303 us.
+  MemoryCounters c;
+  c.global_load = {1000, 4000, 128000, 32000};
+  c.l2_sector_reads = 4000;
+  c.dram_bytes_read = 128000;
+  LaunchShape shape;
+  shape.block = {32, 1, 1};
+  shape.resources.registers_per_thread = 32;
+  shape.resources_known = true;
+  const gpulab::ModeledTime m = gpulab::model_time(c, shape, h100());
+  EXPECT_EQ(m.bound, ModelBound::dram_latency);
+  EXPECT_NEAR(m.dram_s, 1000 * 600 / 1980e6, 1e-9);
+  EXPECT_NEAR(m.achievable_dram_gb_s, 128.0 / (600 / 1980e6) / 1e9, 1e-9);
+}
+
+TEST(TrafficModel, MoreResidentWarpsHideMoreLatency) {
+  // The same traffic from 64 warps per SM instead of 8. One block per SM: 132 x 8 warps x 128 B =
+  // 135168 B in flight / 303 ns = 446 GB/s; eight per SM: 3.57 TB/s, above the 3.35 TB/s peak.
+  // The DRAM term shrinks by 3350 / 446 = 7.5.
+  MemoryCounters c = vector_add_counts();
+  LaunchShape few = vector_add_shape();
+  few.grid = {132, 1, 1};  // one block per SM: 8 warps, 8 x 132 x 128 B in flight
+  LaunchShape many = few;
+  many.grid = {132 * 8, 1, 1};
+  const auto slow = gpulab::model_time(c, few, h100());
+  const auto fast = gpulab::model_time(c, many, h100());
+  EXPECT_EQ(slow.bound, ModelBound::dram_latency);
+  EXPECT_EQ(fast.bound, ModelBound::dram_bandwidth);
+  EXPECT_NEAR(slow.dram_s / fast.dram_s, 3350e9 / (135168 / (600 / 1980e6)), 1e-9);
+}
+
+TEST(TrafficModel, BankConflictsScaleTheSharedTerm) {
+  // 2^20 wavefronts over 132 SMs at 1980 MHz = 4.01 us; 32-way conflicts make it 32 times that.
+  MemoryCounters clean;
+  clean.shared_load = {1u << 20, 1u << 20, 0, 32u << 20};
+  MemoryCounters conflicted = clean;
+  conflicted.shared_load.wavefronts = 32u << 20;
+  conflicted.shared_load.bank_conflicts = 31u << 20;
+  const LaunchShape shape = vector_add_shape();
+  const auto a = gpulab::model_time(clean, shape, h100());
+  const auto b = gpulab::model_time(conflicted, shape, h100());
+  EXPECT_NEAR(a.l1_shared_s * 1e6, 1048576.0 / 132 / 1980, 1e-6);
+  EXPECT_NEAR(b.l1_shared_s, 32 * a.l1_shared_s, 1e-12);
+  EXPECT_EQ(b.bound, ModelBound::l1_shared);
+}
+
+TEST(TrafficModel, OneBlockPastAFullWaveNearlyDoublesTheTime) {
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {1056 + 1, 1, 1};
+  const auto m = gpulab::model_time(vector_add_counts(), shape, h100());
+  EXPECT_NEAR(m.tail_factor, 2.0 / (1057.0 / 1056.0), 1e-9);
+}
+
+TEST(TrafficModel, DeclaredFlopsCanBound) {
+  LaunchShape shape = vector_add_shape();
+  shape.flop = 66.9e12 * 1e-3;  // 1 ms at the FP32 peak
+  const auto m = gpulab::model_time(vector_add_counts(), shape, h100());
+  EXPECT_EQ(m.bound, ModelBound::fp32);
+  EXPECT_NEAR(m.fp32_s, 1e-3, 1e-12);
+}
+
+TEST(TrafficModel, NothingCountedIsLaunchBound) {
+  const auto m = gpulab::model_time(MemoryCounters{}, vector_add_shape(), h100());
+  EXPECT_EQ(m.bound, ModelBound::launch);
+  EXPECT_NEAR(m.time_s, 3e-6, 1e-15);
+  EXPECT_EQ(gpulab::to_string(m.bound), "launch");
+}
+
+TEST(TrafficModel, UnknownRegistersAreAssumedAndSaidSo) {
+  LaunchShape shape = vector_add_shape();
+  shape.resources_known = false;
+  const auto m = gpulab::model_time(vector_add_counts(), shape, h100());
+  EXPECT_NE(m.assumptions.find("32 per thread assumed"), std::string::npos) << m.assumptions;
+}
+
+TEST(TrafficModel, ImpossibleLaunchesAreRejected) {
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {0, 1, 1};
+  EXPECT_THROW(static_cast<void>(gpulab::model_time(MemoryCounters{}, shape, h100())),
+               std::invalid_argument);
+  shape = vector_add_shape();
+  shape.dynamic_shared_bytes = 1ull << 30;  // no SM has a GiB of shared memory
+  EXPECT_THROW(static_cast<void>(gpulab::model_time(MemoryCounters{}, shape, h100())),
+               std::invalid_argument);
+}
+
+TEST(TrafficModel, EverySpecHasItsMemoryFigures) {
+  for (const gpulab::GpuSpec& spec : gpulab::all_specs()) {
+    SCOPED_TRACE(spec.key);
+    EXPECT_GT(spec.l2_bandwidth_gb_s, spec.dram_bandwidth_gb_s);
+    EXPECT_EQ(spec.shared_memory_bytes_per_clock_per_sm, 128);
+    EXPECT_GT(spec.dram_latency_ns, 200);
+    EXPECT_LT(spec.dram_latency_ns, 600);
+    EXPECT_GT(spec.launch_overhead_us, 0);
+    EXPECT_NE(spec.memory_model_source.find("L2"), std::string::npos);
+  }
+  // The published figure: A100's 5120 bytes per clock at 1410 MHz.
+  EXPECT_NEAR(gpulab::find_spec("a100")->l2_bandwidth_gb_s, 5120 * 1.41, 1e-9);
+}
+
+}  // namespace

@@ -1,0 +1,573 @@
+// Memory counting on sim (framework/sim/src/counting.cpp): hand-worked cases, each with its
+// arithmetic, for global sectors, shared-memory wavefronts and bank conflicts, atomics, divergence
+// and the L2 model; and the counts' independence of the thread schedule and the worker count.
+// Sim only: the cuda backend's figures come from Nsight Compute.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/memory.hpp"
+#include "schedules.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using gpulab::CountedLaunch;
+using gpulab::DeviceBuffer;
+using gpulab::MemoryCounters;
+
+constexpr unsigned kWarp = 32;
+
+// Counting is compiled out of AddressSanitizer builds (the asan preset): skip there, with why.
+#define GPULAB_REQUIRE_COUNTING()                                 \
+  do {                                                            \
+    if (!gpulab::sim::counting_available()) {                     \
+      GTEST_SKIP() << gpulab::sim::counting_unavailable_reason(); \
+    }                                                             \
+  } while (false)
+
+// Runs `launch` with counting on and returns what the launches it made counted.
+template <class Launch>
+std::vector<CountedLaunch> run_counted(Launch launch) {
+  gpulab::sim::clear_counted_launches();
+  {
+    const gpulab::sim::ScopedCounting on;
+    launch();
+    GPULAB_CHECK(cudaDeviceSynchronize());
+  }
+  return gpulab::sim::counted_launches();
+}
+
+template <class Launch>
+MemoryCounters count_one(Launch launch) {
+  const std::vector<CountedLaunch> launches = run_counted(launch);
+  EXPECT_EQ(launches.size(), 1u);
+  return launches.empty() ? MemoryCounters{} : launches.front().counters;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global loads and stores
+// ---------------------------------------------------------------------------------------------
+
+__global__ void load_strided(const float* in, float* out, int stride) {
+  out[threadIdx.x] = in[threadIdx.x * stride];
+}
+
+__global__ void store_strided(float* out, int stride) {
+  out[threadIdx.x * stride] = 1.0f;
+}
+
+TEST(CountingGlobal, FloatLoadsAtStride1To32) {
+  GPULAB_REQUIRE_COUNTING();
+  // Lane i reads bytes [4*s*i, 4*s*i + 4): sector floor(s*i/8). Over i = 0..31 that is
+  // s=1: sectors 0..3 (4); s=2: 0..7 (8); s=4: 0..15 (16); s=8: a sector per lane (32);
+  // s=32: a sector per lane, 128 bytes apart (32).
+  DeviceBuffer<float> in(32 * kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  for (const auto& [stride, sectors] :
+       std::vector<std::pair<int, std::uint64_t>>{{1, 4}, {2, 8}, {4, 16}, {8, 32}, {32, 32}}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    const MemoryCounters c = count_one([&] {
+      load_strided<<<1, kWarp>>>(in.data(), out.data(), stride);
+      GPULAB_CHECK_LAUNCH();
+    });
+    EXPECT_EQ(c.global_load.requests, 1u);
+    EXPECT_EQ(c.global_load.sectors, sectors);
+    EXPECT_EQ(c.global_load.bytes_requested, 4u * kWarp);
+    EXPECT_EQ(c.global_load.lanes, kWarp);
+    // The store of out[threadIdx.x]: 128 contiguous bytes, 4 sectors.
+    EXPECT_EQ(c.global_store.requests, 1u);
+    EXPECT_EQ(c.global_store.sectors, 4u);
+    EXPECT_EQ(c.local_accesses + c.other_accesses, 0u);
+  }
+}
+
+TEST(CountingGlobal, FloatStoresAtStride1To32) {
+  GPULAB_REQUIRE_COUNTING();
+  // As the loads: 4, 8, 16, 32, 32 sectors.
+  DeviceBuffer<float> out(32 * kWarp);
+  for (const auto& [stride, sectors] :
+       std::vector<std::pair<int, std::uint64_t>>{{1, 4}, {2, 8}, {4, 16}, {8, 32}, {32, 32}}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    const MemoryCounters c = count_one([&] {
+      store_strided<<<1, kWarp>>>(out.data(), stride);
+      GPULAB_CHECK_LAUNCH();
+    });
+    EXPECT_EQ(c.global_store.requests, 1u);
+    EXPECT_EQ(c.global_store.sectors, sectors);
+    EXPECT_EQ(c.global_load.requests, 0u);
+  }
+}
+
+TEST(CountingGlobal, MisalignedWarpTouchesFiveSectors) {
+  GPULAB_REQUIRE_COUNTING();
+  // in + 1: the warp reads bytes [4, 132) of a 256-byte-aligned allocation: sectors 0..4.
+  DeviceBuffer<float> in(2 * kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    load_strided<<<1, kWarp>>>(in.data() + 1, out.data(), 1);
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.sectors, 5u);
+  EXPECT_DOUBLE_EQ(c.sectors_per_load_request(), 5.0);
+}
+
+__global__ void copy_float4(const float4* in, float4* out) {
+  out[threadIdx.x] = in[threadIdx.x];
+}
+
+TEST(CountingGlobal, Float4ContiguousIsSixteenSectors) {
+  GPULAB_REQUIRE_COUNTING();
+  // 32 lanes x 16 bytes = 512 contiguous bytes = 16 sectors, in one request each way.
+  DeviceBuffer<float4> in(kWarp);
+  DeviceBuffer<float4> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    copy_float4<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 1u);
+  EXPECT_EQ(c.global_load.sectors, 16u);
+  EXPECT_EQ(c.global_store.requests, 1u);
+  EXPECT_EQ(c.global_store.sectors, 16u);
+}
+
+__global__ void load_one_word(const float* in, float* out) {
+  out[threadIdx.x] = in[0];
+}
+
+TEST(CountingGlobal, AllLanesReadingOneWordIsOneSector) {
+  GPULAB_REQUIRE_COUNTING();
+  // 128 bytes requested, one sector moved: 400% efficiency.
+  DeviceBuffer<float> in(1);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    load_one_word<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.sectors, 1u);
+  EXPECT_DOUBLE_EQ(c.global_load_efficiency_pct(), 400.0);
+}
+
+__global__ void load_half_warp(const float* in, float* out) {
+  if (threadIdx.x < 16) {
+    out[threadIdx.x] = in[threadIdx.x];
+  }
+}
+
+TEST(CountingGlobal, DivergenceShowsAsFewerActiveLanes) {
+  GPULAB_REQUIRE_COUNTING();
+  // Lanes 0..15 load 64 bytes (2 sectors) and store 64 bytes: 2 requests of 16 lanes.
+  DeviceBuffer<float> in(kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    load_half_warp<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 1u);
+  EXPECT_EQ(c.global_load.sectors, 2u);
+  EXPECT_EQ(c.global_load.lanes, 16u);
+  EXPECT_DOUBLE_EQ(c.lanes_per_request(), 16.0);
+}
+
+// Not inlined (GCC's attribute: this test is sim only), so both call sites share its load.
+__device__ __attribute__((noinline)) float load_at(const float* p, unsigned i) {
+  return p[i];
+}
+
+__global__ void divergent_paths_one_instruction(const float* a, const float* b, float* out) {
+  const unsigned lane = threadIdx.x;
+  out[lane] = lane < 16 ? load_at(a, lane) : load_at(b, lane);
+}
+
+TEST(CountingGlobal, DivergentPathsThroughOneInstructionAreOneRequestOnSim) {
+  GPULAB_REQUIRE_COUNTING();
+  // docs/sim.md's example of the approximation: a GPU issues the two sides one after the other
+  // (2 requests of 16 lanes); on sim every lane reaches the one load inside load_at for the first
+  // time, so it is 1 request of 32 lanes. The sectors are the same: 2 in a, 2 in b.
+  DeviceBuffer<float> a(kWarp);
+  DeviceBuffer<float> b(kWarp);
+  DeviceBuffer<float> out(kWarp);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    divergent_paths_one_instruction<<<1, kWarp>>>(a.data(), b.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 1u);
+  EXPECT_EQ(c.global_load.lanes, kWarp);
+  EXPECT_EQ(c.global_load.sectors, 4u);
+}
+
+__global__ void loop_loads(const float* in, float* out, int n) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    sum += in[i * kWarp + threadIdx.x];
+  }
+  out[threadIdx.x] = sum;
+}
+
+TEST(CountingGlobal, EachVisitOfALoadIsItsOwnRequest) {
+  GPULAB_REQUIRE_COUNTING();
+  // The loop's load runs n = 5 times per lane: the k-th visits of the 32 lanes form request k.
+  DeviceBuffer<float> in(5 * kWarp);
+  DeviceBuffer<float> out(2 * kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    loop_loads<<<2, kWarp>>>(in.data(), out.data(), 5);
+    GPULAB_CHECK_LAUNCH();
+  });
+  // Two blocks (one warp each), 5 loads of 4 sectors and 1 store of 4 sectors per warp.
+  EXPECT_EQ(c.global_load.requests, 10u);
+  EXPECT_EQ(c.global_load.sectors, 40u);
+  EXPECT_EQ(c.global_store.requests, 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared memory
+// ---------------------------------------------------------------------------------------------
+
+template <int Columns>
+__global__ void read_tile_column(float* out) {
+  __shared__ float tile[kWarp][Columns];
+  for (unsigned r = 0; r < kWarp; ++r) {
+    tile[r][threadIdx.x] = static_cast<float>(r);
+  }
+  __syncthreads();  // every row written before any column is read
+  out[threadIdx.x] = tile[threadIdx.x][0];
+}
+
+TEST(CountingShared, ColumnOfA32By32TileIs32Wavefronts) {
+  GPULAB_REQUIRE_COUNTING();
+  // Lane i reads tile[i][0]: word 32*i, bank (32*i) % 32 = 0 for every lane: 32 distinct words in
+  // one bank, 32 wavefronts, 31 of them conflicts. The 32 row writes tile[r][lane] hit 32
+  // distinct banks: 32 requests, 32 wavefronts, no conflicts.
+  DeviceBuffer<float> out(kWarp);
+  const MemoryCounters c = count_one([&] {
+    read_tile_column<32><<<1, kWarp>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.shared_load.requests, 1u);
+  EXPECT_EQ(c.shared_load.wavefronts, 32u);
+  EXPECT_EQ(c.shared_load.bank_conflicts, 31u);
+  EXPECT_EQ(c.shared_store.requests, 32u);
+  EXPECT_EQ(c.shared_store.wavefronts, 32u);
+  EXPECT_EQ(c.shared_store.bank_conflicts, 0u);
+}
+
+TEST(CountingShared, PaddingTo33ColumnsRemovesTheConflicts) {
+  GPULAB_REQUIRE_COUNTING();
+  // Lane i reads word 33*i: bank (33*i) % 32 = i, a bank per lane: 1 wavefront. The row writes
+  // tile[r][lane] (word 33*r + lane) stay conflict-free.
+  DeviceBuffer<float> out(kWarp);
+  const MemoryCounters c = count_one([&] {
+    read_tile_column<33><<<1, kWarp>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.shared_load.requests, 1u);
+  EXPECT_EQ(c.shared_load.wavefronts, 1u);
+  EXPECT_EQ(c.shared_load.bank_conflicts, 0u);
+  EXPECT_EQ(c.shared_store.bank_conflicts, 0u);
+}
+
+__global__ void broadcast_and_column_dynamic(float* out) {
+  extern __shared__ float dynamic_tile[];  // 32 x 32 floats
+  for (unsigned r = 0; r < kWarp; ++r) {
+    dynamic_tile[r * kWarp + threadIdx.x] = static_cast<float>(r);
+  }
+  __syncthreads();
+  const float one = dynamic_tile[5];            // every lane, one word
+  dynamic_tile[threadIdx.x * kWarp + 1] = one;  // a column: 32 wavefronts
+  out[threadIdx.x] = one;
+}
+
+TEST(CountingShared, BroadcastIsOneWavefrontAndDynamicSharedCounts) {
+  GPULAB_REQUIRE_COUNTING();
+  // The read of dynamic_tile[5] by all lanes is a broadcast: 1 wavefront. The column store
+  // (word 32*i + 1, bank 1 for all lanes) takes 32. The 32 row stores take one each.
+  DeviceBuffer<float> out(kWarp);
+  const MemoryCounters c = count_one([&] {
+    broadcast_and_column_dynamic<<<1, kWarp, kWarp * kWarp * sizeof(float)>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.shared_load.requests, 1u);
+  EXPECT_EQ(c.shared_load.wavefronts, 1u);
+  EXPECT_EQ(c.shared_store.requests, 33u);
+  EXPECT_EQ(c.shared_store.wavefronts, 32u + 32u);
+  EXPECT_EQ(c.shared_store.bank_conflicts, 31u);
+}
+
+__global__ void shared_doubles(double* out) {
+  __shared__ double values[kWarp];
+  values[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = values[threadIdx.x];
+}
+
+TEST(CountingShared, EightByteAccessesTakeTwoPhases) {
+  GPULAB_REQUIRE_COUNTING();
+  // 32 lanes x 8 bytes: two half-warp phases of 128 bytes each, one wavefront per phase and no
+  // conflicts (the minimum for 8-byte accesses is 2).
+  DeviceBuffer<double> out(kWarp);
+  const MemoryCounters c = count_one([&] {
+    shared_doubles<<<1, kWarp>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.shared_load.wavefronts, 2u);
+  EXPECT_EQ(c.shared_load.bank_conflicts, 0u);
+  EXPECT_EQ(c.shared_store.wavefronts, 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomics
+// ---------------------------------------------------------------------------------------------
+
+__global__ void atomics_on_one_word(unsigned* global_counter, unsigned* out) {
+  __shared__ unsigned shared_counter;
+  if (threadIdx.x == 0) {
+    shared_counter = 0;
+  }
+  __syncthreads();
+  atomicAdd(&shared_counter, 1u);
+  atomicAdd(global_counter, 1u);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[0] = shared_counter;
+  }
+}
+
+TEST(CountingAtomics, OneWordFromEveryLane) {
+  GPULAB_REQUIRE_COUNTING();
+  // The global atomic: 1 request, 1 sector, 32 lanes. The shared one: 32 lanes on one bank
+  // serialize, 32 wavefronts. Both still compute the right sums.
+  DeviceBuffer<unsigned> counter(1);
+  DeviceBuffer<unsigned> out(1);
+  counter.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    atomics_on_one_word<<<1, kWarp>>>(counter.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_atomic.requests, 1u);
+  EXPECT_EQ(c.global_atomic.sectors, 1u);
+  EXPECT_EQ(c.global_atomic.lanes, kWarp);
+  EXPECT_EQ(c.shared_atomic.requests, 1u);
+  EXPECT_EQ(c.shared_atomic.wavefronts, kWarp);
+  EXPECT_EQ(counter.to_vector().front(), kWarp);
+  EXPECT_EQ(out.to_vector().front(), kWarp);
+}
+
+// ---------------------------------------------------------------------------------------------
+// L2 and DRAM
+// ---------------------------------------------------------------------------------------------
+
+constexpr unsigned kStreamThreads = 256;
+
+// Each thread reads float4s a grid-stride apart and writes one float: coalesced, 16 sectors per
+// request; the small output is written, never read.
+__global__ void sum_float4s(const float4* in, std::size_t count, float* out) {
+  const std::size_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  float sum = 0.0f;
+  for (std::size_t i = first; i < count; i += stride) {
+    const float4 v = in[i];
+    sum += v.x + v.y + v.z + v.w;
+  }
+  out[first] = sum;
+}
+
+std::uint64_t l2_bytes() {
+  int bytes = 0;
+  GPULAB_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, 0));
+  return static_cast<std::uint64_t>(bytes);
+}
+
+// DRAM bytes read by two passes of sum_float4s over `bytes`, after emptying L2.
+std::vector<CountedLaunch> read_twice(std::uint64_t bytes) {
+  const std::size_t count = bytes / sizeof(float4);
+  DeviceBuffer<float4> in(count);
+  const unsigned blocks = 64;
+  DeviceBuffer<float> out(std::size_t{blocks} * kStreamThreads);
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+  return run_counted([&] {
+    for (int pass = 0; pass < 2; ++pass) {
+      sum_float4s<<<blocks, kStreamThreads>>>(in.data(), count, out.data());
+      GPULAB_CHECK_LAUNCH();
+    }
+  });
+}
+
+TEST(CountingL2, HalfTheL2ReadTwiceComesFromDramOnce) {
+  GPULAB_REQUIRE_COUNTING();
+  // Half the L2, contiguous: each set receives half its ways, nothing is evicted. The first pass
+  // misses every sector (bytes / 32 sectors from DRAM), the second hits every one.
+  const std::uint64_t bytes = l2_bytes() / 2;
+  const std::vector<CountedLaunch> passes = read_twice(bytes);
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_EQ(passes[0].counters.dram_bytes_read, bytes);
+  EXPECT_EQ(passes[1].counters.dram_bytes_read, 0u);
+  // The output lines the first pass wrote are still there: the second pass's stores hit too.
+  EXPECT_DOUBLE_EQ(passes[1].counters.l2_hit_rate_pct(), 100.0);
+  // The output (64 x 256 floats = 64 KiB) is written back once per pass.
+  EXPECT_EQ(passes[0].counters.dram_bytes_written, 64u * kStreamThreads * sizeof(float));
+}
+
+TEST(CountingL2, FourTimesTheL2ReadTwiceComesFromDramTwice) {
+  GPULAB_REQUIRE_COUNTING();
+  // Four times the L2 read in order with LRU replacement: every line is evicted before it is
+  // read again, so both passes read all of it from DRAM.
+  const std::uint64_t bytes = 4 * l2_bytes();
+  const std::vector<CountedLaunch> passes = read_twice(bytes);
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_EQ(passes[0].counters.dram_bytes_read, bytes);
+  EXPECT_EQ(passes[1].counters.dram_bytes_read, bytes);
+}
+
+TEST(CountingL2, AMemsetLargerThanTheL2FlushesIt) {
+  GPULAB_REQUIRE_COUNTING();
+  // The harness's cold-L2 flush: a memset over twice the L2 between two passes evicts the data.
+  const std::uint64_t bytes = l2_bytes() / 4;
+  const std::size_t count = bytes / sizeof(float4);
+  DeviceBuffer<float4> in(count);
+  DeviceBuffer<unsigned char> flush(2 * l2_bytes());
+  DeviceBuffer<float> out(std::size_t{64} * kStreamThreads);
+  const std::vector<CountedLaunch> passes = run_counted([&] {
+    sum_float4s<<<64, kStreamThreads>>>(in.data(), count, out.data());
+    GPULAB_CHECK_LAUNCH();
+    GPULAB_CHECK(cudaMemsetAsync(flush.data(), 0, flush.bytes()));
+    sum_float4s<<<64, kStreamThreads>>>(in.data(), count, out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_EQ(passes[1].counters.dram_bytes_read, bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kTile = 16;
+
+// A transpose through a shared tile without padding (bank conflicts on the column reads) and a
+// histogram with shared and global atomics: enough of everything to compare.
+__global__ void transpose_and_histogram(const float* in, float* out, unsigned* bins, int n) {
+  __shared__ float tile[kTile][kTile];
+  __shared__ unsigned local_bins[8];
+  const int x = blockIdx.x * kTile + threadIdx.x;
+  const int y = blockIdx.y * kTile + threadIdx.y;
+  const unsigned linear = threadIdx.y * kTile + threadIdx.x;
+  if (linear < 8) {
+    local_bins[linear] = 0;
+  }
+  tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+  __syncthreads();
+  const int tx = blockIdx.y * kTile + threadIdx.x;
+  const int ty = blockIdx.x * kTile + threadIdx.y;
+  const float v = tile[threadIdx.x][threadIdx.y];
+  out[ty * n + tx] = v;
+  atomicAdd(&local_bins[static_cast<unsigned>(v) % 8], 1u);
+  __syncthreads();
+  if (linear < 8) {
+    atomicAdd(&bins[linear], local_bins[linear]);
+  }
+}
+
+std::vector<CountedLaunch> run_transpose_histogram() {
+  const int n = 64;
+  std::vector<float> host(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    host[static_cast<std::size_t>(i)] = static_cast<float>((i * 7) % 23);
+  }
+  DeviceBuffer<float> in(host.size());
+  DeviceBuffer<float> out(host.size());
+  DeviceBuffer<unsigned> bins(8);
+  in.copy_from(host);
+  bins.fill_bytes(0);
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+  return run_counted([&] {
+    transpose_and_histogram<<<dim3(n / kTile, n / kTile), dim3(kTile, kTile)>>>(
+        in.data(), out.data(), bins.data(), n);
+    GPULAB_CHECK_LAUNCH();
+  });
+}
+
+TEST(CountingDeterminism, SameCountsUnderEverySchedule) {
+  GPULAB_REQUIRE_COUNTING();
+  std::vector<MemoryCounters> seen;
+  gpulab::testing::for_each_schedule([&] {
+    const std::vector<CountedLaunch> launches = run_transpose_histogram();
+    ASSERT_EQ(launches.size(), 1u);
+    seen.push_back(launches.front().counters);
+  });
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  // The unpadded column reads conflict; each of the 16 blocks makes one global atomic request
+  // (lanes 0..7 of its first warp).
+  EXPECT_GT(seen[0].shared_load.bank_conflicts, 0u);
+  EXPECT_EQ(seen[0].global_atomic.requests, 16u);
+}
+
+// The same launch in a child process of this test with one worker, and with four: the counts
+// (written by GPULAB_SIM_COUNTERS) must be equal.
+// (Disabled: it runs only as that child, with --gtest_also_run_disabled_tests.)
+TEST(CountingDeterminism, DISABLED_ChildRun) {
+  GPULAB_REQUIRE_COUNTING();
+  const std::vector<CountedLaunch> launches = run_transpose_histogram();
+  ASSERT_EQ(launches.size(), 1u);
+}
+
+TEST(CountingDeterminism, SameCountsWithOneOrManyWorkers) {
+  GPULAB_REQUIRE_COUNTING();
+  const gpulab::testing::TempDir dir("counting");
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  std::vector<std::vector<CountedLaunch>> runs;
+  for (const char* workers : {"1", "4"}) {
+    const std::filesystem::path file = dir.path() / (std::string("workers") + workers + ".jsonl");
+    const std::string command =
+        std::string("GPULAB_SIM_WORKERS=") + workers + " GPULAB_SIM_COUNTERS='" + file.string() +
+        "' '" + self.string() +
+        "' --gtest_also_run_disabled_tests --gtest_filter=CountingDeterminism.DISABLED_ChildRun "
+        ">/dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    runs.push_back(gpulab::read_counted_launches(file));
+  }
+  ASSERT_EQ(runs[0].size(), 1u);
+  ASSERT_EQ(runs[1].size(), 1u);
+  EXPECT_EQ(runs[0][0].counters, runs[1][0].counters);
+  EXPECT_GT(runs[0][0].counters.global_load.requests, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builds that cannot count say so
+// ---------------------------------------------------------------------------------------------
+
+TEST(CountingAvailability, ABuildThatCannotCountRefusesWithTheReason) {
+  if (gpulab::sim::counting_available()) {
+    EXPECT_TRUE(gpulab::sim::counting_unavailable_reason().empty());
+    EXPECT_TRUE(gpulab::sim::set_counting(true));
+    EXPECT_TRUE(gpulab::sim::counting());
+    EXPECT_TRUE(gpulab::sim::set_counting(false));
+    return;
+  }
+  // The asan preset: one sentence naming the build, no silent zeros.
+  EXPECT_NE(gpulab::sim::counting_unavailable_reason().find("AddressSanitizer"), std::string::npos)
+      << gpulab::sim::counting_unavailable_reason();
+  EXPECT_FALSE(gpulab::sim::set_counting(true));
+  EXPECT_FALSE(gpulab::sim::counting());
+  EXPECT_THROW(gpulab::sim::ScopedCounting(), std::runtime_error);
+}
+
+}  // namespace
