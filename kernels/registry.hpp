@@ -26,13 +26,14 @@ struct RegisteredKernel {
 };
 
 /// Every kernel of kernels/, grouped by file (attention, gemm, histogram, reduction, spin,
-/// vector add).
+/// transpose, vector add).
 [[nodiscard]] std::vector<RegisteredKernel> kernel_registry();
 
 // Each file's entries (defined in that .cu file).
 [[nodiscard]] std::span<const RegisteredKernel> attention_kernel_registry();
 [[nodiscard]] std::span<const RegisteredKernel> gemm_kernel_registry();
 [[nodiscard]] std::span<const RegisteredKernel> histogram_kernel_registry();
+[[nodiscard]] std::span<const RegisteredKernel> transpose_kernel_registry();
 [[nodiscard]] std::span<const RegisteredKernel> reduction_kernel_registry();
 [[nodiscard]] std::span<const RegisteredKernel> spin_kernel_registry();
 [[nodiscard]] std::span<const RegisteredKernel> vector_add_kernel_registry();

@@ -40,24 +40,13 @@ struct Options {
   std::vector<std::string> extra;
 };
 
-// "gpulab::kernels::gemm_tiled<16>" -> "gemm_tiled": the kernel table's short name.
-std::string short_name(const std::string& kernel) {
-  std::string name = kernel.substr(0, kernel.find('<'));
-  if (const auto colon = name.rfind("::"); colon != std::string::npos) {
-    name.erase(0, colon + 2);
-  }
-  while (!name.empty() && (name.back() == ' ' || name.back() == '(' || name.back() == ')')) {
-    name.pop_back();
-  }
-  return name;
-}
-
 LaunchShape shape_of(const CountedLaunch& launch, const GpuSpec& spec) {
   LaunchShape shape;
   shape.grid = launch.grid;
   shape.block = launch.block;
   shape.dynamic_shared_bytes = launch.dynamic_shared_bytes;
-  if (const auto entry = find_kernel(short_name(launch.kernel), spec.cc_major, spec.cc_minor)) {
+  if (const auto entry =
+          find_kernel(kernel_short_name(launch.kernel), spec.cc_major, spec.cc_minor)) {
     shape.resources = resources_of(*entry);
     shape.resources_known = true;
   }

@@ -34,7 +34,8 @@ TEST(KernelRegistry, CollectsEveryFilesEntries) {
   std::size_t count = 0;
   for (const auto file :
        {attention_kernel_registry, gemm_kernel_registry, histogram_kernel_registry,
-        reduction_kernel_registry, spin_kernel_registry, vector_add_kernel_registry}) {
+        reduction_kernel_registry, spin_kernel_registry, transpose_kernel_registry,
+        vector_add_kernel_registry}) {
     count += file().size();
   }
   EXPECT_EQ(kernel_registry().size(), count);

@@ -22,6 +22,7 @@
 #include "reduction/reduction.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
+#include "transpose/transpose.hpp"
 #include "vector/vector_add.hpp"
 
 namespace gpulab::kernels {
@@ -272,6 +273,51 @@ TEST(HistogramLaunch, ABlockOfNoneOrMoreThan1024ThreadsIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bins, Histogram, ::testing::Values(1u, 256u, 4096u));
+
+struct Shape {
+  int rows;
+  int cols;
+};
+
+class Transpose : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(Transpose, EveryLevelMatchesTheCpuReference) {
+  GPULAB_REQUIRE_DEVICE();
+  const auto [rows, cols] = GetParam();
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const std::vector<float> in = random_floats(n, 5);
+  std::vector<float> expected(n);
+  transpose_reference(in, expected, rows, cols);
+  DeviceBuffer<float> d_in(n);
+  DeviceBuffer<float> d_out(n);
+  d_in.copy_from(in);
+  for (const auto& level : transpose_levels()) {
+    SCOPED_TRACE(std::string(level.name));
+    for_each_schedule([&] {
+      poison(d_out);
+      level.launch(d_in.data(), d_out.data(), rows, cols, nullptr);
+      GPULAB_CHECK(cudaDeviceSynchronize());
+      // Moving values changes no bits: exact, the copy against the input itself.
+      EXPECT_EQ(d_out.to_vector(), level.number == 0 ? in : expected);
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Transpose,
+                         ::testing::Values(Shape{1, 1}, Shape{32, 32}, Shape{64, 32}, Shape{33, 65},
+                                           Shape{100, 37}),
+                         [](const auto& shape) {
+                           return std::to_string(shape.param.rows) + "x" +
+                                  std::to_string(shape.param.cols);
+                         });
+
+TEST(Transpose, RejectsEmptyShapesAndNullPointers) {
+  DeviceBuffer<float> buffer(4);
+  for (const auto& level : transpose_levels()) {
+    EXPECT_THROW(level.launch(buffer.data(), buffer.data(), 0, 4, nullptr), std::invalid_argument);
+    EXPECT_THROW(level.launch(nullptr, buffer.data(), 2, 2, nullptr), std::invalid_argument);
+  }
+}
 
 }  // namespace
 }  // namespace gpulab::kernels

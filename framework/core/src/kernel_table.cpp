@@ -38,4 +38,15 @@ KernelResources resources_of(const KernelTableEntry& entry) {
   return resources;
 }
 
+std::string kernel_short_name(std::string_view launch_name) {
+  std::string name(launch_name.substr(0, launch_name.find('<')));
+  if (const auto colon = name.rfind("::"); colon != std::string::npos) {
+    name.erase(0, colon + 2);
+  }
+  while (!name.empty() && (name.back() == ' ' || name.back() == '(' || name.back() == ')')) {
+    name.pop_back();
+  }
+  return name;
+}
+
 }  // namespace gpulab

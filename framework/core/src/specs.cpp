@@ -101,7 +101,8 @@ void apply_memory_model(GpuSpec& s) {
       l2_source +
       "; shared memory 32 banks x 4 B per clock: CUDA C++ Programming Guide; DRAM latency 600 "
       "cycles and launch overhead 3 us: model assumptions (several hundred cycles measured by Jia "
-      "et al. arXiv:1804.06826 and Luo et al. arXiv:2402.13499)";
+      "et al. arXiv:1804.06826 and Luo et al. arXiv:2402.13499); host link: the datasheet's PCIe "
+      "bandwidth, one direction";
 }
 
 void apply_limits(GpuSpec& s, const SmLimits& limits) {
@@ -142,6 +143,7 @@ GpuSpec h100_sxm() {
   s.fp16_tensor_tflop_s = 989.4;   // whitepaper: FP16, FP32 accumulate, 989.4 dense
   s.bf16_tensor_tflop_s = 989.4;   // whitepaper: BF16, FP32 accumulate, 989.4 dense
   s.l2_bytes = 50 * kMiB;          // whitepaper: 50 MB L2
+  s.host_link_gb_s = 64;           // datasheet: PCIe Gen5 128 GB/s (both directions)
   apply_limits(s, kLimitsCc90);
   s.source =
       "NVIDIA H100 Tensor Core GPU datasheet (memory, bandwidth); NVIDIA H100 Tensor Core GPU "
@@ -168,6 +170,7 @@ GpuSpec h100_pcie() {
   s.fp16_tensor_tflop_s = 756;     // datasheet: 1,513 with sparsity, 756 dense
   s.bf16_tensor_tflop_s = 756;     // datasheet: 1,513 with sparsity, 756 dense
   s.l2_bytes = 50 * kMiB;          // whitepaper: 50 MB L2
+  s.host_link_gb_s = 64;           // datasheet: PCIe Gen5 128 GB/s (both directions)
   apply_limits(s, kLimitsCc90);
   s.source =
       "NVIDIA H100 Tensor Core GPU datasheet (memory, bandwidth, FP32, tensor peaks halved from "
@@ -220,6 +223,7 @@ GpuSpec l4() {
   s.bf16_tensor_tflop_s = 121;  // datasheet: 242 with sparsity, 121 dense
   // Not in the datasheet: AD104's 48 MB L2 (the Ada whitepaper describes the AD10x L2).
   s.l2_bytes = 48 * kMiB;
+  s.host_link_gb_s = 32;  // datasheet: PCIe Gen4 x16 64 GB/s (both directions)
   apply_limits(s, kLimitsCc89);
   s.source =
       "NVIDIA L4 Tensor Core GPU datasheet (memory, bandwidth, FP32, tensor peaks halved from "
@@ -247,6 +251,7 @@ GpuSpec rtx_4090() {
   s.fp16_tensor_tflop_s = 165.2;  // Ada whitepaper, Appendix A: FP16, FP32 acc, 165.2
   s.bf16_tensor_tflop_s = 165.2;  // Ada whitepaper, Appendix A: BF16, FP32 acc, 165.2
   s.l2_bytes = 72 * kMiB;         // Ada whitepaper, Appendix A: 73728 KB L2
+  s.host_link_gb_s = 32;          // PCIe Gen4 x16 (NVIDIA product page): 32 GB/s per direction
   apply_limits(s, kLimitsCc89);
   s.source =
       "NVIDIA Ada Lovelace GPU Architecture whitepaper, Appendix A table (GeForce RTX 4090); " +
@@ -276,6 +281,7 @@ GpuSpec a100_sxm_40gb() {
   s.fp16_tensor_tflop_s = 312;     // A100 whitepaper Table 1: FP16 312 dense
   s.bf16_tensor_tflop_s = 312;     // A100 whitepaper Table 1: BF16 312 dense
   s.l2_bytes = 40 * kMiB;          // A100 whitepaper: 40960 KB L2
+  s.host_link_gb_s = 32;           // datasheet: PCIe Gen4 64 GB/s (both directions)
   apply_limits(s, kLimitsCc80);
   s.source =
       "NVIDIA A100 Tensor Core GPU Architecture whitepaper, Table 1 and A100 specification "
@@ -330,6 +336,7 @@ GpuSpec rtx_3090() {
   s.fp16_tensor_tflop_s = 71;  // GA102 whitepaper: FP16, FP32 accumulate, 71 dense
   s.bf16_tensor_tflop_s = 71;  // GA102 whitepaper: BF16, FP32 accumulate, 71 dense
   s.l2_bytes = 6 * kMiB;       // GA102 whitepaper: 6144 KB L2
+  s.host_link_gb_s = 32;       // PCIe Gen4 x16 (NVIDIA product page): 32 GB/s per direction
   apply_limits(s, kLimitsCc86);
   s.source = "NVIDIA Ampere GA102 GPU Architecture whitepaper (GeForce RTX 3090 table); " +
              std::string(kLimitsSource);
@@ -358,6 +365,7 @@ GpuSpec t4() {
   s.fp16_tensor_tflop_s = 65;     // datasheet: mixed precision (FP16/FP32) 65 TFLOPS
   s.bf16_tensor_tflop_s = 0;      // Turing tensor cores have no BF16
   s.l2_bytes = 4 * kMiB;          // Turing whitepaper: TU104 4096 KB L2
+  s.host_link_gb_s = 16;          // datasheet: PCIe Gen3 x16 32 GB/s (both directions)
   apply_limits(s, kLimitsCc75);
   s.source =
       "NVIDIA T4 Tensor Core GPU datasheet (memory, bandwidth, FP32, FP16 tensor); NVIDIA Turing "
@@ -383,6 +391,7 @@ GpuSpec v100_sxm2_32gb() {
   s.fp16_tensor_tflop_s = 125;     // V100 datasheet (SXM2): tensor 125 TFLOPS
   s.bf16_tensor_tflop_s = 0;       // Volta tensor cores have no BF16
   s.l2_bytes = 6 * kMiB;           // V100 whitepaper Table 1: 6144 KB L2
+  s.host_link_gb_s = 16;           // datasheet: PCIe Gen3 32 GB/s (both directions)
   apply_limits(s, kLimitsCc70);
   s.source =
       "NVIDIA Tesla V100 GPU Accelerator datasheet (SXM2 32GB: memory, bandwidth, peaks); "

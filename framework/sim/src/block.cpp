@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.hpp"
 #include "counting.hpp"
 #include "fiber.hpp"
 #include "queue.hpp"
@@ -50,6 +51,7 @@ struct CudaThread {
   int width = 32;
   std::uint64_t value = 0;
   std::uint64_t result = 0;
+  std::uint64_t cycles = 0;  // the modeled clock: cycles this thread's clock64() reads advanced
 };
 
 std::size_t stack_bytes() {
@@ -371,6 +373,12 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
 
 void finish_thread(Worker& w, CudaThread& t) {
   t.state = State::done;
+  if (t.cycles > 0) {  // the modeled clock: the launch lasts at least this thread's wait
+    std::uint64_t longest = w.launch->longest_wait_cycles.load(std::memory_order_relaxed);
+    while (longest < t.cycles && !w.launch->longest_wait_cycles.compare_exchange_weak(
+                                     longest, t.cycles, std::memory_order_relaxed)) {
+    }
+  }
   --w.live;
   // Lanes waiting in a collective that named this lane may now be complete.
   const unsigned warp = t.linear / kWarp;
@@ -608,7 +616,8 @@ struct BlockOrder {
 
 }  // namespace
 
-std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
+std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
+                                            std::optional<MemoryCounters>& counted) {
   const dim3 grid = launch.spec.grid;
   const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
   const BlockOrder order(blocks, launch.schedule);
@@ -641,7 +650,7 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch) {
       failed.store(true, std::memory_order_relaxed);
     }
   });
-  finish_counting(std::move(counter), failure.has_value());
+  counted = finish_counting(std::move(counter), failure.has_value(), launch.kept);
   return failure;
 }
 
@@ -746,6 +755,12 @@ void fail_kernel(bool assertion, const char* message, std::source_location where
 }
 
 long long clock_cycles() noexcept {
+  // The modeled clock: each read advances the thread's own cycles by a fixed step, from the
+  // launch's modeled start (deterministic; clock.hpp).
+  if (Worker* w = current_worker; w != nullptr && w->current != nullptr && modeled_clock()) {
+    w->current->cycles += kModeledCyclesPerClockRead;
+    return static_cast<long long>(w->launch->start_cycles + w->current->cycles);
+  }
   // The simulated device's clock; a kernel runs only on a usable device, so the query succeeds.
   static const double cycles_per_ns = [] {
     int khz = 0;

@@ -502,9 +502,9 @@ LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
   return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals)));
 }
 
-void finish_counting(LaunchCounterPtr counter, bool failed) {
+std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool failed, bool keep) {
   if (!counter || failed) {
-    return;
+    return std::nullopt;
   }
   const LaunchSpec& spec = counter->launch().spec;
   CountedLaunch record;
@@ -516,12 +516,16 @@ void finish_counting(LaunchCounterPtr counter, bool failed) {
   record.dynamic_shared_bytes = spec.shared_bytes;
   record.spec = device_spec().key;
   record.counters = counter->finish();
+  if (!keep) {
+    return record.counters;
+  }
   CountingState& s = counting_state();
   std::scoped_lock lock(s.mutex);
   if (!s.file.empty()) {
     append_counted_launch(s.file, record);
   }
-  s.launches.push_back(std::move(record));
+  s.launches.push_back(record);
+  return record.counters;
 }
 
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

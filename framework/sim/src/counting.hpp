@@ -6,12 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "device_state.hpp"
 #include "gpulab/core/counters.hpp"
-#include "gpulab/core/specs.hpp"
 #include "gpulab/sim/launch.hpp"
 
 namespace gpulab::sim::detail {
@@ -26,19 +27,14 @@ struct LaunchCounterDeleter {
 };
 using LaunchCounterPtr = std::unique_ptr<LaunchCounter, LaunchCounterDeleter>;
 
-// From runtime.cpp.
-/// The simulated GPU (its L2 size; the device is usable whenever a kernel runs).
-[[nodiscard]] const GpuSpec& device_spec();
-/// Every live cudaMalloc and cudaMallocHost allocation as (start address, bytes).
-[[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges();
-
 /// Whether this build's kernels were compiled to report their memory accesses.
 [[nodiscard]] bool counting_compiled() noexcept;
 
 /// A counter for `launch` (whose `counted` flag is set), or null.
 [[nodiscard]] LaunchCounterPtr begin_counting(const KernelLaunch& launch);
-/// Ends the launch: writes back L2, records its counters (unless it failed).
-void finish_counting(LaunchCounterPtr counter, bool failed);
+/// Ends the launch: writes back L2 and returns its counters (none when it failed or was not
+/// counted); keeps them in counted_launches() (and GPULAB_SIM_COUNTERS) when `keep`.
+std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool failed, bool keep);
 
 // Per worker thread, from block.cpp. None of these is called when the launch is not counted.
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

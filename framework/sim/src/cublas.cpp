@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "clock.hpp"
 #include "queue.hpp"
 
 struct cublasContext {
@@ -398,11 +399,15 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
   }
 
   try {
-    std::function<void()> work = [problem, scalars] {
+    const double modeled_s = gpulab::sim::detail::modeled_gemm_seconds(
+        static_cast<double>(problem.m), static_cast<double>(problem.n),
+        static_cast<double>(problem.k), static_cast<double>(problem.batch_count));
+    std::function<double(double)> work = [problem, scalars, modeled_s](double) {
       gemm::run(problem, scalars.on_device ? *scalars.alpha_device : scalars.alpha,
                 scalars.on_device ? *scalars.beta_device : scalars.beta);
+      return modeled_s;
     };
-    if (gpulab::sim::detail::enqueue(handle->stream, std::move(work)) != cudaSuccess) {
+    if (gpulab::sim::detail::enqueue_timed(handle->stream, std::move(work)) != cudaSuccess) {
       return CUBLAS_STATUS_EXECUTION_FAILED;  // invalid stream, or the device has a sticky error
     }
   } catch (const std::bad_alloc&) {

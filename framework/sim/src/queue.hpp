@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstddef>
@@ -21,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include "gpulab/core/counters.hpp"
 
 namespace gpulab::sim::detail {
 
@@ -52,10 +55,14 @@ struct KernelLaunch {
   KernelCall call;
   Schedule schedule;
   std::uint64_t id = 0;  // unique per launch
-  bool counted = false;  // memory counting was on when it was queued
+  bool counted = false;  // its memory traffic is counted (counting on, or the modeled clock)
+  bool kept = false;     // its counts go to counted_launches() (counting was on)
+  // The modeled clock: its start in device cycles, and the longest clock64() wait of a thread.
+  std::uint64_t start_cycles = 0;
+  mutable std::atomic<std::uint64_t> longest_wait_cycles{0};
   KernelLaunch(const LaunchSpec& s, KernelCall c, Schedule order, std::uint64_t launch_id,
-               bool count)
-      : spec(s), call(c), schedule(order), id(launch_id), counted(count) {}
+               bool count, bool keep)
+      : spec(s), call(c), schedule(order), id(launch_id), counted(count), kept(keep) {}
   ~KernelLaunch() { call.destroy(call.payload); }
   KernelLaunch(const KernelLaunch&) = delete;
   KernelLaunch& operator=(const KernelLaunch&) = delete;
@@ -69,8 +76,10 @@ struct KernelFailure {
 /// True on a fiber running a CUDA thread.
 bool inside_kernel() noexcept;
 
-/// Runs every block of the launch; on the first failure stops and says what went wrong.
-std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch);
+/// Runs every block of the launch; on the first failure stops and says what went wrong. A counted
+/// launch leaves its counters in `counted`.
+std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
+                                            std::optional<MemoryCounters>& counted);
 
 /// The FIFO and the device thread. Sequence numbers start at 1; 0 means "nothing queued".
 class DeviceQueue {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "asan.hpp"
+#include "clock.hpp"
 #include "counting.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
@@ -47,6 +49,8 @@ struct CUstream_st {
 struct EventRecord {
   std::uint64_t seq = 0;
   std::chrono::steady_clock::time_point time;
+  bool modeled = false;  // recorded under the modeled clock: modeled_s is its time
+  double modeled_s = 0;
 };
 
 struct CUevent_st {
@@ -62,7 +66,8 @@ struct Device {
   GpuSpec spec;
   std::string error;  // why the device cannot be used; empty when it can
   std::size_t capacity_bytes = 0;
-  Schedule schedule;  // GPULAB_SIM_SCHEDULE
+  Schedule schedule;                  // GPULAB_SIM_SCHEDULE
+  ClockMode clock = ClockMode::host;  // GPULAB_SIM_CLOCK
 };
 
 const Device& device() {
@@ -91,6 +96,17 @@ const Device& device() {
         d.error = std::string("GPULAB_SIM_COUNTERS: cannot write '") + file + "'";
       } else {
         std::fclose(out);
+      }
+    }
+    if (const char* text = std::getenv("GPULAB_SIM_CLOCK"); text != nullptr && *text != '\0') {
+      if (std::string_view(text) == "modeled") {
+        d.clock = ClockMode::modeled;
+        if (!counting_available()) {
+          d.error = "GPULAB_SIM_CLOCK=modeled needs memory counting, but " +
+                    counting_unavailable_reason();
+        }
+      } else if (std::string_view(text) != "host") {
+        d.error = std::string("GPULAB_SIM_CLOCK must be 'host' or 'modeled', not '") + text + "'";
       }
     }
     if (const char* control = std::getenv("GPULAB_SIM_CACHE_CONTROL");
@@ -248,6 +264,7 @@ bool valid_stream(const State& s, cudaStream_t stream) {
 struct CopySides {
   bool src_pageable = false;
   bool dst_pageable = false;
+  bool device_to_device = false;  // both sides in device memory
 };
 
 // Checks both sides of a copy against the allocation tables for the given direction.
@@ -268,6 +285,7 @@ cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   const bool src_device = inside_device_allocation(s, src, bytes);
   sides.src_pageable = !src_device && !inside(s.host_allocations, src, bytes);
   sides.dst_pageable = !dst_device && !inside(s.host_allocations, dst, bytes);
+  sides.device_to_device = dst_device && src_device;
   switch (kind) {
     case cudaMemcpyHostToHost:
       return cudaSuccess;
@@ -741,13 +759,15 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
       error != cudaSuccess || bytes == 0) {
     return error;
   }
-  using gpulab::sim::detail::enqueue;
+  using gpulab::sim::detail::enqueue_timed;
+  const double modeled_s = gpulab::sim::detail::modeled_copy_seconds(bytes, sides.device_to_device);
   cudaError_t error = cudaSuccess;
   try {
     if (sides.dst_pageable) {
-      error = enqueue(stream, [=] {
+      error = enqueue_timed(stream, [=](double) {
         gpulab::sim::detail::count_copy(dst, src, bytes);
         std::memmove(dst, src, bytes);
+        return modeled_s;
       });
       if (error == cudaSuccess) {
         error = cudaStreamSynchronize(stream);
@@ -755,14 +775,16 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     } else if (sides.src_pageable) {
       auto staged = std::make_shared<std::vector<unsigned char>>(
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
-      error = enqueue(stream, [=] {
+      error = enqueue_timed(stream, [=](double) {
         gpulab::sim::detail::count_copy(dst, staged->data(), bytes);
         std::memcpy(dst, staged->data(), bytes);
+        return modeled_s;
       });
     } else {
-      error = enqueue(stream, [=] {
+      error = enqueue_timed(stream, [=](double) {
         gpulab::sim::detail::count_copy(dst, src, bytes);
         std::memmove(dst, src, bytes);
+        return modeled_s;
       });
     }
   } catch (const std::bad_alloc&) {
@@ -798,9 +820,10 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
       return fail(cudaErrorInvalidValue);
     }
   }
-  return gpulab::sim::detail::enqueue(stream, [=] {
+  return gpulab::sim::detail::enqueue_timed(stream, [=](double) {
     gpulab::sim::detail::count_copy(pointer, nullptr, bytes);
     std::memset(pointer, value, bytes);
+    return gpulab::sim::detail::modeled_memset_seconds(bytes);
   });
 }
 
@@ -908,12 +931,27 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
   if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
-  auto& s = state();
-  std::scoped_lock lock(s.mutex);
-  if (!s.events.contains(event) || !gpulab::sim::valid_stream(s, stream)) {
-    return fail(cudaErrorInvalidResourceHandle);
+  std::shared_ptr<EventRecord> record;
+  {
+    auto& s = state();
+    std::scoped_lock lock(s.mutex);
+    if (!s.events.contains(event) || !gpulab::sim::valid_stream(s, stream)) {
+      return fail(cudaErrorInvalidResourceHandle);
+    }
+    if (flags != 0) {
+      return fail(cudaErrorInvalidValue);
+    }
+    record = event->record;
   }
-  return flags == 0 ? cudaSuccess : fail(cudaErrorInvalidValue);
+  if (record == nullptr) {
+    return cudaSuccess;  // never recorded: nothing to wait for
+  }
+  // One FIFO runs everything in order; only the modeled clock has anything to wait for.
+  return gpulab::sim::detail::enqueue(stream, [stream, record] {
+    if (record->modeled) {
+      gpulab::sim::detail::modeled_wait(stream, record->modeled_s);
+    }
+  });
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) noexcept {
@@ -941,8 +979,15 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
     return fail(cudaErrorInvalidResourceHandle);
   }
   auto record = std::make_shared<EventRecord>();
-  record->seq = gpulab::sim::detail::DeviceQueue::instance().push(
-      stream, [record] { record->time = std::chrono::steady_clock::now(); });
+  const bool blocking = stream == nullptr || (stream->flags & cudaStreamNonBlocking) == 0;
+  record->seq =
+      gpulab::sim::detail::DeviceQueue::instance().push(stream, [record, stream, blocking] {
+        record->time = std::chrono::steady_clock::now();
+        if (gpulab::sim::detail::modeled_clock()) {
+          record->modeled = true;
+          record->modeled_s = gpulab::sim::detail::modeled_now(stream, blocking);
+        }
+      });
   event->record = std::move(record);
   return cudaSuccess;
 }
@@ -1004,7 +1049,12 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop)
   if (!queue.done(first->seq) || !queue.done(second->seq)) {
     return fail(cudaErrorNotReady);
   }
-  *ms = std::chrono::duration<float, std::milli>(second->time - first->time).count();
+  if (first->modeled != second->modeled) {
+    return fail(cudaErrorInvalidResourceHandle);  // one on each clock: no common time base
+  }
+  *ms = first->modeled
+            ? static_cast<float>((second->modeled_s - first->modeled_s) * 1e3)
+            : std::chrono::duration<float, std::milli>(second->time - first->time).count();
   return cudaSuccess;
 }
 
@@ -1177,6 +1227,31 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
   record.static_shared_bytes = static_shared_bytes;
 }
 
+namespace {
+std::atomic<ClockMode>& clock_setting() {
+  static std::atomic<ClockMode> setting{device().clock};
+  return setting;
+}
+}  // namespace
+
+ClockMode clock_mode() noexcept {
+  return clock_setting().load(std::memory_order_relaxed);
+}
+
+bool set_clock_mode(ClockMode mode) noexcept {
+  if (mode == ClockMode::modeled && !counting_available()) {
+    return false;
+  }
+  clock_setting().store(mode, std::memory_order_relaxed);
+  return true;
+}
+
+std::string clock_description() {
+  return clock_mode() == ClockMode::modeled
+             ? "modeled (" + device().spec.name + ") from counted memory traffic"
+             : std::string("CPU time of the simulation");
+}
+
 ScopedCounting::ScopedCounting() : previous_(counting()) {
   if (!set_counting(true)) {
     throw std::runtime_error(counting_unavailable_reason());
@@ -1191,6 +1266,26 @@ namespace detail {
 
 const GpuSpec& device_spec() {
   return device().spec;
+}
+
+bool stream_is_blocking(cudaStream_t stream) {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  return stream == nullptr || !s.streams.contains(stream) ||
+         (stream->flags & cudaStreamNonBlocking) == 0;
+}
+
+std::optional<KernelResources> recorded_resources(const void* kernel) {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  const auto it = kernel != nullptr ? s.kernels.find(kernel) : s.kernels.end();
+  if (it == s.kernels.end() || it->second.registers == 0) {
+    return std::nullopt;
+  }
+  KernelResources resources;
+  resources.registers_per_thread = it->second.registers;
+  resources.static_shared_bytes = it->second.static_shared_bytes;
+  return resources;
 }
 
 std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges() {
@@ -1260,7 +1355,8 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
       order = s.schedule;
       id = ++s.launches;
     }
-    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id, counting());
+    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id,
+                                                 counting() || modeled_clock(), counting());
     if (check_usable() != cudaSuccess) {
       return;
     }
@@ -1272,10 +1368,16 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
         return;
       }
     }
-    enqueue(spec.stream, [launch] {
-      if (auto failure = execute_kernel(*launch)) {
+    enqueue_timed(spec.stream, [launch](double start_s) {
+      launch->start_cycles =
+          static_cast<std::uint64_t>(start_s * device_spec().boost_clock_mhz * 1e6);
+      std::optional<MemoryCounters> counted;
+      if (auto failure = execute_kernel(*launch, counted)) {
         DeviceQueue::instance().set_sticky(failure->error, std::move(failure->message));
+        return 0.0;
       }
+      return counted ? modeled_kernel_seconds(*launch, *counted, launch->longest_wait_cycles.load())
+                     : 0.0;
     });
   } catch (const std::bad_alloc&) {
     fail(cudaErrorMemoryAllocation);

@@ -52,4 +52,8 @@ struct KernelTableEntry {
 /// The entry's figures as occupancy input.
 [[nodiscard]] KernelResources resources_of(const KernelTableEntry& entry);
 
+/// The table's name for a kernel as a launch names it: namespaces and template arguments dropped
+/// ("gpulab::kernels::gemm_tiled_kernel<16>" -> "gemm_tiled_kernel").
+[[nodiscard]] std::string kernel_short_name(std::string_view launch_name);
+
 }  // namespace gpulab

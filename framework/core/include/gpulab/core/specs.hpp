@@ -55,7 +55,8 @@ struct GpuSpec {
   int shared_memory_bytes_per_clock_per_sm = 0;  ///< shared memory: 32 banks x 4 bytes per clock
   double dram_latency_ns = 0;                    ///< latency of a load served by DRAM
   double launch_overhead_us = 0;                 ///< launch-to-launch time of an empty kernel
-  std::string memory_model_source;               ///< sources of the four figures above
+  double host_link_gb_s = 0;                     ///< host <-> device (PCIe), one direction
+  std::string memory_model_source;               ///< sources of the five figures above
   SpecOrigin origin = SpecOrigin::datasheet;     ///< datasheet or estimated
   std::string source;                            ///< where the numbers come from
 

@@ -314,6 +314,24 @@ void clear_counted_launches();
 /// Queues, on `stream`, the emptying of the modeled L2 (dirty sectors are written back first).
 cudaError_t reset_modeled_l2(cudaStream_t stream = nullptr) noexcept;
 
+// ------------------------------------------------------------------------------------------------
+// The modeled clock (docs/sim.md, "The modeled clock"): with GPULAB_SIM_CLOCK=modeled, CUDA events
+// read a device clock that advances by the modeled duration of every operation on their stream
+// (kernels from their counted traffic, copies from the spec's bandwidths), so cudaEventElapsedTime
+// gives modeled, deterministic milliseconds; clock64() counts modeled cycles. The default, "host",
+// gives CPU time of the simulation.
+// ------------------------------------------------------------------------------------------------
+
+enum class ClockMode { host, modeled };
+/// The clock events read now (starts as GPULAB_SIM_CLOCK).
+[[nodiscard]] ClockMode clock_mode() noexcept;
+/// Sets it for later work; false (nothing changes) for the modeled clock in a build that cannot
+/// count. Events recorded under different clocks cannot be compared (cudaEventElapsedTime fails).
+bool set_clock_mode(ClockMode mode) noexcept;
+/// What event times are, for a report: "CPU time of the simulation" or "modeled (H100 SXM) from
+/// counted memory traffic".
+[[nodiscard]] std::string clock_description();
+
 /// Counting on for the current scope (restores the previous setting). Throws std::runtime_error
 /// with counting_unavailable_reason() in a build that cannot count.
 class ScopedCounting {

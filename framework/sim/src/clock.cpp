@@ -1,0 +1,123 @@
+#include "clock.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "counting.hpp"
+#include "gpulab/core/kernel_table.hpp"
+#include "gpulab/core/traffic_model.hpp"
+#include "gpulab/sim/runtime.hpp"
+#include "queue.hpp"
+
+namespace gpulab::sim::detail {
+namespace {
+
+// Per-stream end times (device thread only).
+struct Timeline {
+  std::map<cudaStream_t, double> end_s;  // the legacy stream is nullptr
+  double legacy_end_s = 0;
+};
+
+Timeline& timeline() {
+  static Timeline instance;
+  return instance;
+}
+
+double overhead_s() {
+  return device_spec().launch_overhead_us * 1e-6;
+}
+
+double begin(cudaStream_t stream, bool blocking) {
+  Timeline& t = timeline();
+  double start = t.end_s[stream];
+  if (stream == nullptr) {
+    for (const auto& [other, end] : t.end_s) {
+      start = std::max(start, end);  // the legacy stream waits for every blocking stream
+    }
+  } else if (blocking) {
+    start = std::max(start, t.legacy_end_s);
+  }
+  return start;
+}
+
+void end(cudaStream_t stream, double end_s) {
+  Timeline& t = timeline();
+  t.end_s[stream] = std::max(t.end_s[stream], end_s);
+  if (stream == nullptr) {
+    t.legacy_end_s = std::max(t.legacy_end_s, end_s);
+  }
+}
+
+}  // namespace
+
+bool modeled_clock() noexcept {
+  return clock_mode() == ClockMode::modeled;
+}
+
+cudaError_t enqueue_timed(cudaStream_t stream,
+                          std::function<double(double start_s)> work) noexcept {
+  const bool blocking = stream_is_blocking(stream);
+  return enqueue(stream, [stream, blocking, work = std::move(work)] {
+    const double start = begin(stream, blocking);
+    const double duration = work(start);
+    if (modeled_clock()) {
+      end(stream, start + duration);
+    }
+  });
+}
+
+double modeled_now(cudaStream_t stream, bool blocking) {
+  return begin(stream, blocking);
+}
+
+void modeled_wait(cudaStream_t stream, double time_s) {
+  end(stream, time_s);
+}
+
+double modeled_kernel_seconds(const KernelLaunch& launch, const MemoryCounters& counters,
+                              std::uint64_t longest_wait_cycles) {
+  const GpuSpec& spec = device_spec();
+  LaunchShape shape;
+  shape.grid = {launch.spec.grid.x, launch.spec.grid.y, launch.spec.grid.z};
+  shape.block = {launch.spec.block.x, launch.spec.block.y, launch.spec.block.z};
+  shape.dynamic_shared_bytes = launch.spec.shared_bytes;
+  if (const auto recorded = recorded_resources(launch.spec.kernel)) {
+    shape.resources = *recorded;
+    shape.resources_known = true;
+  } else if (const auto entry =
+                 find_kernel(kernel_short_name(launch.spec.name), spec.cc_major, spec.cc_minor)) {
+    shape.resources = resources_of(*entry);
+    shape.resources_known = true;
+  }
+  double traffic_s = overhead_s();
+  try {
+    traffic_s = model_time(counters, shape, spec).time_s;
+  } catch (const std::invalid_argument&) {
+    // A launch the occupancy calculator cannot place was already refused at the launch.
+  }
+  const double wait_s =
+      overhead_s() + static_cast<double>(longest_wait_cycles) / (spec.boost_clock_mhz * 1e6);
+  return std::max(traffic_s, wait_s);
+}
+
+double modeled_copy_seconds(std::size_t bytes, bool device_to_device) {
+  const GpuSpec& spec = device_spec();
+  const double b = static_cast<double>(bytes);
+  return overhead_s() + (device_to_device ? 2 * b / (spec.dram_bandwidth_gb_s * 1e9)
+                                          : b / (spec.host_link_gb_s * 1e9));
+}
+
+double modeled_memset_seconds(std::size_t bytes) {
+  return overhead_s() + static_cast<double>(bytes) / (device_spec().dram_bandwidth_gb_s * 1e9);
+}
+
+double modeled_gemm_seconds(double m, double n, double k, double batch) {
+  const GpuSpec& spec = device_spec();
+  const double flop_s = 2 * m * n * k * batch / (spec.fp32_tflop_s * 1e12);
+  const double bytes_s = 4 * (m * k + k * n + 2 * m * n) * batch / (spec.dram_bandwidth_gb_s * 1e9);
+  return overhead_s() + std::max(flop_s, bytes_s);
+}
+
+}  // namespace gpulab::sim::detail

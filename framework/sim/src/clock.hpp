@@ -1,0 +1,54 @@
+// The modeled device clock of the sim backend (internal to framework/sim; the public switch is
+// gpulab::sim::clock_mode(), GPULAB_SIM_CLOCK).
+//
+// With the modeled clock, each stream has a time in seconds that advances by the modeled duration
+// of every operation queued on it, and CUDA events read it instead of the host's clock:
+//   kernel   max(the counted-traffic model of gpulab/core/traffic_model.hpp, launch overhead +
+//            the longest clock64() wait of any of its threads)
+//   copy     launch overhead + bytes / host link bandwidth (host <-> device), or 2 x bytes / DRAM
+//            bandwidth (device <-> device)
+//   memset   launch overhead + bytes / DRAM bandwidth
+//   SGEMM    launch overhead + max(2 m n k / FP32 peak, the operands' bytes / DRAM bandwidth)
+// An operation starts when its stream's earlier work ends; work on the legacy default stream also
+// waits for every blocking stream, and work on a blocking stream for the legacy stream's last;
+// cudaStreamWaitEvent moves a stream to the event's time. Concurrent streams do not slow each
+// other down (the model has no contention between them). All of it runs on the device thread.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "gpulab/core/counters.hpp"
+
+namespace gpulab::sim::detail {
+
+struct KernelLaunch;
+
+/// Cycles a clock64() call advances its thread's modeled clock (a read-and-compare loop step).
+inline constexpr std::uint64_t kModeledCyclesPerClockRead = 32;
+
+/// True when events use the modeled clock.
+[[nodiscard]] bool modeled_clock() noexcept;
+
+/// Queues timed work on `stream`: `work(start_s)` runs on the device thread at the stream's
+/// modeled start time and returns its modeled duration in seconds (ignored with the host clock).
+/// Same errors as enqueue().
+cudaError_t enqueue_timed(cudaStream_t stream, std::function<double(double start_s)> work) noexcept;
+
+/// The modeled time at which the stream's queued work so far is done (device thread).
+[[nodiscard]] double modeled_now(cudaStream_t stream, bool blocking);
+/// Moves the stream's clock forward to `time_s` if it is behind (device thread).
+void modeled_wait(cudaStream_t stream, double time_s);
+
+/// Modeled durations, in seconds.
+[[nodiscard]] double modeled_kernel_seconds(const KernelLaunch& launch,
+                                            const MemoryCounters& counters,
+                                            std::uint64_t longest_wait_cycles);
+[[nodiscard]] double modeled_copy_seconds(std::size_t bytes, bool device_to_device);
+[[nodiscard]] double modeled_memset_seconds(std::size_t bytes);
+[[nodiscard]] double modeled_gemm_seconds(double m, double n, double k, double batch);
+
+}  // namespace gpulab::sim::detail
