@@ -67,6 +67,11 @@ constexpr ExpectedKernel kExpected[] = {
     // __shared__ float max_partials[256 / 32] and sum_partials[256 / 32].
     {"softmax_rows_kernel", "kernels/attention/attention.cu", 2 * (256 / 32) * 4},
     {"spin_wait_kernel", "kernels/timing/spin.cu", 0},
+    {"transpose_copy_kernel", "kernels/transpose/transpose.cu", 0},
+    {"transpose_naive_kernel", "kernels/transpose/transpose.cu", 0},
+    // __shared__ float tile[32][32] and tile[32][33].
+    {"transpose_coalesced_kernel", "kernels/transpose/transpose.cu", 32 * 32 * 4},
+    {"transpose_conflict_free_kernel", "kernels/transpose/transpose.cu", 32 * 33 * 4},
 };
 
 TEST(KernelTable, StatusSaysWhyTheTableIsEmpty) {

@@ -312,6 +312,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Transpose,
                          });
 
 TEST(Transpose, RejectsEmptyShapesAndNullPointers) {
+  GPULAB_REQUIRE_DEVICE();
   DeviceBuffer<float> buffer(4);
   for (const auto& level : transpose_levels()) {
     EXPECT_THROW(level.launch(buffer.data(), buffer.data(), 0, 4, nullptr), std::invalid_argument);

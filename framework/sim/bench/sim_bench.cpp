@@ -6,6 +6,11 @@
 //   block sums      gpulab::kernels::block_sums_shared: 256 threads per block sum their 256
 //                   elements in shared memory, a tree with a __syncthreads between steps
 //
+// With --ladders it prints instead each level of the transpose ladder (kernels/transpose) at the
+// published size, counted on sim, with its modeled effective bandwidth on several specs next to
+// the figures NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Parallel Forall blog, 2013)
+// measured, and whether the ladder's order is the same (docs/results/model-ladders-*.md).
+//
 // With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
 // counting off and on, and the ratio of the medians.
@@ -38,10 +43,14 @@
 #include "gemm/gemm.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/core/traffic_model.hpp"
 #include "gpulab/core/version.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "reduction/reduction.hpp"
+#include "transpose/transpose.hpp"
 #include "vector/vector_add.hpp"
 
 namespace {
@@ -399,6 +408,115 @@ void print_counting_cost(const std::vector<Row>& rows) {
   }
 }
 
+// ------------------------------------------------------------------------------------------------
+// The model against published ladders
+// ------------------------------------------------------------------------------------------------
+
+// NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Mark Harris, Parallel Forall blog,
+// 2013): effective bandwidth (2 x 1024 x 1024 x 4 bytes / time), GB/s, ECC on, 32 x 32 tiles,
+// blocks of 32 x 8 threads, on Tesla M2050 and Tesla K20c. Indexed by ladder level.
+struct PublishedTranspose {
+  const char* routine;
+  double m2050_gb_s;
+  double k20c_gb_s;
+};
+constexpr PublishedTranspose kPublishedTranspose[] = {
+    {"copy", 105.2, 136.1},
+    {"naive transpose", 18.1, 55.3},
+    {"coalesced transpose", 51.3, 97.6},
+    {"conflict-free transpose", 99.5, 144.3},
+};
+constexpr int kTransposeSide = 1024;
+constexpr const char* kLadderSpecs[] = {"v100-sxm2-32gb", "t4", "a100-sxm-40gb", "h100-sxm"};
+
+// True when the transposes (levels 1 and up; level 0 is the copy they aim at) get strictly
+// faster level by level in `gb_s`, as they do in the published figures.
+bool transposes_in_published_order(const std::vector<double>& gb_s) {
+  for (std::size_t level = 2; level < gb_s.size(); ++level) {
+    if (!(gb_s[level] > gb_s[level - 1])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void run_ladders() {
+  using gpulab::DeviceBuffer;
+  if (!gpulab::sim::counting_available()) {
+    throw std::runtime_error(gpulab::sim::counting_unavailable_reason());
+  }
+  const std::size_t n = std::size_t{kTransposeSide} * kTransposeSide;
+  const std::vector<float> in = random_floats(n, 9);
+  std::vector<float> expected(n);
+  gpulab::kernels::transpose_reference(in, expected, kTransposeSide, kTransposeSide);
+  DeviceBuffer<float> d_in(n);
+  DeviceBuffer<float> d_out(n);
+  d_in.copy_from(in);
+  const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+
+  std::vector<gpulab::Column> columns = {{"level", "", gpulab::Align::left},
+                                         {"published M2050", "GB/s", gpulab::Align::right},
+                                         {"published K20c", "GB/s", gpulab::Align::right}};
+  for (const char* key : kLadderSpecs) {
+    columns.push_back(
+        {std::string("modeled ") + gpulab::find_spec(key)->name, "GB/s", gpulab::Align::right});
+  }
+  gpulab::Table table(columns);
+  std::vector<std::vector<double>> modeled(std::size(kLadderSpecs));
+  std::vector<double> m2050;
+  std::vector<double> k20c;
+  const gpulab::sim::ScopedCounting counting;
+  for (const auto& level : gpulab::kernels::transpose_levels()) {
+    // Verify first: a wrong result is never modeled.
+    d_out.fill_bytes(0xff);
+    gpulab::sim::clear_counted_launches();
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());  // cold L2, as Nsight Compute measures
+    level.launch(d_in.data(), d_out.data(), kTransposeSide, kTransposeSide, nullptr);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+    if (d_out.to_vector() != (level.number == 0 ? in : expected)) {
+      throw VerificationError(std::string("transpose level ") + std::string(level.name) +
+                              " gave a wrong result");
+    }
+    const gpulab::CountedLaunch launch = gpulab::sim::counted_launches().at(0);
+    const PublishedTranspose& published = kPublishedTranspose[level.number];
+    std::vector<std::string> row = {std::to_string(level.number) + " " + std::string(level.name),
+                                    gpulab::format_fixed(published.m2050_gb_s, 1),
+                                    gpulab::format_fixed(published.k20c_gb_s, 1)};
+    m2050.push_back(published.m2050_gb_s);
+    k20c.push_back(published.k20c_gb_s);
+    for (std::size_t s = 0; s < std::size(kLadderSpecs); ++s) {
+      const gpulab::GpuSpec spec = *gpulab::find_spec(kLadderSpecs[s]);
+      gpulab::LaunchShape shape;
+      shape.grid = launch.grid;
+      shape.block = launch.block;
+      if (const auto entry = gpulab::find_kernel(gpulab::kernel_short_name(launch.kernel),
+                                                 spec.cc_major, spec.cc_minor)) {
+        shape.resources = gpulab::resources_of(*entry);
+        shape.resources_known = true;
+      }
+      const gpulab::ModeledTime m = gpulab::model_time(launch.counters, shape, spec);
+      modeled[s].push_back(bytes / m.time_s / 1e9);
+      row.push_back(gpulab::format_fixed(modeled[s].back(), 1) + " (" +
+                    std::string(gpulab::to_string(m.bound)) + ")");
+    }
+    table.add_row(row);
+  }
+  std::printf(
+      "Transpose ladder, %d x %d floats: effective bandwidth 2 x %d^2 x 4 B / time. Published: "
+      "NVIDIA, \"An Efficient Matrix Transpose in CUDA C/C++\" (2013), measured; modeled: "
+      "counted on sim, cold L2, the counted-traffic model (docs/sim.md).\n\n",
+      kTransposeSide, kTransposeSide, kTransposeSide);
+  std::cout << table << "\n";
+  std::printf("published: naive < coalesced < conflict-free on M2050: %s, on K20c: %s\n",
+              transposes_in_published_order(m2050) ? "yes" : "no",
+              transposes_in_published_order(k20c) ? "yes" : "no");
+  for (std::size_t s = 0; s < std::size(kLadderSpecs); ++s) {
+    std::printf("modeled %s: naive < coalesced < conflict-free: %s\n",
+                gpulab::find_spec(kLadderSpecs[s])->name.c_str(),
+                transposes_in_published_order(modeled[s]) ? "yes" : "NO");
+  }
+}
+
 void print_table(const std::vector<Row>& rows, std::size_t n) {
   gpulab::Table table({{"kernel", "", gpulab::Align::left},
                        {"implementation", "", gpulab::Align::left},
@@ -485,11 +603,15 @@ int main(int argc, char** argv) {
   std::size_t n = 0;
   std::string json_path;
   bool counting_cost = false;
+  bool ladders = false;
   app.add_option("--elements", n,
                  "Floats per kernel (default 16384 = 2^14; 2^20 with --counting-cost)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
   app.add_flag("--counting-cost", counting_cost,
                "Time vector add and a 512^3 tiled GEMM with memory counting off and on instead");
+  app.add_flag("--ladders", ladders,
+               "Model the transpose ladder from its counted traffic against published figures "
+               "instead");
   app.add_option("--json", json_path, "Also write the numbers to this JSON file");
   app.footer(
       "Each configuration is verified against the CPU reference, warmed up once, then timed per "
@@ -506,6 +628,15 @@ int main(int argc, char** argv) {
 
   if (n == 0) {
     n = counting_cost ? std::size_t{1} << 20 : kDefaultElements;
+  }
+  if (ladders) {
+    try {
+      run_ladders();
+      return kSuccess;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpulab-sim-bench: error: %s\n", e.what());
+      return kFailure;
+    }
   }
   try {
     std::printf("%s, sim backend, %u worker threads (%s; %u hardware threads)\n",

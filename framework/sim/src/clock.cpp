@@ -21,8 +21,8 @@ struct Timeline {
 };
 
 Timeline& timeline() {
-  static Timeline instance;
-  return instance;
+  static auto* instance = new Timeline();  // never destroyed: the device thread outlives main
+  return *instance;
 }
 
 double overhead_s() {

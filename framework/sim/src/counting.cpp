@@ -27,7 +27,6 @@
 // ones), so L2 and DRAM figures are the same with 1 or many workers and under every schedule.
 #include "counting.hpp"
 
-#include <dlfcn.h>
 #include <link.h>
 
 #include <algorithm>
@@ -174,7 +173,8 @@ struct CountingState {
 };
 
 CountingState& counting_state() {
-  static CountingState state;
+  // Never destroyed: work queued without a synchronize runs on the device thread after main.
+  static CountingState& state = *new CountingState();
   // runtime.cpp's device check reports a GPULAB_SIM_COUNTERS this build cannot honour.
   static const bool from_environment = [] {
     const char* control = std::getenv("GPULAB_SIM_CACHE_CONTROL");
@@ -578,8 +578,9 @@ void counting_end_block(bool failed) {
 }
 
 void count_copy(const void* destination, const void* source, std::size_t bytes) {
+  // The L2 model is kept whenever kernels are counted: counting on, or the modeled clock.
   CountingState& s = counting_state();
-  if (!s.on.load(std::memory_order_relaxed) || bytes == 0) {
+  if ((!s.on.load(std::memory_order_relaxed) && clock_mode() != ClockMode::modeled) || bytes == 0) {
     return;
   }
   SectorCache& l2 = l2_model();

@@ -71,7 +71,8 @@ struct Device {
 };
 
 const Device& device() {
-  static const Device instance = [] {
+  // Never destroyed: the device thread, which reads the spec, outlives main.
+  static const Device& instance = *new Device([] {
     Device d;
     SimSpecChoice choice = choose_sim_spec(sim_spec_request());
     if (choice.spec) {
@@ -122,7 +123,7 @@ const Device& device() {
       }
     }
     return d;
-  }();
+  }());
   return instance;
 }
 
