@@ -40,19 +40,6 @@ struct Options {
   std::vector<std::string> extra;
 };
 
-LaunchShape shape_of(const CountedLaunch& launch, const GpuSpec& spec) {
-  LaunchShape shape;
-  shape.grid = launch.grid;
-  shape.block = launch.block;
-  shape.dynamic_shared_bytes = launch.dynamic_shared_bytes;
-  if (const auto entry =
-          find_kernel(kernel_short_name(launch.kernel), spec.cc_major, spec.cc_minor)) {
-    shape.resources = resources_of(*entry);
-    shape.resources_known = true;
-  }
-  return shape;
-}
-
 // The program to run and the arguments it gets.
 std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Options& options) {
   std::vector<std::string> args = options.extra;
@@ -141,8 +128,9 @@ int run(const Options& options) {
   }
 
   // The counters file: fresh, in a private temporary directory.
+  // mkdtemp replaces the template's trailing six 'X' with a unique suffix.
   std::string dir_template =
-      (std::filesystem::temp_directory_path() / "gpulab-profile.XXXXXX").string();
+      (std::filesystem::temp_directory_path() / ("gpulab-profile." + std::string(6, 'X'))).string();
   if (mkdtemp(dir_template.data()) == nullptr) {
     throw std::runtime_error("cannot create a temporary directory for the counters");
   }
@@ -183,7 +171,7 @@ int run(const Options& options) {
       continue;
     }
     const GpuSpec spec = chosen ? *chosen : find_spec(launch.spec).value_or(default_spec());
-    const ModeledTime m = model_time(launch.counters, shape_of(launch, spec), spec);
+    const ModeledTime m = model_time(launch.counters, launch_shape(launch, spec), spec);
     auto it = std::find_if(kernels.begin(), kernels.end(),
                            [&](const KernelSummary& k) { return k.kernel == launch.kernel; });
     if (it == kernels.end()) {

@@ -85,17 +85,12 @@ TEST(ModeledClock, AKernelTakesItsCountedTrafficModel) {
   }
   const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::counted_launches();
   ASSERT_EQ(launches.size(), 1u);
-  // The same model on the same counts and shape (vector_add_kernel is in the kernel table when
-  // nvcc built it; otherwise both sides assume the same registers).
-  gpulab::LaunchShape shape;
-  shape.grid = launches[0].grid;
-  shape.block = launches[0].block;
-  if (const auto entry =
-          gpulab::find_kernel("vector_add_kernel", spec().cc_major, spec().cc_minor)) {
-    shape.resources = gpulab::resources_of(*entry);
-    shape.resources_known = true;
-  }
-  const double model_ms = gpulab::model_time(launches[0].counters, shape, spec()).time_s * 1e3;
+  // The same model on the same counts and shape (vector_add_kernel's registers from the kernel
+  // table when nvcc built it; otherwise both sides assume the same).
+  const double model_ms =
+      gpulab::model_time(launches[0].counters, gpulab::launch_shape(launches[0], spec()), spec())
+          .time_s *
+      1e3;
   EXPECT_NEAR(ms, model_ms, 1e-6 * model_ms + 1e-6);
   // 3 x 1 MiB through DRAM at 3.35 TB/s is about 1 us: far below a millisecond, above the launch.
   EXPECT_GT(ms, spec().launch_overhead_us * 1e-3);

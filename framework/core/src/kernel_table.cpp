@@ -49,4 +49,21 @@ std::string kernel_short_name(std::string_view launch_name) {
   return name;
 }
 
+std::optional<KernelResources> table_resources(std::string_view launch_name, const GpuSpec& spec) {
+  const auto entry = find_kernel(kernel_short_name(launch_name), spec.cc_major, spec.cc_minor);
+  return entry ? std::optional(resources_of(*entry)) : std::nullopt;
+}
+
+LaunchShape launch_shape(const CountedLaunch& launch, const GpuSpec& spec) {
+  LaunchShape shape;
+  shape.grid = launch.grid;
+  shape.block = launch.block;
+  shape.dynamic_shared_bytes = launch.dynamic_shared_bytes;
+  if (const auto resources = table_resources(launch.kernel, spec)) {
+    shape.resources = *resources;
+    shape.resources_known = true;
+  }
+  return shape;
+}
+
 }  // namespace gpulab

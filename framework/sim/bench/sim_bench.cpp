@@ -486,15 +486,8 @@ void run_ladders() {
     k20c.push_back(published.k20c_gb_s);
     for (std::size_t s = 0; s < std::size(kLadderSpecs); ++s) {
       const gpulab::GpuSpec spec = *gpulab::find_spec(kLadderSpecs[s]);
-      gpulab::LaunchShape shape;
-      shape.grid = launch.grid;
-      shape.block = launch.block;
-      if (const auto entry = gpulab::find_kernel(gpulab::kernel_short_name(launch.kernel),
-                                                 spec.cc_major, spec.cc_minor)) {
-        shape.resources = gpulab::resources_of(*entry);
-        shape.resources_known = true;
-      }
-      const gpulab::ModeledTime m = gpulab::model_time(launch.counters, shape, spec);
+      const gpulab::ModeledTime m =
+          gpulab::model_time(launch.counters, gpulab::launch_shape(launch, spec), spec);
       modeled[s].push_back(bytes / m.time_s / 1e9);
       row.push_back(gpulab::format_fixed(modeled[s].back(), 1) + " (" +
                     std::string(gpulab::to_string(m.bound)) + ")");

@@ -60,11 +60,12 @@ cudaError_t enqueue_timed(cudaStream_t stream,
                           std::function<double(double start_s)> work) noexcept {
   const bool blocking = stream_is_blocking(stream);
   return enqueue(stream, [stream, blocking, work = std::move(work)] {
-    const double start = begin(stream, blocking);
-    const double duration = work(start);
-    if (modeled_clock()) {
-      end(stream, start + duration);
+    if (!modeled_clock()) {
+      work(0.0);
+      return;
     }
+    const double start = begin(stream, blocking);
+    end(stream, start + work(start));
   });
 }
 
@@ -86,9 +87,8 @@ double modeled_kernel_seconds(const KernelLaunch& launch, const MemoryCounters& 
   if (const auto recorded = recorded_resources(launch.spec.kernel)) {
     shape.resources = *recorded;
     shape.resources_known = true;
-  } else if (const auto entry =
-                 find_kernel(kernel_short_name(launch.spec.name), spec.cc_major, spec.cc_minor)) {
-    shape.resources = resources_of(*entry);
+  } else if (const auto table = table_resources(launch.spec.name, spec)) {
+    shape.resources = *table;
     shape.resources_known = true;
   }
   double traffic_s = overhead_s();

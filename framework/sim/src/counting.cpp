@@ -121,8 +121,13 @@ Range static_tls_block() {
 
 class LaunchCounter {
  public:
-  LaunchCounter(const KernelLaunch& launch, std::vector<Range> globals)
-      : launch_(launch), globals_(std::move(globals)) {
+  // `l2`: the device's L2 model as the launch starts; its DRAM traffic from here on is the
+  // launch's.
+  LaunchCounter(const KernelLaunch& launch, std::vector<Range> globals, const SectorCache& l2)
+      : launch_(launch),
+        globals_(std::move(globals)),
+        dram_reads_before_(l2.dram_sector_reads()),
+        dram_writes_before_(l2.dram_sector_writes()) {
     const auto* payload = static_cast<const char*>(launch.call.payload);
     arguments_ = Range{reinterpret_cast<std::uintptr_t>(payload), launch.call.payload_bytes};
   }
@@ -155,9 +160,8 @@ class LaunchCounter {
   MemoryCounters totals_;
   std::map<std::uint64_t, std::vector<std::uint64_t>> pending_;  // blocks done out of order
   std::uint64_t next_block_ = 0;
-  std::uint64_t dram_reads_before_ = 0;
-  std::uint64_t dram_writes_before_ = 0;
-  bool started_ = false;
+  std::uint64_t dram_reads_before_;
+  std::uint64_t dram_writes_before_;
 };
 
 namespace {
@@ -445,12 +449,6 @@ void LaunchCounter::feed(const std::vector<std::uint64_t>& sectors) {
 void LaunchCounter::block_done(std::uint64_t block, const MemoryCounters& counts,
                                std::vector<std::uint64_t> sectors) {
   std::scoped_lock lock(mutex_);
-  if (!started_) {
-    const SectorCache& l2 = l2_model();
-    dram_reads_before_ = l2.dram_sector_reads();
-    dram_writes_before_ = l2.dram_sector_writes();
-    started_ = true;
-  }
   totals_ += counts;
   pending_.emplace(block, std::move(sectors));
   while (!pending_.empty() && pending_.begin()->first == next_block_) {
@@ -463,10 +461,6 @@ void LaunchCounter::block_done(std::uint64_t block, const MemoryCounters& counts
 MemoryCounters LaunchCounter::finish() {
   std::scoped_lock lock(mutex_);
   SectorCache& l2 = l2_model();
-  if (!started_) {
-    dram_reads_before_ = l2.dram_sector_reads();
-    dram_writes_before_ = l2.dram_sector_writes();
-  }
   l2.write_back();
   totals_.dram_bytes_read = (l2.dram_sector_reads() - dram_reads_before_) * 32;
   totals_.dram_bytes_written = (l2.dram_sector_writes() - dram_writes_before_) * 32;
@@ -499,12 +493,16 @@ LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
   if (counting_state().cold_l2) {
     l2.clear();  // as Nsight Compute's --cache-control all; the write-back is no launch's
   }
-  return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals)));
+  return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals), l2));
 }
 
 std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool failed, bool keep) {
   if (!counter || failed) {
     return std::nullopt;
+  }
+  const MemoryCounters counters = counter->finish();
+  if (!keep) {
+    return counters;
   }
   const LaunchSpec& spec = counter->launch().spec;
   CountedLaunch record;
@@ -515,17 +513,14 @@ std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool fai
   record.block = {spec.block.x, spec.block.y, spec.block.z};
   record.dynamic_shared_bytes = spec.shared_bytes;
   record.spec = device_spec().key;
-  record.counters = counter->finish();
-  if (!keep) {
-    return record.counters;
-  }
+  record.counters = counters;
   CountingState& s = counting_state();
   std::scoped_lock lock(s.mutex);
   if (!s.file.empty()) {
     append_counted_launch(s.file, record);
   }
-  s.launches.push_back(record);
-  return record.counters;
+  s.launches.push_back(std::move(record));
+  return counters;
 }
 
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

@@ -256,6 +256,11 @@ void release(std::uintptr_t start, const Allocation& allocation) noexcept {
   }
 }
 
+// Whether work on `stream` (a live stream, or the legacy one) synchronizes with the legacy stream.
+bool blocking(const CUstream_st* stream) {
+  return stream == nullptr || (stream->flags & cudaStreamNonBlocking) == 0;
+}
+
 bool valid_stream(const State& s, cudaStream_t stream) {
   return stream == nullptr || s.streams.contains(stream);
 }
@@ -980,9 +985,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
     return fail(cudaErrorInvalidResourceHandle);
   }
   auto record = std::make_shared<EventRecord>();
-  const bool blocking = stream == nullptr || (stream->flags & cudaStreamNonBlocking) == 0;
-  record->seq =
-      gpulab::sim::detail::DeviceQueue::instance().push(stream, [record, stream, blocking] {
+  record->seq = gpulab::sim::detail::DeviceQueue::instance().push(
+      stream, [record, stream, blocking = gpulab::sim::blocking(stream)] {
         record->time = std::chrono::steady_clock::now();
         if (gpulab::sim::detail::modeled_clock()) {
           record->modeled = true;
@@ -1272,8 +1276,7 @@ const GpuSpec& device_spec() {
 bool stream_is_blocking(cudaStream_t stream) {
   State& s = state();
   std::scoped_lock lock(s.mutex);
-  return stream == nullptr || !s.streams.contains(stream) ||
-         (stream->flags & cudaStreamNonBlocking) == 0;
+  return !s.streams.contains(stream) || blocking(stream);
 }
 
 std::optional<KernelResources> recorded_resources(const void* kernel) {

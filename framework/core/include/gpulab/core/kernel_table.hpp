@@ -10,7 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/core/counters.hpp"
 #include "gpulab/core/occupancy.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/core/traffic_model.hpp"
 
 namespace gpulab {
 
@@ -55,5 +58,14 @@ struct KernelTableEntry {
 /// The table's name for a kernel as a launch names it: namespaces and template arguments dropped
 /// ("gpulab::kernels::gemm_tiled_kernel<16>" -> "gemm_tiled_kernel").
 [[nodiscard]] std::string kernel_short_name(std::string_view launch_name);
+
+/// The registers and static shared memory of the kernel a launch names, from this build's table
+/// for the spec's compute capability; nullopt for a kernel not in it (a student's).
+[[nodiscard]] std::optional<KernelResources> table_resources(std::string_view launch_name,
+                                                             const GpuSpec& spec);
+
+/// A counted launch's configuration for the time model, with its kernel's resources from the
+/// table where it has them (resources_known false otherwise).
+[[nodiscard]] LaunchShape launch_shape(const CountedLaunch& launch, const GpuSpec& spec);
 
 }  // namespace gpulab
