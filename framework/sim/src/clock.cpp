@@ -1,9 +1,11 @@
 #include "clock.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "counting.hpp"
 #include "gpulab/core/kernel_table.hpp"
@@ -64,8 +66,13 @@ cudaError_t enqueue_timed(cudaStream_t stream,
       work(0.0);
       return;
     }
+    const auto wall_start = std::chrono::steady_clock::now();
     const double start = begin(stream, blocking);
-    end(stream, start + work(start));
+    const double duration = work(start);
+    end(stream, start + duration);
+    // The work is done no sooner than its modeled duration in real time, as on a GPU: code that
+    // returns without waiting still finds the stream busy (a 1 ms spin, simulated in less).
+    std::this_thread::sleep_until(wall_start + std::chrono::duration<double>(duration));
   });
 }
 

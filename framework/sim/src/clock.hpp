@@ -12,7 +12,9 @@
 // An operation starts when its stream's earlier work ends; work on the legacy default stream also
 // waits for every blocking stream, and work on a blocking stream for the legacy stream's last;
 // cudaStreamWaitEvent moves a stream to the event's time. Concurrent streams do not slow each
-// other down (the model has no contention between them). All of it runs on the device thread.
+// other down (the model has no contention between them). All of it runs on the device thread,
+// which also takes at least each operation's modeled duration in real time, so work is not done
+// sooner than it would be on a GPU.
 #pragma once
 
 #include <cuda_runtime.h>
