@@ -408,22 +408,35 @@ TEST_F(ViewerApp, EmptyPanelsAreMostlyBackground) {
 }
 
 // The frame time with every panel open and three files loaded, on whatever renders here (Mesa's
-// llvmpipe under Xvfb: the CPU draws every pixel). Interactive use needs 60 frames a second. This
-// test runs alone (RUN_SERIAL): other tests on the same cores would make the figure meaningless.
-TEST_F(ViewerApp, FrameTime_AllPanelsStayUnder16point7Milliseconds) {
+// llvmpipe under Xvfb: the CPU draws every pixel), as a ratio to the frame time of an empty window
+// measured in the same run: how fast the machine is, and how busy, cancels out; work the panels
+// do per frame does not (a chart that re-reads its file every frame, a table that re-sorts). An
+// absolute budget (60 frames a second) is a benchmark figure, not a test: docs/viewer.md. The
+// test runs alone (RUN_SERIAL) so that both figures see the same machine.
+TEST_F(ViewerApp, FrameTime_AllPanelsCostAtMostTwoAndAHalfEmptyWindows) {
   require_xvfb();
   if (IsSkipped()) {
     return;
   }
-  const Outcome r = run_headless({"--frames", "120", "--frame-stats", kData + "/live_sim.json",
-                                  kData + "/lab01_sim.json", kData + "/lab03_sim.json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(r.out, match, std::regex(R"(median ([0-9.]+) ms)"))) << r.out;
-  const double median_ms = std::stod(match[1].str());
-  std::printf("%s", r.out.c_str());  // the figure, for the log
-  RecordProperty("median_frame_ms", match[1].str());
-  EXPECT_LT(median_ms, 16.7) << r.out;
+  const auto median_ms = [this](std::vector<std::string> files) {
+    std::vector<std::string> args = {"--frames", "120", "--frame-stats"};
+    args.insert(args.end(), files.begin(), files.end());
+    const Outcome r = run_headless(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::smatch match;
+    EXPECT_TRUE(std::regex_search(r.out, match, std::regex(R"(median ([0-9.]+) ms)"))) << r.out;
+    std::printf("%s", r.out.c_str());  // the figures, for the log
+    return match.empty() ? 0.0 : std::stod(match[1].str());
+  };
+  const double empty_ms = median_ms({});
+  const double loaded_ms =
+      median_ms({kData + "/live_sim.json", kData + "/lab01_sim.json", kData + "/lab03_sim.json"});
+  ASSERT_GT(empty_ms, 0.0);
+  ASSERT_GT(loaded_ms, 0.0);
+  RecordProperty("empty_frame_ms", std::to_string(empty_ms));
+  RecordProperty("loaded_frame_ms", std::to_string(loaded_ms));
+  EXPECT_LT(loaded_ms / empty_ms, 2.5)
+      << "empty " << empty_ms << " ms, loaded " << loaded_ms << " ms";
 }
 
 TEST_F(ViewerApp, AllLiveRunsFillEveryPanelAndSaveAFileThatLoadsBack) {

@@ -1,6 +1,8 @@
 #include "queue.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <thread>
@@ -106,7 +108,7 @@ std::uint64_t DeviceQueue::push(cudaStream_t stream, std::function<void()> work)
     started_ = true;
   }
   const std::uint64_t seq = ++queued_seq_;
-  work_.push_back(Work{seq, std::move(work)});
+  work_.push_back(Work{seq, std::move(work), std::chrono::steady_clock::now()});
   last_by_stream_[stream] = seq;
   queued_.notify_one();
   return seq;
@@ -120,6 +122,7 @@ void DeviceQueue::loop() {
     work_.pop_front();
     const bool skip = sticky_ != cudaSuccess;  // after a failed kernel nothing else runs
     lock.unlock();
+    ready_ = std::max(work.queued, previous_end_);
     if (!skip) {
       try {
         work.run();
@@ -128,6 +131,7 @@ void DeviceQueue::loop() {
       }
     }
     work.run = nullptr;  // destroy captured state (kernel arguments) before reporting completion
+    previous_end_ = std::chrono::steady_clock::now();
     lock.lock();
     done_seq_ = work.seq;
     finished_.notify_all();

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -103,10 +104,16 @@ class DeviceQueue {
   void set_sticky(cudaError_t error, std::string message);
   void clear_sticky();
 
+  /// On the device thread, inside work: when that work became ready to run, the later of when it
+  /// was queued and when the work before it ended. What an event record on the host clock reads:
+  /// the device thread waking late from idle does not delay it.
+  [[nodiscard]] std::chrono::steady_clock::time_point ready_time() const noexcept { return ready_; }
+
  private:
   struct Work {
     std::uint64_t seq;
     std::function<void()> run;
+    std::chrono::steady_clock::time_point queued;
   };
   void loop();
 
@@ -120,6 +127,9 @@ class DeviceQueue {
   cudaError_t sticky_ = cudaSuccess;
   std::string sticky_message_;
   bool started_ = false;  // the device thread starts with the first work
+  // Device thread only: when the current work became ready, and when the previous work ended.
+  std::chrono::steady_clock::time_point ready_;
+  std::chrono::steady_clock::time_point previous_end_;
 };
 
 }  // namespace gpulab::sim::detail

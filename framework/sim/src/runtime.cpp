@@ -987,7 +987,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
   auto record = std::make_shared<EventRecord>();
   record->seq = gpulab::sim::detail::DeviceQueue::instance().push(
       stream, [record, stream, blocking = gpulab::sim::blocking(stream)] {
-        record->time = std::chrono::steady_clock::now();
+        record->time = gpulab::sim::detail::DeviceQueue::instance().ready_time();
         if (gpulab::sim::detail::modeled_clock()) {
           record->modeled = true;
           record->modeled_s = gpulab::sim::detail::modeled_now(stream, blocking);
