@@ -19,7 +19,7 @@ using gpulab::MemoryCounters;
 MemoryCounters sample() {
   MemoryCounters c;
   c.global_load = {10, 40, 1280, 320};
-  c.global_store = {5, 20, 640, 160};
+  c.global_store = {5, 20, 640, 160, 3};
   c.global_atomic = {1, 1, 4, 32};
   c.shared_load = {8, 64, 56, 256};
   c.shared_store = {8, 8, 0, 256};
@@ -52,6 +52,7 @@ TEST(Counters, SumsEveryField) {
   MemoryCounters total = sample();
   total += sample();
   EXPECT_EQ(total.global_load.sectors, 80u);
+  EXPECT_EQ(total.global_store.partial_sectors, 6u);
   EXPECT_EQ(total.shared_atomic.wavefronts, 64u);
   EXPECT_EQ(total.dram_bytes_written, 1280u);
   EXPECT_EQ(total.other_accesses, 8u);

@@ -45,21 +45,35 @@ LaunchShape vector_add_shape() {
 TEST(TrafficModel, StreamingKernelIsDramBandwidthBound) {
   // 8 blocks of 8 warps per SM (the warp limit): 1056 resident blocks, 8448 warps x 128 bytes in
   // flight / 303 ns = 3.57 TB/s > 3.35 TB/s, so the peak holds. DRAM: 201326592 B / 3.35 TB/s =
-  // 60.1 us. waves = 65536 / 1056 = 62.06, tail 63 / 62.06. t = 3 + 1.0152 x 60.1 = 64.0 us.
+  // 60.1 us. L1: loads max(2^20 requests, 2^22 / 4) + stores max(2^19, 2^21 / 4) = 1.5 x 2^20
+  // cycles over 132 SMs at 1980 MHz = 6.02 us; DRAM and L1 add: 66.1 us. waves = 65536 / 1056 =
+  // 62.06, tail 63 / 62.06. t = 3 + 1.0152 x 66.1 = 70.1 us: 90% of the DRAM peak.
   const gpulab::ModeledTime m = gpulab::model_time(vector_add_counts(), vector_add_shape(), h100());
   EXPECT_EQ(m.bound, ModelBound::dram_bandwidth);
   EXPECT_EQ(m.active_blocks_per_sm, 8);
   EXPECT_DOUBLE_EQ(m.occupancy_fraction, 1.0);
   EXPECT_NEAR(m.dram_s, 201326592.0 / 3350e9, 1e-12);
+  EXPECT_NEAR(m.l1_shared_s * 1e6, 1.5 * 1048576 / 132 / 1980.0, 1e-6);
   EXPECT_NEAR(m.waves, 65536.0 / 1056.0, 1e-9);
   EXPECT_NEAR(m.tail_factor, 63.0 / (65536.0 / 1056.0), 1e-9);
-  EXPECT_NEAR(m.time_s, 3e-6 + m.tail_factor * m.dram_s, 1e-12);
-  EXPECT_NEAR(m.time_s * 1e6, 64.0, 0.1);
+  EXPECT_NEAR(m.time_s, 3e-6 + m.tail_factor * (m.dram_s + m.l1_shared_s), 1e-12);
+  EXPECT_NEAR(m.time_s * 1e6, 70.1, 0.1);
   EXPECT_EQ(m.spec, "H100 SXM");
   EXPECT_TRUE(m.assumptions.empty()) << m.assumptions;
-  // L1: loads max(2^20 requests, 2^22 / 4) + stores max(2^19, 2^21 / 4) = 1.5 x 2^20 cycles over
-  // 132 SMs at 1980 MHz = 6.02 us.
-  EXPECT_NEAR(m.l1_shared_s * 1e6, 1.5 * 1048576 / 132 / 1980.0, 1e-6);
+}
+
+TEST(TrafficModel, StoresThatWritePartOfASectorCostFourCyclesEach) {
+  // A naive transpose's stores: each of 2^15 requests writes 4 bytes into each of 32 sectors.
+  // L1: max(2^15, 2^20 / 4) = 2^18 cycles for the sectors plus 4 x 2^20 for the partial writes.
+  MemoryCounters c;
+  c.global_store = {1u << 15, 1u << 20, 4u << 20, 1u << 20, 1u << 20};
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {(1u << 20) / 256, 1, 1};
+  const gpulab::ModeledTime m = gpulab::model_time(c, shape, h100());
+  EXPECT_EQ(m.bound, ModelBound::l1_shared);
+  EXPECT_NEAR(m.l1_shared_s * 1e6, (262144.0 + 4.0 * 1048576) / 132 / 1980, 1e-6);
+  c.global_store.partial_sectors = 0;  // the same sectors written whole
+  EXPECT_NEAR(gpulab::model_time(c, shape, h100()).l1_shared_s * 1e6, 262144.0 / 132 / 1980, 1e-6);
 }
 
 TEST(TrafficModel, OneWarpCannotHideDramLatency) {

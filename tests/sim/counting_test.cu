@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpulab/core/counters.hpp"
@@ -94,10 +95,13 @@ TEST(CountingGlobal, FloatLoadsAtStride1To32) {
 
 TEST(CountingGlobal, FloatStoresAtStride1To32) {
   GPULAB_REQUIRE_COUNTING();
-  // As the loads: 4, 8, 16, 32, 32 sectors.
+  // As the loads: 4, 8, 16, 32, 32 sectors. Written in part: none at stride 1 (each sector gets
+  // 8 floats); at stride 2 each of the 8 sectors gets 4 floats of its 8, at 4 two, at 8 and 32
+  // one: every sector.
   DeviceBuffer<float> out(32 * kWarp);
-  for (const auto& [stride, sectors] :
-       std::vector<std::pair<int, std::uint64_t>>{{1, 4}, {2, 8}, {4, 16}, {8, 32}, {32, 32}}) {
+  for (const auto& [stride, sectors, partial] :
+       std::vector<std::tuple<int, std::uint64_t, std::uint64_t>>{
+           {1, 4, 0}, {2, 8, 8}, {4, 16, 16}, {8, 32, 32}, {32, 32, 32}}) {
     SCOPED_TRACE("stride " + std::to_string(stride));
     const MemoryCounters c = count_one([&] {
       store_strided<<<1, kWarp>>>(out.data(), stride);
@@ -105,8 +109,21 @@ TEST(CountingGlobal, FloatStoresAtStride1To32) {
     });
     EXPECT_EQ(c.global_store.requests, 1u);
     EXPECT_EQ(c.global_store.sectors, sectors);
+    EXPECT_EQ(c.global_store.partial_sectors, partial);
     EXPECT_EQ(c.global_load.requests, 0u);
   }
+}
+
+TEST(CountingGlobal, AMisalignedStoreWritesTheEndSectorsInPart) {
+  GPULAB_REQUIRE_COUNTING();
+  // out + 1: bytes [4, 132): sector 0 gets bytes 4..31, sectors 1..3 all 32, sector 4 bytes 0..3.
+  DeviceBuffer<float> out(2 * kWarp);
+  const MemoryCounters c = count_one([&] {
+    store_strided<<<1, kWarp>>>(out.data() + 1, 1);
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_store.sectors, 5u);
+  EXPECT_EQ(c.global_store.partial_sectors, 2u);
 }
 
 TEST(CountingGlobal, MisalignedWarpTouchesFiveSectors) {

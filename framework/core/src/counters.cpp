@@ -13,6 +13,7 @@ void add(GlobalAccessCounts& a, const GlobalAccessCounts& b) {
   a.sectors += b.sectors;
   a.bytes_requested += b.bytes_requested;
   a.lanes += b.lanes;
+  a.partial_sectors += b.partial_sectors;
 }
 
 void add(SharedAccessCounts& a, const SharedAccessCounts& b) {
@@ -36,6 +37,7 @@ void for_each_field(Counters& c, Visit visit) {
     visit(std::string(prefix) + "_sectors", g.sectors);
     visit(std::string(prefix) + "_bytes_requested", g.bytes_requested);
     visit(std::string(prefix) + "_lanes", g.lanes);
+    visit(std::string(prefix) + "_partial_sectors", g.partial_sectors);
   };
   const auto shared = [&](const char* prefix, auto& s) {
     visit(std::string(prefix) + "_requests", s.requests);

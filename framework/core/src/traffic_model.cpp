@@ -31,9 +31,11 @@ double as_double(std::uint64_t v) {
 }
 
 // L1 cycles of one kind of global request: one tag lookup per request, at most four sectors
-// (128 bytes) per clock.
+// (128 bytes) per clock, and kPartialSectorWriteCycles more for each sector a store writes only
+// part of.
 double l1_cycles(const GlobalAccessCounts& c) {
-  return std::max(as_double(c.requests), as_double(c.sectors) / 4.0);
+  return std::max(as_double(c.requests), as_double(c.sectors) / 4.0) +
+         kPartialSectorWriteCycles * as_double(c.partial_sectors);
 }
 
 }  // namespace
@@ -113,10 +115,14 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
       m.bound = bound;
     }
   };
-  consider(m.dram_s,
-           latency_bytes_s < peak_bytes_s ? ModelBound::dram_latency : ModelBound::dram_bandwidth);
+  // DRAM and the SM's load/store path add up: the published transposes on H100 fit within a few
+  // percent that way, and are 1.6 to 2 times faster than measured where the two overlap
+  // (docs/results/model-ladders-*.md). The larger of the two names the bound.
+  const ModelBound dram_bound =
+      latency_bytes_s < peak_bytes_s ? ModelBound::dram_latency : ModelBound::dram_bandwidth;
+  consider(m.dram_s + m.l1_shared_s,
+           m.dram_s >= m.l1_shared_s ? dram_bound : ModelBound::l1_shared);
   consider(m.l2_s, ModelBound::l2_bandwidth);
-  consider(m.l1_shared_s, ModelBound::l1_shared);
   consider(m.fp32_s, ModelBound::fp32);
   const double body = m.tail_factor * largest;
   if (body < m.launch_s) {

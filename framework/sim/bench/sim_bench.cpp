@@ -7,9 +7,10 @@
 //                   elements in shared memory, a tree with a __syncthreads between steps
 //
 // With --ladders it prints instead each level of the transpose ladder (kernels/transpose) at the
-// published size, counted on sim, with its modeled effective bandwidth on several specs next to
-// the figures NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Parallel Forall blog, 2013)
-// measured, and whether the ladder's order is the same (docs/results/model-ladders-*.md).
+// published sizes, counted on sim, with its modeled effective bandwidth next to published
+// measurements: NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Parallel Forall blog,
+// 2013) on several specs, and an H100 measurement (yencal, 2025) on H100; and whether the
+// ladder's order is the same (docs/results/model-ladders-*.md).
 //
 // With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
@@ -429,6 +430,14 @@ constexpr PublishedTranspose kPublishedTranspose[] = {
 constexpr int kTransposeSide = 1024;
 constexpr const char* kLadderSpecs[] = {"v100-sxm2-32gb", "t4", "a100-sxm-40gb", "h100-sxm"};
 
+// yencal, "Optimizing GPU Matrix Transpose: From 14% to 88% of Peak Bandwidth" (2025, benchmark
+// code on GitHub: yencal/gpu-matrix-transpose): a 32768 x 32768 float matrix on H100 80GB HBM3,
+// effective bandwidth 2 x 32768^2 x 4 B / time, GB/s. Its naive and tiled kernels use blocks of
+// 32 x 32 threads (one element each); its "Coarsen4" is the 32 x 8 conflict-free kernel above. It
+// publishes no copy. Indexed by ladder level (0: none).
+constexpr double kPublishedH100[] = {NAN, 475.5, 996.1, 2772.4};
+constexpr int kH100Side = 4096;  // past the L2 (2 x 64 MiB against 50 MiB), launch time small
+
 // True when the transposes (levels 1 and up; level 0 is the copy they aim at) get strictly
 // faster level by level in `gb_s`, as they do in the published figures.
 bool transposes_in_published_order(const std::vector<double>& gb_s) {
@@ -440,20 +449,49 @@ bool transposes_in_published_order(const std::vector<double>& gb_s) {
   return true;
 }
 
-void run_ladders() {
+// Each transpose level on a side x side matrix, verified against the CPU reference, then counted
+// with a cold L2 (as Nsight Compute measures). A wrong result is never modeled.
+std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
   using gpulab::DeviceBuffer;
-  if (!gpulab::sim::counting_available()) {
-    throw std::runtime_error(gpulab::sim::counting_unavailable_reason());
-  }
-  const std::size_t n = std::size_t{kTransposeSide} * kTransposeSide;
+  const std::size_t n = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
   const std::vector<float> in = random_floats(n, 9);
   std::vector<float> expected(n);
-  gpulab::kernels::transpose_reference(in, expected, kTransposeSide, kTransposeSide);
+  gpulab::kernels::transpose_reference(in, expected, side, side);
   DeviceBuffer<float> d_in(n);
   DeviceBuffer<float> d_out(n);
   d_in.copy_from(in);
-  const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+  std::vector<gpulab::CountedLaunch> launches;
+  const gpulab::sim::ScopedCounting counting;
+  for (const auto& level : gpulab::kernels::transpose_levels()) {
+    d_out.fill_bytes(0xff);
+    gpulab::sim::clear_counted_launches();
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+    level.launch(d_in.data(), d_out.data(), side, side, nullptr);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+    if (d_out.to_vector() != (level.number == 0 ? in : expected)) {
+      throw VerificationError(std::string("transpose level ") + std::string(level.name) +
+                              " gave a wrong result");
+    }
+    launches.push_back(gpulab::sim::counted_launches().at(0));
+  }
+  return launches;
+}
 
+// The modeled effective bandwidth of a counted transpose on `spec`, and what bounds it.
+std::pair<double, gpulab::ModelBound> modeled_gb_s(const gpulab::CountedLaunch& launch, int side,
+                                                   const gpulab::GpuSpec& spec) {
+  const double bytes = 2.0 * static_cast<double>(side) * side * sizeof(float);
+  const gpulab::ModeledTime m =
+      gpulab::model_time(launch.counters, gpulab::launch_shape(launch, spec), spec);
+  return {bytes / m.time_s / 1e9, m.bound};
+}
+
+std::string level_label(const gpulab::kernels::Level<gpulab::kernels::TransposeLaunch>& level) {
+  return std::to_string(level.number) + " " + std::string(level.name);
+}
+
+void run_harris_ladder() {
+  const std::vector<gpulab::CountedLaunch> launches = count_transpose_levels(kTransposeSide);
   std::vector<gpulab::Column> columns = {{"level", "", gpulab::Align::left},
                                          {"published M2050", "GB/s", gpulab::Align::right},
                                          {"published K20c", "GB/s", gpulab::Align::right}};
@@ -465,32 +503,19 @@ void run_ladders() {
   std::vector<std::vector<double>> modeled(std::size(kLadderSpecs));
   std::vector<double> m2050;
   std::vector<double> k20c;
-  const gpulab::sim::ScopedCounting counting;
   for (const auto& level : gpulab::kernels::transpose_levels()) {
-    // Verify first: a wrong result is never modeled.
-    d_out.fill_bytes(0xff);
-    gpulab::sim::clear_counted_launches();
-    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());  // cold L2, as Nsight Compute measures
-    level.launch(d_in.data(), d_out.data(), kTransposeSide, kTransposeSide, nullptr);
-    GPULAB_CHECK(cudaDeviceSynchronize());
-    if (d_out.to_vector() != (level.number == 0 ? in : expected)) {
-      throw VerificationError(std::string("transpose level ") + std::string(level.name) +
-                              " gave a wrong result");
-    }
-    const gpulab::CountedLaunch launch = gpulab::sim::counted_launches().at(0);
     const PublishedTranspose& published = kPublishedTranspose[level.number];
-    std::vector<std::string> row = {std::to_string(level.number) + " " + std::string(level.name),
+    std::vector<std::string> row = {level_label(level),
                                     gpulab::format_fixed(published.m2050_gb_s, 1),
                                     gpulab::format_fixed(published.k20c_gb_s, 1)};
     m2050.push_back(published.m2050_gb_s);
     k20c.push_back(published.k20c_gb_s);
     for (std::size_t s = 0; s < std::size(kLadderSpecs); ++s) {
-      const gpulab::GpuSpec spec = *gpulab::find_spec(kLadderSpecs[s]);
-      const gpulab::ModeledTime m =
-          gpulab::model_time(launch.counters, gpulab::launch_shape(launch, spec), spec);
-      modeled[s].push_back(bytes / m.time_s / 1e9);
-      row.push_back(gpulab::format_fixed(modeled[s].back(), 1) + " (" +
-                    std::string(gpulab::to_string(m.bound)) + ")");
+      const auto [gb_s, bound] = modeled_gb_s(launches.at(level.number), kTransposeSide,
+                                              *gpulab::find_spec(kLadderSpecs[s]));
+      modeled[s].push_back(gb_s);
+      row.push_back(gpulab::format_fixed(gb_s, 1) + " (" + std::string(gpulab::to_string(bound)) +
+                    ")");
     }
     table.add_row(row);
   }
@@ -508,6 +533,42 @@ void run_ladders() {
                 gpulab::find_spec(kLadderSpecs[s])->name.c_str(),
                 transposes_in_published_order(modeled[s]) ? "yes" : "NO");
   }
+}
+
+void run_h100_ladder() {
+  const std::vector<gpulab::CountedLaunch> launches = count_transpose_levels(kH100Side);
+  const gpulab::GpuSpec spec = *gpulab::find_spec("h100-sxm");
+  gpulab::Table table({{"level", "", gpulab::Align::left},
+                       {"published H100 80GB HBM3", "GB/s", gpulab::Align::right},
+                       {"modeled " + spec.name, "GB/s", gpulab::Align::right},
+                       {"bound", "", gpulab::Align::left},
+                       {"modeled / published", "", gpulab::Align::right}});
+  std::vector<double> modeled;
+  for (const auto& level : gpulab::kernels::transpose_levels()) {
+    const auto [gb_s, bound] = modeled_gb_s(launches.at(level.number), kH100Side, spec);
+    const double published = kPublishedH100[level.number];
+    modeled.push_back(gb_s);
+    table.add_row({level_label(level),
+                   std::isnan(published) ? "-" : gpulab::format_fixed(published, 1),
+                   gpulab::format_fixed(gb_s, 1), std::string(gpulab::to_string(bound)),
+                   std::isnan(published) ? "-" : gpulab::format_fixed(gb_s / published, 2)});
+  }
+  std::printf(
+      "\nTranspose ladder on H100: modeled at %d x %d floats, published at 32768 x 32768 "
+      "(yencal, \"Optimizing GPU Matrix Transpose\" (2025), measured; its naive and coalesced "
+      "kernels use 32 x 32 blocks).\n\n",
+      kH100Side, kH100Side);
+  std::cout << table << "\n";
+  std::printf("modeled %s: naive < coalesced < conflict-free: %s\n", spec.name.c_str(),
+              transposes_in_published_order(modeled) ? "yes" : "NO");
+}
+
+void run_ladders() {
+  if (!gpulab::sim::counting_available()) {
+    throw std::runtime_error(gpulab::sim::counting_unavailable_reason());
+  }
+  run_harris_ladder();
+  run_h100_ladder();
 }
 
 void print_table(const std::vector<Row>& rows, std::size_t n) {

@@ -308,6 +308,30 @@ SharedAccessCounts& shared_counts(MemoryCounters& c, Op op) {
   return op == Op::load ? c.shared_load : op == Op::store ? c.shared_store : c.shared_atomic;
 }
 
+// Of the `sectors` (sorted, unique) a store request touches, how many it writes only in part:
+// the bytes its lanes write do not cover all 32 of the sector's.
+std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& sectors) {
+  std::vector<std::uint32_t> covered(sectors.size(), 0);  // a bit per byte of each sector
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    if ((g.mask & (1u << lane)) == 0) {
+      continue;
+    }
+    const std::uint64_t begin = g.address[lane];
+    const std::uint64_t end = begin + g.bytes[lane];
+    auto it = std::lower_bound(sectors.begin(), sectors.end(), begin / 32);
+    for (; it != sectors.end() && *it * 32 < end; ++it) {
+      const std::uint64_t first = std::max(begin, *it * 32) - *it * 32;
+      const std::uint64_t last = std::min(end, *it * 32 + 32) - *it * 32;  // exclusive
+      const std::uint64_t bits =
+          last - first == 32 ? ~std::uint64_t{0} : (1ull << (last - first)) - 1;
+      covered[static_cast<std::size_t>(it - sectors.begin())] |=
+          static_cast<std::uint32_t>(bits << first);
+    }
+  }
+  return static_cast<std::uint64_t>(
+      std::count_if(covered.begin(), covered.end(), [](std::uint32_t m) { return m != ~0u; }));
+}
+
 void BlockCounter::cost_global(const Group& g) {
   // Every 32-byte sector any lane touches, once per request.
   std::array<std::uint64_t, 4 * kWarp> touched{};
@@ -333,6 +357,9 @@ void BlockCounter::cost_global(const Group& g) {
   std::sort(wide.begin(), wide.end());
   wide.erase(std::unique(wide.begin(), wide.end()), wide.end());
   GlobalAccessCounts& c = global_counts(counts, g.op);
+  if (g.op == Op::store) {
+    c.partial_sectors += partial_sectors(g, wide);
+  }
   c.requests += 1;
   c.sectors += wide.size();
   c.bytes_requested += requested;

@@ -28,6 +28,7 @@ struct GlobalAccessCounts {
   std::uint64_t sectors = 0;          ///< 32-byte sectors moved, summed over requests
   std::uint64_t bytes_requested = 0;  ///< bytes the active lanes asked for
   std::uint64_t lanes = 0;            ///< active lanes, summed over requests
+  std::uint64_t partial_sectors = 0;  ///< stores: sectors a request wrote only part of
   friend bool operator==(const GlobalAccessCounts&, const GlobalAccessCounts&) = default;
 };
 

@@ -4,15 +4,16 @@
 // registers change the occupancy and so the latency hiding. Every result is "modeled (SPEC)", never
 // measured; docs/sim.md, "The time model", gives the equations and their limits.
 //
-//   t = launch overhead + tail x max(DRAM, L2, L1/shared, FP32)
+//   t = launch overhead + tail x max(DRAM + L1/shared, L2, FP32)
 //
 //   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
 //             bytes in flight = resident warps x bytes per global load request (Little's law: one
 //             request in flight per warp)
 //   L2        (L2 sectors read + written) x 32 / L2 bandwidth
 //   L1/shared per SM: global requests' L1 cycles (max(1, sectors / 4) each: one tag lookup and at
-//             most 128 bytes per clock) plus shared-memory wavefronts (one per clock), spread over
-//             the SMs the grid occupies
+//             most 128 bytes per clock, plus kPartialSectorWriteCycles per sector a store writes
+//             only part of) plus shared-memory wavefronts (one per clock), spread over the SMs
+//             the grid occupies
 //   FP32      declared FLOPs / FP32 peak (0 when the launch declares none)
 //   tail      ceil(waves) / waves for waves = blocks / (resident blocks per SM x SMs) >= 1
 #pragma once
@@ -40,6 +41,13 @@ struct LaunchShape {
 /// Registers per thread assumed when the kernel's are unknown (not in the ptxas kernel table).
 inline constexpr int kAssumedRegisters = 32;
 
+/// SM clocks a store takes on the L1-to-L2 path for each 32-byte sector it writes only part of.
+/// NVIDIA publishes no figure; 4 is fitted to one published measurement, a naive transpose (every
+/// lane writes its own sector) on H100 80GB HBM3: 475.5 GB/s for a 32768 x 32768 float matrix
+/// (yencal, "Optimizing GPU Matrix Transpose: From 14% to 88% of Peak Bandwidth", 2025), which
+/// is about 4.4 clocks per element per SM at 1980 MHz. An assumption: docs/sim.md.
+inline constexpr double kPartialSectorWriteCycles = 4;
+
 /// Which term bounds a modeled time.
 enum class ModelBound { dram_bandwidth, dram_latency, l2_bandwidth, l1_shared, fp32, launch };
 
@@ -48,7 +56,7 @@ enum class ModelBound { dram_bandwidth, dram_latency, l2_bandwidth, l1_shared, f
 
 /// The modeled time of one launch and its terms (seconds).
 struct ModeledTime {
-  double time_s = 0;                      ///< launch + tail x max(terms)
+  double time_s = 0;                      ///< launch + tail x max(DRAM + L1/shared, L2, FP32)
   double dram_s = 0;                      ///< DRAM bytes at the achievable DRAM bandwidth
   double l2_s = 0;                        ///< L2 sectors at the L2 bandwidth
   double l1_shared_s = 0;                 ///< L1 request cycles and shared wavefronts per SM
@@ -59,7 +67,7 @@ struct ModeledTime {
   double achievable_dram_gb_s = 0;        ///< min(peak, bytes in flight / latency)
   double occupancy_fraction = 0;          ///< resident warps / max warps per SM
   int active_blocks_per_sm = 0;           ///< resident blocks per SM (0: cannot launch)
-  ModelBound bound = ModelBound::launch;  ///< the largest term
+  ModelBound bound = ModelBound::launch;  ///< the largest term (of DRAM + L1/shared: the larger)
   std::string spec;                       ///< the spec's name, for "modeled (SPEC)"
   std::string assumptions;  ///< what was assumed (unknown registers, ...); empty when nothing
 };
