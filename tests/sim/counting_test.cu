@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "attention/attention.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
@@ -469,6 +470,36 @@ TEST(CountingL2, AMemsetLargerThanTheL2FlushesIt) {
   });
   ASSERT_EQ(passes.size(), 2u);
   EXPECT_EQ(passes[1].counters.dram_bytes_read, bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lab 02's components: counted DRAM bytes against the bytes they declare
+// ---------------------------------------------------------------------------------------------
+
+TEST(CountingAttention, LabTwoComponentsMoveExactlyTheDramBytesTheyDeclare) {
+  GPULAB_REQUIRE_COUNTING();
+  // Lab 02's layer on sim (batch 1, seq_len 128, d_model 128, 4 heads), each component counted
+  // from a cold L2 as Nsight Compute measures. component_cost declares each tensor read or
+  // written once; the 16 x 16 tiled GEMMs read their inputs many times, but the re-reads hit in
+  // L2 (the whole layer is 1.2 MB), and every row starts on a sector (128 floats), so DRAM sees
+  // each tensor exactly once: counted = declared, byte for byte.
+  namespace k = gpulab::kernels;
+  const k::AttentionConfig config{1, 128, 128, 4, false};
+  k::AttentionBuffers buffers(config);
+  k::upload(k::make_attention_inputs(config, 7), buffers);
+  for (const k::Component component : k::all_components()) {
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+    const std::vector<CountedLaunch> launches =
+        run_counted([&] { k::run_component(component, config, buffers); });
+    ASSERT_EQ(launches.size(), 1u);
+    const MemoryCounters& c = launches.front().counters;
+    const double counted = static_cast<double>(c.dram_bytes_read + c.dram_bytes_written);
+    const double declared = k::component_cost(config, component).bytes;
+    std::printf("%-18s counted %9.0f B  declared %9.0f B  ratio %.2f\n",
+                std::string(k::component_name(component)).c_str(), counted, declared,
+                counted / declared);
+    EXPECT_EQ(counted, declared) << k::component_name(component);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
