@@ -126,10 +126,15 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
         << (context.on_sim() ? "; the CPU simulation takes tens of nanoseconds per element" : "")
         << "; `gpulab run lab01 -- --max-log2 28` runs them).\n";
   }
-  if (context.on_sim()) {
-    out << "On sim the bandwidth column is CPU time of the simulation: compare the shape, not the "
-           "numbers. On a GPU the small sizes are launch-bound, the middle ones fit in L2, the "
-           "large ones stream from DRAM near the peak.\n";
+  if (context.clock == gpulab::TimingClock::host) {
+    out << "With the sim's host clock the bandwidth column is CPU time of the simulation: compare "
+           "the shape, not the numbers. On a GPU the small sizes are launch-bound, the middle "
+           "ones fit in L2, the large ones stream from DRAM near the peak.\n";
+  } else if (context.clock == gpulab::TimingClock::modeled) {
+    out << "On sim the times come from the modeled clock (" << context.spec.name
+        << " modeled from the counted memory traffic, not measured): deterministic, so the noise "
+           "is 0 and the minimum samples end each size. The small sizes pay the launch, the "
+           "large ones approach the DRAM peak.\n";
   }
   out << "\n";
 }
@@ -180,7 +185,15 @@ void pitfalls(LabContext& context, cudaStream_t stream, VectorAddProblem& proble
                  gpulab::format_fixed(correct.median_ms, 4), ratio(one_sample_ms),
                  "one draw from a spread of p10 " + gpulab::format_fixed(correct.p10_ms, 4) +
                      " to p90 " + gpulab::format_fixed(correct.p90_ms, 4) + " ms"});
-  out << table << "\n";
+  out << table;
+  if (context.clock == gpulab::TimingClock::modeled) {
+    out << "On the modeled clock the first launch and a single sample equal the median: the model "
+           "has no module loading, cold TLBs, clock changes or noise, which is what makes them "
+           "wrong on a GPU. The no-synchronization row reads the host's clock: how long the sim "
+           "took to queue the launch, CPU time that has nothing to do with the kernel (on a GPU "
+           "a few microseconds, often less than the kernel).\n";
+  }
+  out << "\n";
   for (const auto& [name, value] :
        {std::pair{"no_sync", no_sync_ms}, std::pair{"no_warmup", first_launch_ms},
         std::pair{"one_sample", one_sample_ms}, std::pair{"correct", correct.median_ms}}) {

@@ -223,7 +223,7 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
                {"modeled share", "%"},
                {"intensity", "FLOP/B"},
                {"bound", "", Align::left},
-               {"measured / modeled", "x"}});
+               {"timed / modeled", "x"}});
   std::size_t modeled_bottleneck = 0;
   for (std::size_t i = 0; i < components.size(); ++i) {
     const gpulab::OpCost cost = kernels::component_cost(config, components[i]);
@@ -266,11 +266,19 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
            "size is launch-bound, which the roofline ignores. The cuda default (--seq-len 1024 "
            "--d-model 1024 --heads 16) shows the model's picture.\n";
   }
-  if (ctx.on_sim()) {
-    out << "On sim, measured / modeled divides CPU time of the simulation by GPU time: it is how "
-           "much slower the simulation is, not how efficient the kernels are, and the measured "
-           "shares follow what the simulator spends per simulated thread and barrier, not FLOPs "
-           "or bytes. The modeled column is what to read for a GPU; run on one to compare.\n";
+  if (ctx.clock == gpulab::TimingClock::host) {
+    out << "With the host clock, timed / modeled divides CPU time of the simulation by GPU time: "
+           "it is how much slower the simulation is, not how efficient the kernels are, and the "
+           "timed shares follow what the simulator spends per simulated thread and barrier, not "
+           "FLOPs or bytes. The modeled column is what to read for a GPU; run on one to "
+           "compare.\n";
+  } else if (ctx.clock == gpulab::TimingClock::modeled) {
+    out << "On sim the timed column comes from the modeled clock: each kernel's time modeled "
+           "from the memory traffic its threads were counted making, plus a launch cost "
+           "(docs/sim.md, section 10). timed / modeled is how far each component is from its "
+           "roof by that model, and the Bottleneck line of your profile follows it, not the "
+           "simulator's CPU time. `gpulab profile lab02` shows the counts behind it; a GPU "
+           "measures it.\n";
   } else {
     out << "measured / modeled is how far each kernel is from its roof (1.0 = at the roof). "
            "These are the unfused baseline kernels: 16 x 16 tiles on the FP32 CUDA cores, every "
@@ -325,7 +333,7 @@ void report(LabContext& ctx) {
   if (std::fabs(apart) <= kAgreement) {
     out << " They agree within " << format_fixed(kAgreement * 100, 0)
         << "% (the autograder's tolerance): the profile timed the same work as the forward.\n\n";
-  } else if (ctx.on_sim()) {
+  } else if (ctx.clock == gpulab::TimingClock::host) {
     out << " More than " << format_fixed(kAgreement * 100, 0)
         << "% apart: times of the CPU simulation move with the load of the machine (other "
            "processes take CPU time from its threads); run again on an idle machine.\n\n";

@@ -161,7 +161,17 @@ TEST(CliRun, PrintsTheReportWithItsCodeAndBackend) {
   EXPECT_NE(run.out.find("gpulab lab03: Identifying the bottleneck"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("code:    solutions/"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("backend: sim"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("CPU time of the simulation, NOT GPU time"), std::string::npos) << run.out;
+  // The report times with the modeled clock where the build can count, else the host clock.
+  EXPECT_TRUE(run.out.find("timings: the sim's modeled clock") != std::string::npos ||
+              run.out.find("timings: CPU time of the simulation, NOT GPU time") !=
+                  std::string::npos)
+      << run.out;
+  // GPULAB_SIM_CLOCK=host chooses CPU time of the simulation, and the report says so.
+  const Outcome host = gpulab("run lab03 --backend sim --quick", "GPULAB_SIM_CLOCK=host");
+  EXPECT_EQ(host.exit_code, 0) << host.err;
+  EXPECT_NE(host.out.find("timings: CPU time of the simulation, NOT GPU time"), std::string::npos)
+      << host.out;
+  EXPECT_NE(host.out.find("3. Measured profile: skipped"), std::string::npos) << host.out;
 }
 
 TEST(CliRun, TheUntouchedStubsSayWhatIsNotImplemented) {

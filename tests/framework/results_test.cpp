@@ -76,6 +76,7 @@ ResultsFile sample_file() {
   file.context.device = "sim (16 CPU threads)";
   file.context.spec = "H100 SXM";
   file.context.date = "2026-11-22T10:15:00Z";
+  file.context.clock = gpulab::TimingClock::modeled;
   file.results.push_back(Result{"vector_add",
                                 {{"n", "1048576"}, {"level", "1"}},
                                 {measured("time_ms", 0.812), measured("bandwidth_gb_s", 15.5),
@@ -209,6 +210,8 @@ TEST(ResultsContext, MakeContextFillsVersionBackendAndUtcDate) {
   EXPECT_EQ(context.backend, "sim");
   EXPECT_EQ(context.device, "sim (4 CPU threads)");
   EXPECT_EQ(context.spec, "H100 SXM");
+  EXPECT_EQ(context.clock, gpulab::TimingClock::host);  // sim times are CPU time unless modeled
+  EXPECT_EQ(gpulab::make_context("cuda", "", "").clock, gpulab::TimingClock::gpu);
 
   ASSERT_TRUE(std::regex_match(context.date, std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
       << context.date;
@@ -225,8 +228,9 @@ TEST(ResultsContext, MakeContextFillsVersionBackendAndUtcDate) {
 
 TEST(ResultsJson, WritesTheDocumentedLayout) {
   const json document = gpulab::to_json(sample_file());
-  EXPECT_EQ(document["context"]["schema_version"], 1);
+  EXPECT_EQ(document["context"]["schema_version"], 2);
   EXPECT_EQ(document["context"]["backend"], "sim");
+  EXPECT_EQ(document["context"]["clock"], "modeled");
   EXPECT_EQ(document["context"]["git_revision"], "abc123def456");
   EXPECT_EQ(document["context"]["date"], "2026-11-22T10:15:00Z");
   const json& first = document["results"][0];
@@ -241,6 +245,41 @@ TEST(ResultsJson, WritesTheDocumentedLayout) {
   EXPECT_EQ(first["metrics"][3], (json{{"name", "sm_efficiency_percent"},
                                        {"provenance", "unavailable"},
                                        {"reason", "needs CUPTI"}}));
+}
+
+TEST(ResultsJson, ASchemaOneFileReadsItsClockFromTheBackend) {
+  // results_valid.json is schema 1 (no clock): on sim its times were CPU time of the simulation.
+  json document = valid_document();
+  ASSERT_EQ(document["context"]["schema_version"], 1);
+  ResultsFile file = gpulab::results_from_json(document, "doc.json");
+  EXPECT_EQ(file.context.clock, gpulab::TimingClock::host);
+  EXPECT_EQ(file.context.schema_version, gpulab::kResultsSchemaVersion);  // read into schema 2
+  document["context"]["backend"] = "cuda";
+  file = gpulab::results_from_json(document, "doc.json");
+  EXPECT_EQ(file.context.clock, gpulab::TimingClock::gpu);
+}
+
+TEST(ResultsJson, ASchemaTwoFileNeedsAKnownClock) {
+  json document = valid_document();
+  document["context"]["schema_version"] = 2;
+  EXPECT_EQ(semantic_error_of(document),
+            "doc.json: context.clock: expected a string, found nothing");
+  document["context"]["clock"] = "wall";
+  EXPECT_EQ(semantic_error_of(document),
+            "doc.json: context.clock: expected \"gpu\", \"modeled\" or \"host\", found "
+            "\"wall\"");
+  document["context"]["clock"] = "modeled";
+  EXPECT_EQ(gpulab::results_from_json(document, "doc.json").context.clock,
+            gpulab::TimingClock::modeled);
+}
+
+TEST(ResultsJson, TimingLabelsSayWhatTheClockWas) {
+  EXPECT_EQ(gpulab::timing_label(gpulab::TimingClock::gpu, "H100 SXM"), "measured");
+  EXPECT_EQ(gpulab::timing_label(gpulab::TimingClock::modeled, "H100 SXM"),
+            "modeled clock (H100 SXM)");
+  EXPECT_EQ(gpulab::timing_label(gpulab::TimingClock::host, "H100 SXM"),
+            "measured (CPU simulation)");
+  EXPECT_EQ(gpulab::to_string(gpulab::TimingClock::modeled), "modeled");
 }
 
 TEST(ResultsJson, LeavesOutAnUnknownRevision) {
@@ -404,8 +443,27 @@ TEST(ResultsValidation, RejectsInvalidDataOnSaveAndKeepsTheOldFile) {
       {"no version", [](ResultsFile& f) { f.context.gpulab_version.clear(); },
        "context.gpulab_version"},
       {"no date", [](ResultsFile& f) { f.context.date.clear(); }, "context.date"},
-      {"other schema", [](ResultsFile& f) { f.context.schema_version = 2; },
-       "written with results schema 2; this gpulab reads schema 1"},
+      {"other schema", [](ResultsFile& f) { f.context.schema_version = 3; },
+       "written with results schema 3; this gpulab reads schemas 1 to 2"},
+      {"gpu clock on sim",
+       [](ResultsFile& f) {
+         f.context.backend = "sim";
+         f.context.clock = gpulab::TimingClock::gpu;
+       },
+       "context.clock: \"gpu\" on the sim backend, which has no GPU clock"},
+      {"modeled clock on cuda",
+       [](ResultsFile& f) {
+         f.context.backend = "cuda";
+         f.context.clock = gpulab::TimingClock::modeled;
+       },
+       "context.clock: \"modeled\" on the cuda backend: only sim has it"},
+      {"modeled clock without spec",
+       [](ResultsFile& f) {
+         f.context.backend = "sim";
+         f.context.clock = gpulab::TimingClock::modeled;
+         f.context.spec.clear();
+       },
+       "context.clock: \"modeled\" without a spec"},
       {"invalid UTF-8", [](ResultsFile& f) { f.results[0].params["n"] = "10\xff"; },
        "results[0].params.n: expected valid UTF-8 text, found \"10\\xff\""},
   };
@@ -512,15 +570,15 @@ TEST(ResultsErrors, ContentErrorsNameTheJsonPath) {
 
 TEST(ResultsErrors, SchemaVersionMismatchIsExplained) {
   json document = valid_document();
-  document["context"]["schema_version"] = 2;
+  document["context"]["schema_version"] = 3;
   EXPECT_EQ(semantic_error_of(document),
-            "doc.json: context.schema_version: written with results schema 2; this gpulab reads "
-            "schema 1");
+            "doc.json: context.schema_version: written with results schema 3; this gpulab reads "
+            "schemas 1 to 2");
   // The schema version is checked before anything else in a file: a schema 2 file may use other
   // field names entirely.
   EXPECT_EQ(parse_error_of(R"({"context": {"schema_version": 7, "writer": {}}, "runs": []})"),
             "doc.json: context.schema_version: written with results schema 7; this gpulab reads "
-            "schema 1");
+            "schemas 1 to 2");
   document["context"]["schema_version"] = 1.0;
   EXPECT_EQ(semantic_error_of(document),
             "doc.json: context.schema_version: expected the results schema version (an "
@@ -843,7 +901,13 @@ TEST(ResultsReport, ShowsContextTablesValuesAndProvenance) {
   EXPECT_NE(line_with(report, "  gpulab ").find("0.1.0"), std::string::npos) << report;
   EXPECT_NE(line_with(report, "revision").find("abc123def456"), std::string::npos) << report;
   EXPECT_NE(line_with(report, "backend").find("sim"), std::string::npos) << report;
-  EXPECT_NE(line_with(report, "backend").find("not GPU time"), std::string::npos) << report;
+  EXPECT_NE(line_with(report, "clock").find("modeled for H100 SXM from counted memory traffic"),
+            std::string::npos)
+      << report;
+  ResultsFile host = sample_file();
+  host.context.clock = gpulab::TimingClock::host;
+  EXPECT_NE(line_with(gpulab::render_report(host), "clock").find("not GPU time"),
+            std::string::npos);
   EXPECT_NE(line_with(report, "device").find("sim (16 CPU threads)"), std::string::npos);
   EXPECT_NE(line_with(report, "spec").find("H100 SXM"), std::string::npos);
   EXPECT_NE(line_with(report, "date").find("2026-11-22T10:15:00Z"), std::string::npos);

@@ -453,6 +453,25 @@ TEST(ViewerModelHostile, FiftyHostileFilesGiveFiftyClearErrorsAndNoCrash) {
   EXPECT_EQ(model.panel_data().sources.size(), 1U);
 }
 
+TEST(ViewerModelResults, EveryPanelSaysWhatClockTheTimesCameFrom) {
+  // Schema 1 sim file: CPU time of the simulation. Schema 2 with the modeled clock: modeled.
+  const TempDir dir;
+  const fs::path modeled = dir.path() / "modeled.json";
+  write(modeled, R"({"context": {"schema_version": 2, "gpulab_version": "0.1.0", "backend": "sim",
+        "spec": "H100 SXM", "clock": "modeled", "date": "2026-11-22T10:15:00Z"}, "results": []})");
+  Model model(cuda_without_driver(), "");
+  ASSERT_TRUE(model.load_results(kData + "/lab02_sim.json").ok());
+  ASSERT_TRUE(model.load_results(modeled).ok());
+  const auto& sources = model.panel_data().sources;
+  ASSERT_EQ(sources.size(), 2U);
+  EXPECT_TRUE(sources[0].source.on_sim);
+  EXPECT_EQ(sources[0].benchmark.measured_label, "measured (CPU simulation)");
+  ASSERT_FALSE(sources[0].components.empty());
+  EXPECT_EQ(sources[0].components[0].measured_label, "measured (CPU simulation)");
+  EXPECT_FALSE(sources[1].source.on_sim);
+  EXPECT_EQ(sources[1].benchmark.measured_label, "modeled clock (H100 SXM)");
+}
+
 // --- live runs through the model -------------------------------------------------------------
 
 TEST(ViewerModelLive, ARunStreamsIntoTheLiveSourceAndReplacesItsEarlierResults) {

@@ -55,6 +55,7 @@ ResultsFile file_of(std::string backend, std::vector<Result> results,
                     std::string spec_name = "H100 SXM") {
   ResultsFile f;
   f.context.gpulab_version = "0.1.0";
+  f.context.clock = backend == "sim" ? gpulab::TimingClock::host : gpulab::TimingClock::gpu;
   f.context.backend = std::move(backend);
   f.context.spec = std::move(spec_name);
   f.context.date = "2026-11-22T10:15:00Z";
@@ -346,6 +347,23 @@ TEST(ComponentsViews, BottleneckFallsBackToModeledTimesWhenNothingIsMeasured) {
   EXPECT_TRUE(views[0].bottleneck_is_modeled);
   EXPECT_TRUE(views[0].on_sim);
   EXPECT_FALSE(views[0].rows[0].measured_share);
+}
+
+TEST(ComponentsViews, OnTheModeledClockTheBottleneckIsTheTimedOne) {
+  // The sim's modeled clock times GPU-like: its ranking is the one to show, labelled so. On the
+  // host clock the same file's ranking is the CPU's, and the modeled one is shown instead.
+  ResultsFile f = file_of("sim", {component("A", 2.0, 3.0), component("B", 5.0, 1.0)});
+  f.context.clock = gpulab::TimingClock::modeled;
+  std::vector<ComponentsView> views = components_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].bottleneck, 1u);
+  EXPECT_FALSE(views[0].bottleneck_is_modeled);
+  EXPECT_FALSE(views[0].on_sim);
+  f.context.clock = gpulab::TimingClock::host;
+  views = components_views(f);
+  EXPECT_EQ(views[0].bottleneck, 0u);
+  EXPECT_TRUE(views[0].bottleneck_is_modeled);
+  EXPECT_TRUE(views[0].on_sim);
 }
 
 TEST(ComponentsViews, ResultsDifferingOnlyInComponentAndBoundFormOneShape) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -298,7 +299,7 @@ void validate_result(std::string_view source, const std::string& path, const Res
 }
 
 std::string schema_mismatch(std::string_view found) {
-  return "written with results schema " + std::string(found) + "; this gpulab reads schema " +
+  return "written with results schema " + std::string(found) + "; this gpulab reads schemas 1 to " +
          std::to_string(kResultsSchemaVersion);
 }
 
@@ -312,6 +313,16 @@ void validate_context(std::string_view source, const ResultsContext& context) {
   check_text(source, "context.device", context.device, false, "");
   check_text(source, "context.spec", context.spec, false, "");
   check_text(source, "context.date", context.date, true, "an ISO 8601 UTC date");
+  if (context.clock == TimingClock::gpu && context.backend == "sim") {
+    fail(source, "context.clock", "\"gpu\" on the sim backend, which has no GPU clock");
+  }
+  if (context.clock == TimingClock::modeled && context.spec.empty()) {
+    fail(source, "context.clock", "\"modeled\" without a spec: the modeled clock is a GPU's");
+  }
+  if (context.clock != TimingClock::gpu && context.backend == "cuda") {
+    fail(source, "context.clock",
+         "\"" + std::string(to_string(context.clock)) + "\" on the cuda backend: only sim has it");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,18 +390,35 @@ class Reader {
     // Parsed text gives unsigned numbers, a DOM built in code signed ones.
     const bool supported =
         version->is_number_unsigned()
-            ? version->get<std::uint64_t>() == static_cast<std::uint64_t>(kResultsSchemaVersion)
-            : version->get<std::int64_t>() == kResultsSchemaVersion;
+            ? version->get<std::uint64_t>() <= static_cast<std::uint64_t>(kResultsSchemaVersion)
+            : version->get<std::int64_t>() <= kResultsSchemaVersion;
     if (!supported) {
       fail(source_, version_path, schema_mismatch(version->dump()));
     }
-    context.schema_version = kResultsSchemaVersion;
+    const int written = static_cast<int>(version->get<std::int64_t>());
     context.gpulab_version = string_at(object, "context", "gpulab_version", true);
     context.git_revision = string_at(object, "context", "git_revision", false);
     context.backend = string_at(object, "context", "backend", true);
     context.device = string_at(object, "context", "device", false);
     context.spec = string_at(object, "context", "spec", false);
     context.date = string_at(object, "context", "date", true);
+    if (written >= 2) {
+      const std::string clock = string_at(object, "context", "clock", true);
+      if (clock == "gpu") {
+        context.clock = TimingClock::gpu;
+      } else if (clock == "modeled") {
+        context.clock = TimingClock::modeled;
+      } else if (clock == "host") {
+        context.clock = TimingClock::host;
+      } else {
+        fail(source_, "context.clock",
+             "expected \"gpu\", \"modeled\" or \"host\", found " + quote_text(clock));
+      }
+    } else {  // schema 1: what its times were
+      context.clock = context.backend == "sim" ? TimingClock::host : TimingClock::gpu;
+    }
+    // Read into the current schema: written back, the file is schema kResultsSchemaVersion.
+    context.schema_version = kResultsSchemaVersion;
     validate_context(source_, context);
     return context;
   }
@@ -836,6 +864,30 @@ void render_group(std::ostringstream& out, const std::string& name,
 // Public API
 // ---------------------------------------------------------------------------------------------
 
+std::string_view to_string(TimingClock clock) noexcept {
+  switch (clock) {
+    case TimingClock::gpu:
+      return "gpu";
+    case TimingClock::modeled:
+      return "modeled";
+    case TimingClock::host:
+      return "host";
+  }
+  return "gpu";
+}
+
+std::string timing_label(TimingClock clock, std::string_view spec) {
+  switch (clock) {
+    case TimingClock::gpu:
+      return "measured";
+    case TimingClock::modeled:
+      return "modeled clock (" + std::string(spec) + ")";
+    case TimingClock::host:
+      return "measured (CPU simulation)";
+  }
+  return "measured";
+}
+
 std::string_view to_string(Provenance provenance) noexcept {
   switch (provenance) {
     case Provenance::measured:
@@ -873,7 +925,10 @@ ResultsContext make_context(std::string backend, std::string device, std::string
   context.backend = std::move(backend);
   context.device = std::move(device);
   context.spec = std::move(spec);
-  const std::time_t now = std::time(nullptr);
+  context.clock = context.backend == "sim" ? TimingClock::host : TimingClock::gpu;
+  // system_clock, not std::time(): glibc's time() reads a coarse clock that can lag a second
+  // behind system_clock at a second boundary.
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::array<char, 32> date{};
@@ -897,7 +952,8 @@ json build_json(const ResultsFile& file, std::string_view source) {
                   {"backend", c.backend},
                   {"device", c.device},
                   {"spec", c.spec},
-                  {"date", c.date}};
+                  {"date", c.date},
+                  {"clock", to_string(c.clock)}};
   if (!c.git_revision.empty()) {
     context["git_revision"] = c.git_revision;
   }
@@ -1086,9 +1142,13 @@ std::string render_report(const ResultsFile& file) {
   out << "gpulab results (schema " << c.schema_version << ")\n";
   out << "  gpulab    " << or_unknown(c.gpulab_version) << "\n";
   out << "  revision  " << or_unknown(c.git_revision) << "\n";
-  out << "  backend   " << or_unknown(c.backend);
-  if (c.backend == "sim") {
+  out << "  backend   " << or_unknown(c.backend) << "\n";
+  out << "  clock     " << to_string(c.clock);
+  if (c.clock == TimingClock::host) {
     out << " (measured times are CPU time of the simulation, not GPU time)";
+  } else if (c.clock == TimingClock::modeled) {
+    out << " (measured times are modeled for " << printable(c.spec, 200)
+        << " from counted memory traffic, not measured on a GPU)";
   }
   out << "\n";
   out << "  device    " << or_unknown(c.device) << "\n";

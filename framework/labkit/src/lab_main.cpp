@@ -10,10 +10,14 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/lab.hpp"
 
+#if GPULAB_BACKEND_SIM
+#include "gpulab/sim/runtime.hpp"
+#endif
+
 namespace gpulab::labkit {
 
 std::string LabContext::measured_label() const {
-  return on_sim() ? "measured (CPU simulation)" : "measured";
+  return timing_label(clock, spec.name);
 }
 
 std::string LabContext::modeled_label() const {
@@ -22,6 +26,24 @@ std::string LabContext::modeled_label() const {
 
 namespace {
 
+// On sim, the reports time with the modeled clock, so that what a student's timing code prints
+// says something about a GPU, unless GPULAB_SIM_CLOCK chose otherwise or the build cannot count.
+void choose_sim_clock() {
+#if GPULAB_BACKEND_SIM
+  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr && sim::counting_available()) {
+    ::setenv("GPULAB_SIM_CLOCK", "modeled", 1);
+  }
+#endif
+}
+
+TimingClock current_clock() {
+#if GPULAB_BACKEND_SIM
+  return sim::clock_mode() == sim::ClockMode::modeled ? TimingClock::modeled : TimingClock::host;
+#else
+  return TimingClock::gpu;
+#endif
+}
+
 void print_header(const LabContext& context) {
   std::ostream& out = *context.out;
   out << "gpulab " << context.lab << ": " << context.title << "\n";
@@ -29,14 +51,22 @@ void print_header(const LabContext& context) {
   out << "code:    " << (solution ? "solutions/ (the instructor's solution)" : "labs/ (your code)")
       << "\n";
   out << "backend: " << context.backend << " (" << context.device << ")\n";
-  if (context.on_sim()) {
-    out << "timings: CPU time of the simulation, NOT GPU time. Modeled columns show the roofline "
-           "time on "
-        << context.spec.name << ".\n";
-  } else {
-    out << "timings: GPU time from CUDA events. Modeled columns show the roofline time on "
-        << context.spec.name << ".\n";
+  switch (context.clock) {
+    case TimingClock::gpu:
+      out << "timings: GPU time from CUDA events.";
+      break;
+    case TimingClock::modeled:
+      out << "timings: the sim's modeled clock: CUDA events read a " << context.spec.name
+          << " clock that advances by each kernel's time modeled from its counted memory "
+             "traffic (docs/sim.md, section 10). Deterministic, GPU-like, NOT measured.";
+      break;
+    case TimingClock::host:
+      out << "timings: CPU time of the simulation, NOT GPU time (GPULAB_SIM_CLOCK=host, or a "
+             "build that cannot count memory traffic).";
+      break;
   }
+  out << " Roofline columns show the time on " << context.spec.name
+      << " from the work each step declares.\n";
   out << "\n";
 }
 
@@ -87,6 +117,9 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
         ::setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
       }
     }
+    if (context.on_sim()) {
+      choose_sim_clock();  // before the first CUDA call, which reads it
+    }
     const DeviceQuery query = query_devices();
     if (!query.usable()) {
       std::fprintf(stderr, "gpulab %s: error: no usable %s device: %s\n", lab.c_str(),
@@ -97,7 +130,9 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     const DeviceInfo& device = query.devices.front();
     context.device = device.name;
     context.spec = chosen ? *chosen : spec_for_device(device);
+    context.clock = current_clock();
     context.results.context = make_context(context.backend, context.device, context.spec.name);
+    context.results.context.clock = context.clock;
     print_header(context);
     report(context);
     if (!json_path.empty()) {

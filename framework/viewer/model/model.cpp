@@ -199,11 +199,14 @@ void Model::rebuild_views() {
     if (!context.device.empty()) {
       label += ": " + context.device;
     }
-    sources.push_back(Source{displayable(label, 80), &*loaded.file, context.backend == "sim"});
+    sources.push_back(Source{displayable(label, 80), &*loaded.file,
+                             context.clock == TimingClock::host,
+                             timing_label(context.clock, context.spec)});
   }
   if (!live_.results.empty()) {
-    sources.push_back(
-        Source{"live (" + live_.context.backend + ")", &live_, live_.context.backend == "sim"});
+    sources.push_back(Source{"live (" + live_.context.backend + ")", &live_,
+                             live_.context.clock == TimingClock::host,
+                             timing_label(live_.context.clock, live_.context.spec)});
   }
   const GpuSpec& spec = selected_spec();
   for (const Source& source : sources) {
@@ -211,11 +214,14 @@ void Model::rebuild_views() {
                                               components_views(*source.file),
                                               sweep_views(*source.file)});
     panel_data_.sources.back().benchmark.on_sim = source.on_sim;
+    panel_data_.sources.back().benchmark.measured_label = source.measured_label;
     for (ComponentsView& view : panel_data_.sources.back().components) {
       view.on_sim = source.on_sim;
+      view.measured_label = source.measured_label;
     }
     for (SweepView& view : panel_data_.sources.back().sweeps) {
       view.on_sim = source.on_sim;
+      view.measured_label = source.measured_label;
     }
   }
   panel_data_.roofline = roofline_view(sources, spec, precision_);

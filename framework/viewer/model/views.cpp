@@ -149,8 +149,9 @@ std::map<std::string, std::string> params_without(
   return kept;
 }
 
+// True when the file's measured times are CPU time of the simulation (the sim's host clock).
 bool on_sim_backend(const ResultsFile& file) {
-  return file.context.backend == "sim";
+  return file.context.clock == TimingClock::host;
 }
 
 // A peak for a label: "3350", "1555", "320.5" (up to 6 significant digits, no trailing zeros).
@@ -406,8 +407,9 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
         }
       }
     }
-    // On sim the measured ranking is the CPU's: the GPU's bottleneck is the modeled one.
-    const bool on_sim = file.context.backend == "sim";
+    // On the sim's host clock the measured ranking is the CPU's: the GPU's bottleneck is the
+    // modeled one.
+    const bool on_sim = on_sim_backend(file);
     if (slowest_measured && !(on_sim && slowest_modeled)) {
       view.bottleneck = slowest_measured;
     } else if (slowest_modeled) {
@@ -563,6 +565,8 @@ RooflineView roofline_view(std::span<const Source> sources, const GpuSpec& spec,
         p.intensity_flop_per_byte = cost.intensity_flop_per_byte();
         p.achieved_flop_s = cost.flops / (time * 1e-3);
         p.kind = kind;
+        p.kind_label =
+            kind == Provenance::measured ? source.measured_label : std::string(to_string(kind));
         p.roof_flop_s = own.attainable_flop_s(p.intensity_flop_per_byte);
         p.percent_of_roof = p.roof_flop_s > 0 ? 100 * p.achieved_flop_s / p.roof_flop_s : 0;
         p.bound = own.bound(cost);

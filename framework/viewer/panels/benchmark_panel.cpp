@@ -29,9 +29,9 @@ std::string point_name(const BenchmarkPoint& point) {
          (point.bytes > 0 ? " (" + format_bytes(point.bytes) + ")" : std::string());
 }
 
-std::string point_tooltip(const BenchmarkPoint& point, bool on_sim) {
+std::string point_tooltip(const BenchmarkPoint& point, const std::string& measured_label) {
   std::string text = point_name(point);
-  text += "\nmeasured" + std::string(on_sim ? " (CPU simulation)" : "") + ": ";
+  text += "\n" + measured_label + ": ";
   if (point.measured_gb_s) {
     text += panel::number(point.measured_gb_s) + " GB/s, median " +
             panel::number(point.measured_ms) + " ms";
@@ -58,9 +58,8 @@ void draw_bandwidth_chart(const BenchmarkView& view, std::size_t selected, float
   chart.title = "bandwidth vs size";
   chart.x = {.label = have_bytes ? "bytes moved (B)" : "elements (n)", .log = true};
   chart.y = {.label = "bandwidth (GB/s)", .log = true};
-  plot::Series measured{.name = view.on_sim ? "measured (CPU simulation)" : "measured",
-                        .colour = plot::measured(),
-                        .style = plot::Style::line_points};
+  plot::Series measured{
+      .name = view.measured_label, .colour = plot::measured(), .style = plot::Style::line_points};
   plot::Series modeled{.name = "modeled",
                        .colour = plot::modeled(),
                        .style = plot::Style::line_points,
@@ -68,7 +67,7 @@ void draw_bandwidth_chart(const BenchmarkView& view, std::size_t selected, float
                        .dashed = true};
   for (const BenchmarkPoint& point : view.points) {
     const double x = have_bytes ? point.bytes : point.n;
-    const std::string tooltip = point_tooltip(point, view.on_sim);
+    const std::string tooltip = point_tooltip(point, view.measured_label);
     if (point.measured_gb_s) {
       measured.x.push_back(x);
       measured.y.push_back(*point.measured_gb_s);
@@ -96,10 +95,10 @@ void draw_bandwidth_chart(const BenchmarkView& view, std::size_t selected, float
   plot::draw("##bandwidth", chart, height);
 }
 
-void draw_histogram(const BenchmarkPoint& point, bool on_sim, float height) {
+void draw_histogram(const BenchmarkPoint& point, const std::string& measured_label, float height) {
   plot::Chart chart;
   chart.title = "samples of " + point_name(point);
-  chart.x = {.label = on_sim ? "time per run (ms, CPU simulation)" : "time per run (ms)"};
+  chart.x = {.label = "time per run (ms, " + measured_label + ")"};
   chart.y = {.label = "runs", .include_zero = true, .integer = true};
   if (!point.samples_ms.empty()) {
     const Histogram& histogram = point.histogram;
@@ -218,7 +217,7 @@ void draw_benchmark_panel(Model& model) {
         }
         // The histogram takes what is left above the three rows of statistics.
         const float stats = point.summary ? 3 * ImGui::GetFrameHeightWithSpacing() : 0.0F;
-        draw_histogram(point, view.on_sim, std::max(140.0F, height - stats));
+        draw_histogram(point, view.measured_label, std::max(140.0F, height - stats));
         draw_statistics(point);
       };
       // Both halves side by side in a wide panel, above each other in a tall one, and one at a

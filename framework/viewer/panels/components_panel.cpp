@@ -31,9 +31,9 @@ double or_none(std::optional<double> value, double scale = 1) {
   return value ? *value * scale : kNone;
 }
 
-std::string row_tooltip(const ComponentRow& row, bool on_sim) {
+std::string row_tooltip(const ComponentRow& row, const std::string& measured_label) {
   std::string text = row.name;
-  text += "\nmeasured" + std::string(on_sim ? " (CPU simulation)" : "") + ": " +
+  text += "\n" + measured_label + ": " +
           (row.measured_ms ? panel::number(row.measured_ms) + " ms" : std::string("n/a"));
   if (row.measured_share) {
     text += " (" + short_number(*row.measured_share * 100) + " %)";
@@ -64,7 +64,7 @@ void draw_bars(const ComponentsView& view, bool times, float height) {
       .colour = plot::modeled()};
   for (const ComponentRow& row : view.rows) {
     bars.categories.push_back(row.name);
-    const std::string tooltip = row_tooltip(row, view.on_sim);
+    const std::string tooltip = row_tooltip(row, view.measured_label);
     if (times) {
       measured.values.push_back(or_none(row.measured_ms));
       modeled.values.push_back(or_none(row.modeled_ms));

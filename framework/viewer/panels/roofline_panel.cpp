@@ -40,8 +40,8 @@ std::string flop_rate(double flop_s) {
 std::string point_tooltip(const RooflinePoint& point) {
   return point.label + "\nsource: " + point.source +
          "\nintensity: " + short_number(point.intensity_flop_per_byte) + " FLOP/byte" +
-         "\nachieved: " + flop_rate(point.achieved_flop_s) + " (" +
-         std::string(to_string(point.kind)) + ")" + "\nroof here: " + flop_rate(point.roof_flop_s) +
+         "\nachieved: " + flop_rate(point.achieved_flop_s) + " (" + point.kind_label + ")" +
+         "\nroof here: " + flop_rate(point.roof_flop_s) +
          "\n% of roof: " + short_number(point.percent_of_roof) + " %" + "\n" +
          std::string(to_string(point.bound));
 }
@@ -125,8 +125,12 @@ void draw_chart(const RooflineView& view, const Roofline& roof, float height) {
   }
   for (std::size_t s = 0; s < sources.size(); ++s) {
     for (const Provenance kind : {Provenance::modeled, Provenance::measured}) {
+      const auto first = std::find_if(view.points.begin(), view.points.end(), [&](const auto& p) {
+        return p.source == sources[s] && p.kind == kind;
+      });
       plot::Series series{
-          .name = std::string(to_string(kind)) + ": " + panel::short_source(sources[s]),
+          .name = (first != view.points.end() ? first->kind_label : std::string(to_string(kind))) +
+                  ": " + panel::short_source(sources[s]),
           .colour = kind == Provenance::measured ? plot::measured() : plot::modeled(),
           .style = plot::Style::points,
           .marker = kMarkers[s % std::size(kMarkers)],

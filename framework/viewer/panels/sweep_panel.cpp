@@ -23,9 +23,10 @@
 namespace gpulab::viewer {
 namespace {
 
-std::string point_tooltip(const SweepPoint& point, bool on_sim, const std::string& spec) {
+std::string point_tooltip(const SweepPoint& point, const std::string& measured_label,
+                          const std::string& spec) {
   std::string text = "block size " + std::to_string(point.block_size);
-  text += "\nmeasured" + std::string(on_sim ? " (CPU simulation)" : "") + ": " +
+  text += "\n" + measured_label + ": " +
           (point.measured_ms ? panel::number(point.measured_ms) + " ms" : std::string("n/a"));
   text += "\nmodeled (" + spec +
           "): " + (point.modeled_ms ? panel::number(point.modeled_ms) + " ms" : std::string("n/a"));
@@ -73,7 +74,9 @@ void draw_charts(const SweepView& view, bool linear, float height) {
   time.x = block_axis(view, linear, false);
   time.y = {.label = "time (ms, log scale)", .log = true};
   time.y_label_width = label_width;
-  plot::Series measured{.name = view.on_sim ? "measured: CPU simulation" : "measured (GPU)",
+  plot::Series measured{.name = view.on_sim                         ? "measured: CPU simulation"
+                                : view.measured_label == "measured" ? "measured (GPU)"
+                                                                    : view.measured_label,
                         .colour = plot::measured(),
                         .style = plot::Style::line_points};
   plot::Series modeled{.name = "modeled: " + spec + " (GPU)",
@@ -94,7 +97,7 @@ void draw_charts(const SweepView& view, bool linear, float height) {
 
   for (const SweepPoint& point : view.points) {
     const double x = point.block_size;
-    const std::string tooltip = point_tooltip(point, view.on_sim, spec);
+    const std::string tooltip = point_tooltip(point, view.measured_label, spec);
     const auto add = [&](plot::Series& series, const std::optional<double>& value) {
       if (value) {
         series.x.push_back(x);

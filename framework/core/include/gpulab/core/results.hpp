@@ -52,11 +52,25 @@
 
 namespace gpulab {
 
-/// Version of the results JSON schema this gpulab writes and reads.
-inline constexpr int kResultsSchemaVersion = 1;
+/// Version of the results JSON schema this gpulab writes. It reads this one and every earlier
+/// one: schema 1 had no context.clock (read as "gpu" on cuda, "host" on sim, what it meant).
+inline constexpr int kResultsSchemaVersion = 2;
 
 /// Most samples one result may carry (the harness's max_samples default is 10000).
 inline constexpr std::size_t kMaxSamples = 1000000;
+
+/// What the measured times of a results file were taken with (CUDA events read it).
+enum class TimingClock {
+  gpu,      ///< the GPU's clock (cuda backend)
+  modeled,  ///< the sim's modeled clock: times modeled on the context's spec from counted traffic
+  host,     ///< the sim's host clock: CPU time of the simulation, nothing about a GPU
+};
+
+/// "gpu", "modeled" or "host".
+[[nodiscard]] std::string_view to_string(TimingClock clock) noexcept;
+/// The clock's name as a column label says it: "measured", "modeled clock (H100 SXM)" or
+/// "measured (CPU simulation)"; `spec` names the modeled clock's GPU.
+[[nodiscard]] std::string timing_label(TimingClock clock, std::string_view spec);
 
 /// How a number came to be.
 enum class Provenance {
@@ -99,6 +113,7 @@ struct ResultsContext {
   std::string device;  ///< device name, or the simulated device on sim; may be empty
   std::string spec;    ///< the spec used for modeled numbers, e.g. "H100 SXM"; may be empty
   std::string date;    ///< ISO 8601 UTC, e.g. "2026-11-22T10:15:00Z"; never empty
+  TimingClock clock = TimingClock::gpu;  ///< what measured times were taken with (schema 2)
 
   friend bool operator==(const ResultsContext&, const ResultsContext&) = default;
 };
@@ -141,7 +156,8 @@ struct LoadLimits {
 /// The name without its unit suffix: "bandwidth_gb_s" -> "bandwidth", "bytes" -> "".
 [[nodiscard]] std::string_view metric_stem(std::string_view name) noexcept;
 
-/// A context filled in for this process: version, revision, backend, current UTC date.
+/// A context filled in for this process: version, revision, backend, current UTC date, and the
+/// clock: "gpu" on cuda, "host" on sim (set `clock` when the sim's modeled clock timed the run).
 [[nodiscard]] ResultsContext make_context(std::string backend, std::string device,
                                           std::string spec);
 

@@ -35,9 +35,18 @@ struct LabContext {
   ResultsFile results;          ///< append a Result per configuration; saved with --json
   std::ostream* out = nullptr;  ///< where the report goes (stdout)
 
-  /// True on the sim backend: measured times are CPU time of the simulation.
+  /// What CUDA events read, so what every time the lab's own code takes is: the GPU's clock
+  /// (cuda), the sim's modeled clock (sim, by default: times modeled on `spec` from counted
+  /// memory traffic, deterministic) or the host's clock (sim with GPULAB_SIM_CLOCK=host, or a
+  /// build that cannot count: CPU time of the simulation).
+  TimingClock clock = TimingClock::gpu;
+
+  /// True on the sim backend.
   [[nodiscard]] bool on_sim() const { return backend == "sim"; }
-  /// "measured (CPU simulation)" on sim, "measured" on cuda: the label of measured columns.
+  /// True when timed figures say something about a GPU: the GPU's clock or the modeled one.
+  [[nodiscard]] bool gpu_like_times() const { return clock != TimingClock::host; }
+  /// The label of timed columns: "measured" (GPU), "modeled clock (H100 SXM)" or "measured (CPU
+  /// simulation)".
   [[nodiscard]] std::string measured_label() const;
   /// "modeled (H100 SXM)".
   [[nodiscard]] std::string modeled_label() const;

@@ -31,9 +31,10 @@ namespace gpulab::viewer {
 /// One results file the panels can draw, with a label for legends ("live (sim)",
 /// "h100.json: NVIDIA H100 80GB HBM3").
 struct Source {
-  std::string label;        ///< legend text
-  const ResultsFile* file;  ///< never null
-  bool on_sim = false;      ///< its measured times are CPU time of the simulation
+  std::string label;                        ///< legend text
+  const ResultsFile* file;                  ///< never null
+  bool on_sim = false;                      ///< its measured times are CPU time of the simulation
+  std::string measured_label = "measured";  ///< what its measured times are (timing_label)
 };
 
 /// The spec a file's modeled numbers and peaks refer to: the file's context.spec when the
@@ -75,12 +76,13 @@ struct BenchmarkPoint {
 
 /// The bandwidth benchmark of one source.
 struct BenchmarkView {
-  std::string kernel = "vector_add";   ///< result name the points come from
-  std::vector<BenchmarkPoint> points;  ///< by increasing n
-  double peak_gb_s = 0;                ///< DRAM peak of the spec (the roof line)
-  std::string peak_label;              ///< "H100 SXM peak 3350 GB/s (datasheet)"
-  bool on_sim = false;                 ///< measured numbers are CPU time of the simulation
-  std::string empty_reason;            ///< set when points is empty
+  std::string kernel = "vector_add";        ///< result name the points come from
+  std::vector<BenchmarkPoint> points;       ///< by increasing n
+  double peak_gb_s = 0;                     ///< DRAM peak of the spec (the roof line)
+  std::string peak_label;                   ///< "H100 SXM peak 3350 GB/s (datasheet)"
+  bool on_sim = false;                      ///< measured numbers are CPU time of the simulation
+  std::string measured_label = "measured";  ///< "modeled clock (H100 SXM)", ...: timing_label
+  std::string empty_reason;                 ///< set when points is empty
 };
 
 /// The vector_add results of `file` (see the header comment); peak from spec_of(file, fallback).
@@ -104,14 +106,15 @@ struct ComponentRow {
 
 /// One attention shape's breakdown.
 struct ComponentsView {
-  std::string shape;                      ///< the shape's params, e.g. "batch=1, seq_len=64, ..."
-  std::vector<ComponentRow> rows;         ///< in file order (execution order)
-  std::optional<std::size_t> bottleneck;  ///< row with the largest measured time; the largest
-                                          ///< modeled time when nothing is measured or the file
-                                          ///< is from sim (CPU time); first on ties
-  bool bottleneck_is_modeled = false;     ///< the bottleneck comes from modeled times
-  bool on_sim = false;                    ///< measured times are CPU time of the simulation
-  std::string modeled_spec;               ///< spec of the modeled times, e.g. "H100 SXM"
+  std::string shape;                        ///< the shape's params, e.g. "batch=1, seq_len=64, ..."
+  std::vector<ComponentRow> rows;           ///< in file order (execution order)
+  std::optional<std::size_t> bottleneck;    ///< row with the largest measured time; the largest
+                                            ///< modeled time when nothing is measured or the file
+                                            ///< is from sim (CPU time); first on ties
+  bool bottleneck_is_modeled = false;       ///< the bottleneck comes from modeled times
+  bool on_sim = false;                      ///< measured times are CPU time of the simulation
+  std::string measured_label = "measured";  ///< "modeled clock (H100 SXM)", ...: timing_label
+  std::string modeled_spec;                 ///< spec of the modeled times, e.g. "H100 SXM"
 };
 
 /// Every attention shape in `file`, one view each, in file order (results that share all params
@@ -129,6 +132,7 @@ struct RooflinePoint {
   double intensity_flop_per_byte = 0;      ///< FLOPs per DRAM byte
   double achieved_flop_s = 0;              ///< flops / time
   Provenance kind = Provenance::measured;  ///< measured or modeled time
+  std::string kind_label = "measured";     ///< "measured", "modeled clock (H100 SXM)", "modeled"
   double roof_flop_s = 0;       ///< attainable FLOP/s at this intensity: on the roofs drawn for a
                                 ///< modeled point, on its own file's spec for a measured one
   double percent_of_roof = 0;   ///< 100 * achieved / roof_flop_s
@@ -168,6 +172,7 @@ struct SweepView {
   std::string problem;                          ///< the other params, e.g. "n=1048576"
   std::vector<SweepPoint> points;               ///< by increasing block size
   bool on_sim = false;                          ///< measured times are CPU time of the simulation
+  std::string measured_label = "measured";      ///< "modeled clock (H100 SXM)", ...: timing_label
   std::string modeled_spec;                     ///< spec of the modeled times and occupancy
   std::optional<std::size_t> fastest_measured;  ///< index of the smallest measured time
 };
