@@ -21,6 +21,7 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/kernel_table.hpp"
+#include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
 #include "labs.hpp"
@@ -37,6 +38,7 @@ struct Options {
   std::string metrics;
   bool launches = false;
   std::string cache_control = "all";
+  std::string json;
   std::vector<std::string> extra;
 };
 
@@ -90,6 +92,21 @@ std::string bound_of(const KernelSummary& summary) {
       std::max_element(summary.time_by_bound.begin(), summary.time_by_bound.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
   return largest == summary.time_by_bound.end() ? "" : std::string(to_string(largest->first));
+}
+
+// Results schema 2: one result per kernel, every counted figure of its launches summed (provenance
+// "counted") and the time modeled from them.
+ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std::string& spec) {
+  ResultsFile file;
+  file.context = make_context("sim", "gpulab sim (" + spec + ")", spec);
+  for (const KernelSummary& k : kernels) {
+    Result result{"counted_kernel",
+                  {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}},
+                  counted_results_metrics(k.counters)};
+    result.metrics.push_back({"time_ms", k.modeled_s * 1e3, Provenance::modeled, spec, ""});
+    file.results.push_back(std::move(result));
+  }
+  return file;
 }
 
 std::string count_text(double value) {
@@ -255,6 +272,10 @@ int run(const Options& options) {
   std::cout << "\nSums over each kernel's launches. Metric names as in Nsight Compute (gpulab "
                "profile --metrics NAME,... prints any of them); docs/sim.md explains the counts "
                "and the model.\n";
+  if (!options.json.empty()) {
+    save_results(options.json, profile_results(kernels, spec_name));
+    std::cout << "results saved to " << options.json << "\n";
+  }
   return status == 0 ? kSuccess : kFailure;
 }
 
@@ -285,6 +306,9 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
                    "all: empty the modeled L2 before each launch, as Nsight Compute does "
                    "(default); none: keep what earlier work left in it")
       ->check(CLI::IsMember({"all", "none"}));
+  command->add_option("--json", options->json,
+                      "Also save each kernel's counts and modeled time to this results file "
+                      "(provenance \"counted\"; gpulab show and gpulab view read it)");
   command->footer(
       "Example: gpulab profile lab02 --kernel softmax\n"
       "Arguments after -- go to the program. Any sim program counts with "

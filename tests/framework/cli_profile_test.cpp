@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <string>
 
+#include "gpulab/core/results.hpp"
 #include "run_command.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -55,6 +57,37 @@ TEST(CliProfile, MetricsByNcuName) {
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_TRUE(contains(run.out, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")) << run.out;
   EXPECT_TRUE(contains(run.out, "A100")) << run.out;
+}
+
+TEST(CliProfile, JsonSavesTheCountsAsCountedMetricsThatLoadBack) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const gpulab::testing::TempDir dir;
+  const std::string file = (dir.path() / "profile.json").string();
+  const Outcome run = profile("--json " + shell_quote(file));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const gpulab::ResultsFile saved = gpulab::load_results(file);
+  EXPECT_EQ(saved.context.backend, "sim");
+  EXPECT_EQ(saved.context.spec, "H100 SXM");
+  ASSERT_EQ(saved.results.size(), 1u);
+  const gpulab::Result& kernel = saved.results[0];
+  EXPECT_EQ(kernel.name, "counted_kernel");
+  EXPECT_EQ(kernel.params.at("kernel"), "copy_float4");
+  bool sectors = false;
+  bool modeled = false;
+  for (const gpulab::Metric& m : kernel.metrics) {
+    if (m.name == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_count") {
+      sectors = true;
+      EXPECT_EQ(m.provenance, gpulab::Provenance::counted);
+      EXPECT_EQ(m.value, 16.0);  // one request of 32 float4s: 512 bytes
+    }
+    if (m.name == "time_ms" && m.provenance == gpulab::Provenance::modeled) {
+      modeled = true;
+      EXPECT_EQ(m.spec, "H100 SXM");
+      EXPECT_GT(*m.value, 0.0);
+    }
+  }
+  EXPECT_TRUE(sectors);
+  EXPECT_TRUE(modeled);
 }
 
 TEST(CliProfile, AKernelRegexThatMatchesNothingIsAnError) {

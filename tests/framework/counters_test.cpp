@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -71,6 +72,27 @@ TEST(Counters, MetricNamesAreUniqueAndNcuNamesExcludeOurOwn) {
     EXPECT_FALSE(name.starts_with("gpulab__")) << name;
   }
   EXPECT_LT(gpulab::ncu_metric_names().size(), metrics.size());
+}
+
+TEST(Counters, ResultsNamesKeepTheMetricNameAsStemAndAddAUnit) {
+  const MemoryCounters c = sample();
+  const std::vector<gpulab::Metric> metrics = gpulab::counted_results_metrics(c);
+  ASSERT_EQ(metrics.size(), gpulab::counter_metrics(c).size());
+  for (const gpulab::Metric& m : metrics) {
+    EXPECT_TRUE(gpulab::has_unit_suffix(m.name)) << m.name;
+    EXPECT_TRUE(gpulab::is_counter_metric(gpulab::metric_stem(m.name))) << m.name;
+    EXPECT_EQ(m.provenance, gpulab::Provenance::counted) << m.name;
+  }
+  const auto named = [&](std::string_view name) {
+    return std::find_if(metrics.begin(), metrics.end(),
+                        [&](const gpulab::Metric& m) { return m.name == name; });
+  };
+  ASSERT_NE(named("dram__bytes_read.sum_bytes"), metrics.end());
+  EXPECT_EQ(*named("dram__bytes_read.sum_bytes")->value, static_cast<double>(c.dram_bytes_read));
+  EXPECT_NE(named("lts__t_sector_hit_rate.pct_percent"), metrics.end());
+  EXPECT_NE(named("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio_ratio"),
+            metrics.end());
+  EXPECT_NE(named("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_count"), metrics.end());
 }
 
 TEST(Counters, LineRoundTrips) {

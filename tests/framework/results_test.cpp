@@ -273,6 +273,21 @@ TEST(ResultsJson, ASchemaTwoFileNeedsAKnownClock) {
             gpulab::TimingClock::modeled);
 }
 
+TEST(ResultsJson, CountedMetricsRoundTripAndNeedAValue) {
+  ResultsFile file = sample_file();
+  file.results[0].metrics.push_back(
+      {"dram__bytes_read.sum_bytes", 4096.0, Provenance::counted, "", ""});
+  const json document = gpulab::to_json(file);
+  EXPECT_EQ(document["results"][0]["metrics"].back()["provenance"], "counted");
+  EXPECT_EQ(gpulab::parse_results(document.dump(), "counted"), file);
+  EXPECT_NE(gpulab::render_report(file).find("dram__bytes_read.sum (bytes) counted (sim)"),
+            std::string::npos);
+  file.results[0].metrics.back().value.reset();
+  EXPECT_EQ(error_of([&] { (void)gpulab::to_json(file); }),
+            "results to write: results[0].metrics[4].value: expected a finite number for a "
+            "counted metric, found nothing");
+}
+
 TEST(ResultsJson, TimingLabelsSayWhatTheClockWas) {
   EXPECT_EQ(gpulab::timing_label(gpulab::TimingClock::gpu, "H100 SXM"), "measured");
   EXPECT_EQ(gpulab::timing_label(gpulab::TimingClock::modeled, "H100 SXM"),

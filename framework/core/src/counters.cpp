@@ -250,6 +250,28 @@ std::vector<std::string_view> ncu_metric_names() {
   return names;
 }
 
+std::string results_metric_name(const CounterMetric& metric) {
+  const std::string name(metric.name);
+  if (metric.unit == "%") {
+    return name + "_percent";
+  }
+  if (metric.unit == "byte") {
+    return name + "_bytes";
+  }
+  if (metric.name.ends_with(".ratio")) {
+    return name + "_ratio";
+  }
+  return name + "_count";
+}
+
+std::vector<Metric> counted_results_metrics(const MemoryCounters& counters) {
+  std::vector<Metric> metrics;
+  for (const CounterMetric& m : counter_metrics(counters)) {
+    metrics.push_back({results_metric_name(m), m.value, Provenance::counted, "", ""});
+  }
+  return metrics;
+}
+
 bool is_counter_metric(std::string_view name) {
   const std::vector<CounterMetric> metrics = counter_metrics(MemoryCounters{});
   return std::any_of(metrics.begin(), metrics.end(),

@@ -245,6 +245,7 @@ void validate_metric(std::string_view source, const std::string& path, const Met
   switch (metric.provenance) {
     case Provenance::measured:
     case Provenance::modeled:
+    case Provenance::counted:
       if (!metric.value.has_value()) {
         fail(source, path + ".value",
              "expected a finite number for a " + std::string(to_string(metric.provenance)) +
@@ -436,10 +437,12 @@ class Reader {
       metric.provenance = Provenance::modeled;
     } else if (provenance == "unavailable") {
       metric.provenance = Provenance::unavailable;
+    } else if (provenance == "counted") {
+      metric.provenance = Provenance::counted;
     } else {
-      fail(
-          source_, path + ".provenance",
-          "expected \"measured\", \"modeled\" or \"unavailable\", found " + quote_text(provenance));
+      fail(source_, path + ".provenance",
+           "expected \"measured\", \"modeled\", \"unavailable\" or \"counted\", found " +
+               quote_text(provenance));
     }
     const json* value = member(object, "value");
     if (value != nullptr && !value->is_null()) {
@@ -770,7 +773,8 @@ bool looks_numeric(std::string_view text) {
 // A metric column of one table: one per metric name, and one per (name, spec) for modeled values.
 struct MetricColumn {
   std::string name;
-  std::string spec;  // empty for measured and unavailable values
+  std::string spec;      // empty for measured, counted and unavailable values
+  bool counted = false;  // counted on sim
 };
 
 std::string column_title(const MetricColumn& column) {
@@ -779,9 +783,12 @@ std::string column_title(const MetricColumn& column) {
   // "bandwidth (GB/s)"; a bare unit ("bytes") or a name without one is shown as it is.
   std::string title = stem.empty() || unit.empty()
                           ? printable(column.name, 60)
-                          : printable(stem, 40) + " (" + std::string(unit) + ")";
+                          : printable(stem, 80) + " (" + std::string(unit) + ")";
   if (!column.spec.empty()) {
     title += " modeled (" + printable(column.spec, 40) + ")";
+  }
+  if (column.counted) {
+    title += " counted (sim)";
   }
   return title;
 }
@@ -798,7 +805,8 @@ void render_group(std::ostringstream& out, const std::string& name,
     }
     for (const Metric& metric : result->metrics) {
       MetricColumn column{metric.name,
-                          metric.provenance == Provenance::modeled ? metric.spec : std::string()};
+                          metric.provenance == Provenance::modeled ? metric.spec : std::string(),
+                          metric.provenance == Provenance::counted};
       const auto same = [&](const MetricColumn& c) {
         return c.name == column.name && c.spec == column.spec;
       };
@@ -896,6 +904,8 @@ std::string_view to_string(Provenance provenance) noexcept {
       return "modeled";
     case Provenance::unavailable:
       return "unavailable";
+    case Provenance::counted:
+      return "counted";
   }
   return "unknown";
 }

@@ -502,6 +502,9 @@ std::vector<MetricRow> metric_rows(const ResultsFile& file) {
           row.provenance = "unavailable";
           row.reason = displayable(metric.reason);
           break;
+        case Provenance::counted:
+          row.provenance = "counted (sim)";
+          break;
       }
       rows.push_back(std::move(row));
     }

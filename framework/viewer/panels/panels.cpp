@@ -55,6 +55,8 @@ ImVec4 provenance_colour(Provenance provenance) {
       return widgets::kModeled;
     case Provenance::unavailable:
       return widgets::kUnavailable;
+    case Provenance::counted:
+      return widgets::kMeasured;
   }
   return widgets::kUnavailable;
 }

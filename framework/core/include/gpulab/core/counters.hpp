@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/core/results.hpp"
+
 namespace gpulab {
 
 /// Global-memory requests of one kind (loads, stores or atomics).
@@ -113,5 +115,12 @@ struct CounterMetric {
 
 /// True when `name` is one of counter_metrics()'s names.
 [[nodiscard]] bool is_counter_metric(std::string_view name);
+
+/// The name a counted figure has in a results file: its metric name with the unit suffix results
+/// files need ("dram__bytes_read.sum_bytes", "lts__t_sector_hit_rate.pct_percent", a ".ratio"
+/// metric "_ratio", every other count "_count"), so metric_stem() gives the metric name back.
+[[nodiscard]] std::string results_metric_name(const CounterMetric& metric);
+/// Every figure of `counters` as results metrics of provenance "counted" (results.hpp).
+[[nodiscard]] std::vector<Metric> counted_results_metrics(const MemoryCounters& counters);
 
 }  // namespace gpulab

@@ -77,9 +77,10 @@ enum class Provenance {
   measured,     ///< measured on this run's backend
   modeled,      ///< computed from a spec (e.g. roofline time for H100 SXM)
   unavailable,  ///< could not be obtained; `reason` says why
+  counted,      ///< counted on sim: what the simulated threads did to memory, exact (schema 2)
 };
 
-/// "measured", "modeled" or "unavailable".
+/// "measured", "modeled", "unavailable" or "counted".
 [[nodiscard]] std::string_view to_string(Provenance provenance) noexcept;
 
 /// One number with its unit in its name.
