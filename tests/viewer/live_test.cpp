@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "gpulab/core/device.hpp"
+#if GPULAB_BACKEND_SIM
+#include "gpulab/sim/runtime.hpp"
+#endif
 #include "gpulab/core/specs.hpp"
 #include "gpulab/viewer/experiments.hpp"
 #include "test_device.hpp"
@@ -314,6 +317,32 @@ TEST_P(ViewerSweep, GivesVerifiedTimeAndOccupancyPerBlockSize) {
     }
   }
   EXPECT_EQ(previous, 1024);
+}
+
+TEST(ViewerSweepModel, OnSimTheModeledTimeFollowsTheBlockSize) {
+#if GPULAB_BACKEND_SIM
+  if (!sim::counting_available()) {
+    GTEST_SKIP() << sim::counting_unavailable_reason();
+  }
+  // vector add at 2^20 (the sim's full sweep), modeled on H100 SXM from counted traffic: 32
+  // threads per block fit only 32 blocks = 32 warps per SM (occupancy 50%), which keeps half the
+  // bytes in flight that 256 threads do, so DRAM latency shows (Little's law); the roofline
+  // time would be the same for both.
+  ExperimentOptions options;
+  options.sweep_kernel = "vector_add_kernel";
+  const RunPlan plan = make_plan(Experiment::sweep, options, default_spec());
+  ASSERT_GE(plan.steps.size(), 4U);
+  const auto modeled_ms = [&](std::size_t step, const char* threads) {
+    const std::vector<Result> results = plan.steps.at(step).run(std::stop_token{});
+    EXPECT_EQ(results.at(0).params.at("block_size"), threads);
+    return *metric(results.at(0), "time_ms", Provenance::modeled)->value;
+  };
+  const double small = modeled_ms(0, "32");
+  const double usual = modeled_ms(3, "256");
+  EXPECT_GT(small, 1.2 * usual) << small << " ms against " << usual << " ms";
+#else
+  GTEST_SKIP() << "the counted-traffic model is the sim's";
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySweepKernel, ViewerSweep, ::testing::ValuesIn(sweep_kernels()),

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,11 @@
 #include "gpulab/core/stream.hpp"
 #include "histogram/histogram.hpp"
 #include "vector/vector_add.hpp"
+
+#if GPULAB_BACKEND_SIM
+#include "gpulab/core/traffic_model.hpp"
+#include "gpulab/sim/runtime.hpp"
+#endif
 
 namespace gpulab::viewer {
 namespace {
@@ -302,6 +308,37 @@ SweepOccupancy occupancy_at(const GpuSpec& spec, std::string_view kernel, int bl
   }
 }
 
+// The time modeled on `spec` from one launch's counted memory traffic (sim with counting, from a
+// cold L2 as Nsight Compute measures): unlike the roofline it follows the block size, through
+// occupancy (latency hiding) and the last wave. Empty on cuda and where the build cannot count.
+template <class Launch>
+std::optional<double> counted_model_ms(const Launch& launch, const GpuSpec& spec) {
+#if GPULAB_BACKEND_SIM
+  if (!sim::counting_available()) {
+    return std::nullopt;
+  }
+  Stream stream;
+  GPULAB_CHECK(sim::reset_modeled_l2(stream));
+  sim::clear_counted_launches();
+  {
+    const sim::ScopedCounting on;
+    launch(stream.get());
+    stream.synchronize();
+  }
+  const std::vector<CountedLaunch> launches = sim::counted_launches();
+  sim::clear_counted_launches();
+  if (launches.size() != 1) {
+    return std::nullopt;
+  }
+  return model_time(launches.front().counters, launch_shape(launches.front(), spec), spec).time_s *
+         1e3;
+#else
+  (void)launch;
+  (void)spec;
+  return std::nullopt;
+#endif
+}
+
 RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
   if (std::find(kSweepKernels.begin(), kSweepKernels.end(), options.sweep_kernel) ==
       kSweepKernels.end()) {
@@ -312,7 +349,7 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
     throw std::invalid_argument("the block-size sweep cannot run " + options.sweep_kernel +
                                 "; it runs " + known);
   }
-  const std::size_t n = std::size_t{1} << (on_sim() ? (options.quick ? 16 : 18) : 24);
+  const std::size_t n = std::size_t{1} << (on_sim() ? (options.quick ? 16 : 20) : 24);
   // Every multiple of 32 on a GPU; powers of two on sim, where each point takes a while.
   std::vector<int> block_sizes;
   for (int threads = 32; threads <= spec.max_threads_per_block;
@@ -343,9 +380,13 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
                          {"n", std::to_string(n)}},
                         {}};
           result.metrics.push_back(measured("time_ms", m.summary.median_ms));
-          // The roofline time does not depend on the block size: what the block size changes on
-          // a GPU shows as occupancy (and, measured, as time), not in this model.
-          result.metrics.push_back(modeled("time_ms", roof.modeled_time_ms(p.cost()), spec));
+          // On sim, the time modeled from the counted traffic, which the block size moves; else
+          // the roofline time, which it does not (the block size shows as occupancy and, on a
+          // GPU, as measured time).
+          const std::optional<double> counted =
+              counted_model_ms([&](cudaStream_t s) { p.launch(s, block); }, spec);
+          result.metrics.push_back(
+              modeled("time_ms", counted.value_or(roof.modeled_time_ms(p.cost())), spec));
           const SweepOccupancy occ = occupancy_at(spec, kernel, threads, p.dynamic_shared_bytes());
           if (occ.occupancy) {
             result.metrics.push_back(
