@@ -67,6 +67,7 @@ TEST(Counters, MetricNamesAreUniqueAndNcuNamesExcludeOurOwn) {
     EXPECT_FALSE(m.description.empty()) << m.name;
   }
   EXPECT_TRUE(gpulab::is_counter_metric("dram__bytes_read.sum"));
+  EXPECT_TRUE(gpulab::is_counter_metric("gpulab__global_st_partial_sectors.sum"));
   EXPECT_FALSE(gpulab::is_counter_metric("dram__bytes_read"));
   for (const std::string_view name : gpulab::ncu_metric_names()) {
     EXPECT_FALSE(name.starts_with("gpulab__")) << name;

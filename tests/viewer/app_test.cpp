@@ -393,6 +393,25 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(param.param.panel);
     });
 
+TEST_F(ViewerApp, MemoryPanelDrawsTheCountedKernelsOfAProfileFile) {
+  require_xvfb();
+  if (IsSkipped()) {
+    return;
+  }
+  // profile_sim.json: `gpulab profile lab02 --solution --json FILE -- --quick` on sim. The panel
+  // without it draws one hint line; with it, the flow table and the figures below it.
+  const fs::path empty = dir_ / "memory_empty.png";
+  const fs::path loaded = dir_ / "memory.png";
+  Outcome r = run_headless({"--panel", "memory", "--screenshot", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_headless(
+      {"--panel", "memory", "--screenshot", loaded.string(), kData + "/profile_sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  expect_viewer_png(loaded, 1280, 800);
+  EXPECT_GT(drawn_fraction(loaded), 3 * drawn_fraction(empty));
+}
+
 TEST_F(ViewerApp, EmptyPanelsAreMostlyBackground) {
   require_xvfb();
   if (IsSkipped()) {
@@ -429,8 +448,8 @@ TEST_F(ViewerApp, FrameTime_AllPanelsCostAtMostTwoAndAHalfEmptyWindows) {
     return match.empty() ? 0.0 : std::stod(match[1].str());
   };
   const double empty_ms = median_ms({});
-  const double loaded_ms =
-      median_ms({kData + "/live_sim.json", kData + "/lab01_sim.json", kData + "/lab03_sim.json"});
+  const double loaded_ms = median_ms({kData + "/live_sim.json", kData + "/lab01_sim.json",
+                                      kData + "/lab03_sim.json", kData + "/profile_sim.json"});
   ASSERT_GT(empty_ms, 0.0);
   ASSERT_GT(loaded_ms, 0.0);
   RecordProperty("empty_frame_ms", std::to_string(empty_ms));

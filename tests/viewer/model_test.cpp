@@ -262,6 +262,11 @@ TEST(ViewerModelResults, ValidFileGivesContextAndOneRowPerMetric) {
                                     [](const ContextRow& r) { return r.field == "backend"; });
   ASSERT_NE(backend, loaded.context.end());
   EXPECT_EQ(backend->value, "sim");
+  // A schema 1 sim file: its times were the host clock's, and the Results panel says so.
+  const auto clock = std::find_if(loaded.context.begin(), loaded.context.end(),
+                                  [](const ContextRow& r) { return r.field == "clock"; });
+  ASSERT_NE(clock, loaded.context.end());
+  EXPECT_EQ(clock->value, "measured (CPU simulation)");
 }
 
 TEST(ViewerModelResults, MalformedFileBecomesAOneLineErrorNotAnException) {

@@ -366,6 +366,37 @@ TEST(ComponentsViews, OnTheModeledClockTheBottleneckIsTheTimedOne) {
   EXPECT_TRUE(views[0].on_sim);
 }
 
+TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
+  // profile_sim.json: gpulab profile lab02 --solution --json FILE -- --quick (sim, H100 SXM).
+  const std::vector<MemoryView> views = memory_views(load("profile_sim.json"));
+  ASSERT_EQ(views.size(), 2u);
+  const MemoryView& gemm = views[0];
+  EXPECT_EQ(gemm.kernel, "batched_gemm_kernel");
+  EXPECT_FALSE(gemm.launches.empty());
+  ASSERT_TRUE(gemm.loads.requests && gemm.loads.sectors && gemm.loads.sectors_per_request);
+  EXPECT_EQ(*gemm.loads.sectors, 4 * *gemm.loads.requests);  // coalesced float rows
+  EXPECT_EQ(*gemm.loads.sectors_per_request, 4.0);
+  ASSERT_TRUE(gemm.loads.dram_bytes && gemm.stores.dram_bytes && gemm.l2_hit_percent);
+  EXPECT_GT(*gemm.loads.dram_bytes, 0);
+  EXPECT_GT(*gemm.l2_hit_percent, 0);
+  EXPECT_LT(*gemm.l2_hit_percent, 100);
+  ASSERT_TRUE(gemm.shared_wavefronts && gemm.bank_conflicts && gemm.partial_store_sectors);
+  EXPECT_GT(*gemm.shared_wavefronts, 0);
+  ASSERT_TRUE(gemm.modeled_ms);
+  EXPECT_EQ(gemm.modeled_spec, "H100 SXM");
+  EXPECT_EQ(views[1].kernel, "softmax_rows_kernel");
+  // Files without counted kernels give none; odd ones give what they have.
+  EXPECT_TRUE(memory_views(load("lab02_sim.json")).empty());
+  Result odd{"counted_kernel", {{"kernel", "k"}}, {}};
+  odd.metrics.push_back({"dram__bytes_read.sum_bytes", 64.0, Provenance::counted, "", ""});
+  odd.metrics.push_back({"dram__bytes_write.sum_bytes", 32.0, Provenance::measured, "", ""});
+  const std::vector<MemoryView> partial = memory_views(file_of("sim", {odd}));
+  ASSERT_EQ(partial.size(), 1u);
+  EXPECT_EQ(partial[0].loads.dram_bytes, 64.0);
+  EXPECT_FALSE(partial[0].stores.dram_bytes);  // not counted: not shown as counted
+  EXPECT_FALSE(partial[0].loads.requests);
+}
+
 TEST(ComponentsViews, ResultsDifferingOnlyInComponentAndBoundFormOneShape) {
   Result a = component("A", 1.0, std::nullopt, {{"seq_len", "64"}, {"batch", "1"}});
   a.params["bound"] = "memory-bound";

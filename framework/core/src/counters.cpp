@@ -207,6 +207,8 @@ std::vector<CounterMetric> counter_metrics(const MemoryCounters& c) {
        "32-byte sectors moved by global stores"},
       {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sector",
        c.sectors_per_store_request(), "sectors per global store request"},
+      {"gpulab__global_st_partial_sectors.sum", "sector", n(c.global_store.partial_sectors),
+       "sectors a store request wrote only part of (each costs the L1-to-L2 path more)"},
       {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "request", n(c.global_atomic.requests),
        "global atomic requests"},
       {"l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "sector", n(c.global_atomic.sectors),

@@ -267,14 +267,14 @@ void App::draw_panels(Model& model) {
     return;
   }
   // The grid whose cells come closest to a comfortable panel (about 320 x 360 pixels): the
-  // smaller of the two ratios decides, so neither a narrow nor a flat cell wins. 4 columns x 2
-  // rows from 800x600 up; fewer columns only for a tall, narrow window.
+  // smaller of the two ratios decides, so neither a narrow nor a flat cell wins. 5 columns x 2
+  // rows at 1280x800; fewer columns for a tall, narrow window.
   constexpr float kComfortableWidth = 320.0F;
   constexpr float kComfortableHeight = 360.0F;
   const auto count = static_cast<int>(panels.size());
   int columns = 1;
   float best = -1;
-  for (int c = 1; c <= 4; ++c) {
+  for (int c = 1; c <= 5; ++c) {
     const int r = (count + c - 1) / c;
     const float fit = std::min(display.x / static_cast<float>(c) / kComfortableWidth,
                                display.y / static_cast<float>(r) / kComfortableHeight);

@@ -210,9 +210,9 @@ void Model::rebuild_views() {
   }
   const GpuSpec& spec = selected_spec();
   for (const Source& source : sources) {
-    panel_data_.sources.push_back(SourceViews{source, benchmark_view(*source.file, spec),
-                                              components_views(*source.file),
-                                              sweep_views(*source.file)});
+    panel_data_.sources.push_back(
+        SourceViews{source, benchmark_view(*source.file, spec), components_views(*source.file),
+                    sweep_views(*source.file), memory_views(*source.file)});
     panel_data_.sources.back().benchmark.on_sim = source.on_sim;
     panel_data_.sources.back().benchmark.measured_label = source.measured_label;
     for (ComponentsView& view : panel_data_.sources.back().components) {
@@ -464,6 +464,7 @@ std::vector<ContextRow> context_rows(const ResultsContext& context) {
   };
   return {
       {"backend", or_unknown(context.backend)},
+      {"clock", timing_label(context.clock, context.spec)},
       {"device", or_unknown(context.device)},
       {"spec", or_unknown(context.spec)},
       {"date", or_unknown(context.date)},

@@ -57,7 +57,7 @@ void draw_bars(const ComponentsView& view, bool times, float height) {
   bars.highlight = view.bottleneck;
   bars.highlight_tag = view.bottleneck_is_modeled ? "bottleneck (modeled)" : "bottleneck";
   bars.highlight_colour = plot::error();
-  plot::BarGroup measured{.name = view.on_sim ? "measured (CPU sim)" : "measured",
+  plot::BarGroup measured{.name = view.on_sim ? "measured (CPU sim)" : view.measured_label,
                           .colour = plot::measured()};
   plot::BarGroup modeled{
       .name = "modeled" + (view.modeled_spec.empty() ? "" : " (" + view.modeled_spec + ")"),

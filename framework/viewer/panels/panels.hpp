@@ -16,7 +16,7 @@ namespace gpulab::viewer {
 /// One panel: its short name (for --panel), its window title, and its draw function.
 struct PanelInfo {
   std::string_view name;   ///< "device", "results", "run", "benchmark", "components",
-                           ///< "roofline", "occupancy", "sweep"
+                           ///< "roofline", "occupancy", "sweep", "memory"
   std::string_view title;  ///< the ImGui window title, e.g. "Device and spec"
   void (*draw)(Model& model);
 };
@@ -44,6 +44,7 @@ void draw_benchmark_panel(Model& model);
 /// "Components": the attention breakdown of the selected shape as bars (measured beside modeled)
 /// and a table, the bottleneck highlighted.
 void draw_components_panel(Model& model);
+void draw_memory_panel(Model& model);
 
 /// "Roofline": log-log axes, the memory and compute roofs of the selected spec at the chosen
 /// precision, every op as a labelled point with a tooltip (intensity, achieved, % of roof, bound).

@@ -126,6 +126,7 @@ struct SourceViews {
   BenchmarkView benchmark;                 ///< its vector_add results
   std::vector<ComponentsView> components;  ///< its attention shapes
   std::vector<SweepView> sweeps;           ///< its block-size sweeps
+  std::vector<MemoryView> memory;          ///< its counted kernels
 };
 
 /// What the panels draw, rebuilt whenever results, the spec or a selection changes (never per
@@ -145,6 +146,8 @@ struct Selections {
   std::size_t components_shape = 0;   ///< index in that source's components
   std::size_t sweep_source = 0;       ///< index in PanelData::sources
   std::size_t sweep_index = 0;        ///< index in that source's sweeps
+  std::size_t memory_source = 0;      ///< index in PanelData::sources
+  std::size_t memory_kernel = 0;      ///< index in that source's counted kernels
   bool components_times = false;      ///< components bars in ms rather than shares of the total
   bool sweep_linear_x = false;        ///< block sizes on a linear rather than a log2 axis
   Experiment experiment = Experiment::bandwidth;  ///< what the Run button starts

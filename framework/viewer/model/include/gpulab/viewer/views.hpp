@@ -13,6 +13,8 @@
 //                         intensity_flop_per_byte, time_ms (modeled)         -> roofline
 //   block_size_sweep      params kernel, block_size, limiter; metrics time_ms (measured and
 //                         modeled), occupancy_percent (modeled)               -> sweep
+//   counted_kernel        params kernel, launches; metrics counted on sim under Nsight
+//                         Compute's names (gpulab profile --json), time_ms (modeled) -> memory
 #pragma once
 
 #include <cstddef>
@@ -179,5 +181,34 @@ struct SweepView {
 
 /// Every kernel swept in `file` (block_size_sweep results), one view per kernel and problem.
 [[nodiscard]] std::vector<SweepView> sweep_views(const ResultsFile& file);
+
+/// Global loads or stores of one kernel on their way down: requests -> L1 sectors -> L2 -> DRAM.
+struct MemoryPath {
+  std::optional<double> requests;             ///< warp-level instructions
+  std::optional<double> sectors;              ///< 32-byte sectors they moved
+  std::optional<double> sectors_per_request;  ///< 4 for 32 consecutive floats
+  std::optional<double> l2_sectors;  ///< sectors looked up (loads) or written (stores) in L2
+  std::optional<double> dram_bytes;  ///< bytes read from (loads) or written to DRAM
+};
+
+/// What one kernel's launches did to memory, counted on sim (a counted_kernel result).
+struct MemoryView {
+  std::string kernel;                             ///< param kernel
+  std::string launches;                           ///< param launches, as written
+  MemoryPath loads;                               ///< global loads
+  MemoryPath stores;                              ///< global stores
+  std::optional<double> load_efficiency_percent;  ///< bytes asked for / bytes moved (loads)
+  std::optional<double> partial_store_sectors;    ///< store sectors written only in part
+  std::optional<double> l2_hit_percent;           ///< L2 sector hit rate
+  std::optional<double> shared_requests;          ///< shared loads + stores
+  std::optional<double> shared_wavefronts;        ///< passes through the banks
+  std::optional<double> bank_conflicts;           ///< wavefronts beyond the minimum
+  std::optional<double> lanes_per_request;        ///< 32 without divergence
+  std::optional<double> modeled_ms;               ///< time modeled from the counts
+  std::string modeled_spec;                       ///< its spec
+};
+
+/// Every counted kernel of `file`, in file order.
+[[nodiscard]] std::vector<MemoryView> memory_views(const ResultsFile& file);
 
 }  // namespace gpulab::viewer

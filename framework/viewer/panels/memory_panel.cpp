@@ -1,0 +1,113 @@
+// Memory panel: what one kernel's launches did to memory, counted on sim (`gpulab profile --json`):
+// global loads and stores from warp-level requests through L1 sectors and L2 to DRAM, with the
+// sectors per request, the L2 hit rate and the DRAM bytes, and shared memory's wavefronts and
+// bank conflicts; then the time modeled from those counts.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/console.hpp"
+#include "panels/common.hpp"
+#include "panels/panels.hpp"
+#include "panels/widgets.hpp"
+
+namespace gpulab::viewer {
+namespace {
+
+std::string bytes_text(std::optional<double> bytes) {
+  return bytes ? format_bytes(*bytes) : std::string("n/a");
+}
+
+// One row of the flow: a stage, what loads did there, what stores did there, and what it means.
+void row(const char* stage, const std::string& loads, const std::string& stores,
+         const char* meaning) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  panel::header_with_tooltip(stage, meaning);
+  ImGui::TableNextColumn();
+  widgets::right_aligned(loads);
+  ImGui::TableNextColumn();
+  widgets::right_aligned(stores);
+}
+
+void draw_flow(const MemoryView& v) {
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                     ImGuiTableFlags_SizingFixedFit |
+                                     ImGuiTableFlags_NoSavedSettings;
+  if (!ImGui::BeginTable("##memory_flow", 3, kFlags)) {
+    return;
+  }
+  ImGui::TableSetupColumn("global memory");
+  ImGui::TableSetupColumn("loads");
+  ImGui::TableSetupColumn("stores");
+  ImGui::TableHeadersRow();
+  row("requests", panel::number(v.loads.requests), panel::number(v.stores.requests),
+      "warp-level instructions (l1tex__t_requests_pipe_lsu_mem_global_op_ld/st.sum)");
+  row("-> L1 sectors", panel::number(v.loads.sectors), panel::number(v.stores.sectors),
+      "32-byte sectors the requests moved (l1tex__t_sectors_pipe_lsu_mem_global_op_ld/st.sum)");
+  row("   per request", panel::number(v.loads.sectors_per_request),
+      panel::number(v.stores.sectors_per_request),
+      "4 for 32 consecutive floats; 32 when every lane needs its own sector");
+  row("-> L2 sectors", panel::number(v.loads.l2_sectors), panel::number(v.stores.l2_sectors),
+      "sectors looked up in (loads) or written to (stores) the modeled L2 "
+      "(lts__t_sectors_srcunit_tex_op_read/write.sum)");
+  row("-> DRAM", bytes_text(v.loads.dram_bytes), bytes_text(v.stores.dram_bytes),
+      "bytes read on L2 misses and written back from dirty L2 sectors "
+      "(dram__bytes_read.sum, dram__bytes_write.sum)");
+  ImGui::EndTable();
+
+  const auto line = [](const std::string& text) { ImGui::TextUnformatted(text.c_str()); };
+  line("L2 hit rate: " + panel::number(v.l2_hit_percent) + " %");
+  line("load efficiency: " + panel::number(v.load_efficiency_percent) +
+       " % of the bytes moved were asked for");
+  line("stores writing part of a sector: " + panel::number(v.partial_store_sectors) + " sectors");
+  line("shared memory: " + panel::number(v.shared_requests) + " requests, " +
+       panel::number(v.shared_wavefronts) + " wavefronts, " + panel::number(v.bank_conflicts) +
+       " bank conflicts");
+  line("active lanes per request: " + panel::number(v.lanes_per_request) + " of 32");
+  if (v.modeled_ms) {
+    widgets::wrapped("modeled (" + v.modeled_spec +
+                         ") from these counts: " + panel::number(*v.modeled_ms * 1e3) +
+                         " us over " + v.launches + " launch(es)",
+                     widgets::kModeled);
+  }
+  widgets::wrapped(
+      "counted on sim: exact for converged warps, summed over the kernel's launches (docs/sim.md, "
+      "section 9)",
+      widgets::kUnavailable);
+}
+
+}  // namespace
+
+void draw_memory_panel(Model& model) {
+  if (panel::begin("memory")) {
+    const PanelData& data = model.panel_data();
+    Selections& selections = model.selections();
+    const std::vector<std::size_t> candidates =
+        panel::sources_with(data, [](const SourceViews& views) { return !views.memory.empty(); });
+    if (candidates.empty()) {
+      widgets::wrapped(
+          "no counted kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
+          "--json FILE, sim backend)",
+          widgets::kUnavailable);
+    } else {
+      const std::size_t source =
+          panel::pick_source("source", data, candidates, selections.memory_source);
+      const std::vector<MemoryView>& kernels = data.sources[source].memory;
+      std::vector<std::string> names;
+      names.reserve(kernels.size());
+      for (const MemoryView& kernel : kernels) {
+        names.push_back(kernel.kernel.empty() ? std::string("(unnamed kernel)") : kernel.kernel);
+      }
+      panel::combo("kernel", selections.memory_kernel, names);
+      draw_flow(kernels[std::min(selections.memory_kernel, kernels.size() - 1)]);
+    }
+  }
+  ImGui::End();
+}
+
+}  // namespace gpulab::viewer
