@@ -1,15 +1,19 @@
-// `gpulab profile [LAB|PROGRAM] [--solution|--student] [--kernel REGEX] [--spec NAME]
-// [--metrics LIST] [--launches] [-- ARGS]`: runs a lab's report (or any program built for the sim
-// backend) with memory counting on (GPULAB_SIM_COUNTERS), then prints, per kernel, what its
-// launches did to memory (counters.hpp, under Nsight Compute's metric names) and the modeled time
-// from those counts (traffic_model.hpp) — like `ncu --print-summary per-kernel`, from the sim.
+// `gpulab profile [LAB|PROGRAM] [--solution|--student] [--backend cuda|sim] [--kernel REGEX]
+// [--spec NAME] [--metrics LIST] [--launches] [--json FILE] [-- ARGS]`: runs a lab's report (or any
+// project program) and prints, per kernel, what its launches did to memory (counters.hpp, under
+// Nsight Compute's metric names) and the time modeled from those figures (traffic_model.hpp), like
+// `ncu --print-summary per-kernel`. On sim the figures are counted (GPULAB_SIM_COUNTERS); on a GPU
+// with Nsight Compute on PATH, `ncu --metrics <the same names> --csv` measures them.
 #include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +24,7 @@
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/counters.hpp"
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
@@ -39,11 +44,45 @@ struct Options {
   bool launches = false;
   std::string cache_control = "all";
   std::string json;
+  std::string backend;  // "" = cuda when a GPU and ncu are there, else sim
   std::vector<std::string> extra;
 };
 
+// The executable `name` on PATH, or nothing.
+std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path == nullptr ? "" : path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+// Where the figures come from: "cuda" (Nsight Compute on the GPU) or "sim" (counted).
+std::string choose_profile_backend(const Options& options, bool have_ncu) {
+  if (!options.backend.empty()) {
+    if (options.backend == "cuda" && !have_ncu) {
+      throw std::runtime_error(
+          "--backend cuda needs Nsight Compute: no ncu on PATH (it comes with the CUDA toolkit, "
+          "in its bin/ folder)");
+    }
+    return options.backend;
+  }
+  if (!have_ncu) {
+    return "sim";
+  }
+  if (options.target.find('/') != std::string::npos) {
+    return options.target.ends_with(".cuda") ? "cuda" : "sim";
+  }
+  return choose_backend(build_manifest(), "");
+}
+
 // The program to run and the arguments it gets.
-std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Options& options) {
+std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Options& options,
+                                                                      const std::string& backend) {
   std::vector<std::string> args = options.extra;
   const std::filesystem::path as_path(options.target);
   if (options.target.find('/') != std::string::npos) {
@@ -58,10 +97,10 @@ std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Opti
     throw UsageError("profile one lab at a time, not '" + options.target + "'");
   }
   const std::string variant = choose_variant(manifest, options.solution, options.student);
-  const LabRun* run = find_run(*labs.front(), variant, "sim");
+  const LabRun* run = find_run(*labs.front(), variant, backend);
   if (run == nullptr) {
-    throw std::runtime_error(labs.front()->id + " has no " + variant +
-                             " build for the sim backend");
+    throw std::runtime_error(labs.front()->id + " has no " + variant + " build for the " + backend +
+                             " backend");
   }
   return {build_dir() / "bin" / run->runner, args};
 }
@@ -96,13 +135,17 @@ std::string bound_of(const KernelSummary& summary) {
 
 // Results schema 2: one result per kernel, every counted figure of its launches summed (provenance
 // "counted") and the time modeled from them.
-ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std::string& spec) {
+// On a GPU the figures are Nsight Compute's: provenance "measured".
+ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std::string& spec,
+                            const std::string& backend) {
   ResultsFile file;
-  file.context = make_context("sim", "gpulab sim (" + spec + ")", spec);
+  const bool sim = backend == "sim";
+  file.context = make_context(backend, sim ? "gpulab sim (" + spec + ")" : "", spec);
   for (const KernelSummary& k : kernels) {
-    Result result{"counted_kernel",
-                  {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}},
-                  counted_results_metrics(k.counters)};
+    Result result{
+        "counted_kernel",
+        {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}},
+        counter_results_metrics(k.counters, sim ? Provenance::counted : Provenance::measured)};
     result.metrics.push_back({"time_ms", k.modeled_s * 1e3, Provenance::modeled, spec, ""});
     file.results.push_back(std::move(result));
   }
@@ -138,13 +181,16 @@ int run(const Options& options) {
       throw UsageError("unknown GPU '" + options.spec + "' (gpulab specs lists them)");
     }
   }
-  const auto [program, args] = program_of(options);
-  if (!GPULAB_SIM_COUNTING_AVAILABLE) {
+  const std::optional<std::filesystem::path> ncu = find_on_path("ncu");
+  const std::string backend = choose_profile_backend(options, ncu.has_value());
+  const auto [program, args] = program_of(options, backend);
+  if (backend == "sim" && !GPULAB_SIM_COUNTING_AVAILABLE) {
     throw std::runtime_error(
         "memory counting is not available in this build (" GPULAB_SIM_COUNTING_STATUS ")");
   }
 
-  // The counters file: fresh, in a private temporary directory.
+  // The figures' file (sim: counted launches; cuda: ncu's CSV): fresh, in a private temporary
+  // directory.
   // mkdtemp replaces the template's trailing six 'X' with a unique suffix.
   std::string dir_template =
       (std::filesystem::temp_directory_path() / ("gpulab-profile." + std::string(6, 'X'))).string();
@@ -152,19 +198,55 @@ int run(const Options& options) {
     throw std::runtime_error("cannot create a temporary directory for the counters");
   }
   const std::filesystem::path dir(dir_template);
-  const std::filesystem::path file = dir / "counters.jsonl";
-  setenv("GPULAB_SIM_COUNTERS", file.c_str(), 1);
-  setenv("GPULAB_SIM_CACHE_CONTROL", options.cache_control.c_str(), 1);
-  if (chosen) {
-    setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
-  }
-  std::cout << "gpulab profile: " << program.filename().string()
-            << " with memory counting on (sim backend)\n"
-            << std::flush;
-  const int status = run_program(program, args);
+  int status = 0;
   std::vector<CountedLaunch> launches;
-  if (std::filesystem::exists(file)) {
-    launches = read_counted_launches(file);
+  if (backend == "cuda") {
+    const std::filesystem::path csv = dir / "ncu.csv";
+    std::string names;
+    for (const std::string_view name : ncu_metric_names()) {
+      names += (names.empty() ? "" : ",") + std::string(name);
+    }
+    std::vector<std::string> ncu_args = {"--metrics",           names,        "--csv",
+                                         "--print-units",       "base",       "--cache-control",
+                                         options.cache_control, "--log-file", csv.string(),
+                                         program.string()};
+    ncu_args.insert(ncu_args.end(), args.begin(), args.end());
+    std::cout << "gpulab profile: " << program.filename().string() << " under Nsight Compute ("
+              << ncu->string() << ")\n"
+              << std::flush;
+    status = run_program(*ncu, ncu_args);
+    if (std::filesystem::exists(csv)) {
+      std::ifstream in(csv);
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      try {
+        launches = parse_ncu_csv(text);
+      } catch (const std::exception& e) {
+        std::filesystem::remove_all(dir);
+        throw std::runtime_error(std::string("reading what ncu wrote: ") + e.what());
+      }
+    }
+    // The modeled times are for the GPU that was measured, unless --spec says otherwise.
+    if (const DeviceQuery query = query_devices(); query.usable()) {
+      const std::string key = spec_for_device(query.devices.front()).key;
+      for (CountedLaunch& launch : launches) {
+        launch.spec = key;
+      }
+    }
+  } else {
+    const std::filesystem::path file = dir / "counters.jsonl";
+    setenv("GPULAB_SIM_COUNTERS", file.c_str(), 1);
+    setenv("GPULAB_SIM_CACHE_CONTROL", options.cache_control.c_str(), 1);
+    if (chosen) {
+      setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
+    }
+    std::cout << "gpulab profile: " << program.filename().string()
+              << " with memory counting on (sim backend)\n"
+              << std::flush;
+    status = run_program(program, args);
+    if (std::filesystem::exists(file)) {
+      launches = read_counted_launches(file);
+    }
   }
   std::filesystem::remove_all(dir);
   std::cout << "\n";
@@ -173,7 +255,10 @@ int run(const Options& options) {
               << status << "; the launches it finished are below\n";
   }
   if (launches.empty()) {
-    std::cerr << "gpulab profile: no kernel launch was counted (is it a sim-backend program?)\n";
+    std::cerr << (backend == "cuda"
+                      ? "gpulab profile: Nsight Compute profiled no kernel launch\n"
+                      : "gpulab profile: no kernel launch was counted (is it a sim-backend "
+                        "program?)\n");
     return kFailure;
   }
 
@@ -223,8 +308,13 @@ int run(const Options& options) {
 
   const std::string spec_name =
       chosen ? chosen->name : find_spec(launches.front().spec).value_or(default_spec()).name;
-  std::cout << "Counted on sim (exact for converged warps), time modeled (" << spec_name
-            << ") from the counts; not measured.\n\n";
+  if (backend == "cuda") {
+    std::cout << "Measured by Nsight Compute on this GPU; time modeled (" << spec_name
+              << ") from the measured figures.\n\n";
+  } else {
+    std::cout << "Counted on sim (exact for converged warps), time modeled (" << spec_name
+              << ") from the counts; not measured.\n\n";
+  }
   if (metrics.empty()) {
     Table table({{"kernel", "", Align::left},
                  {"launches", "", Align::right},
@@ -273,7 +363,7 @@ int run(const Options& options) {
                "profile --metrics NAME,... prints any of them); docs/sim.md explains the counts "
                "and the model.\n";
   if (!options.json.empty()) {
-    save_results(options.json, profile_results(kernels, spec_name));
+    save_results(options.json, profile_results(kernels, spec_name, backend));
     std::cout << "results saved to " << options.json << "\n";
   }
   return status == 0 ? kSuccess : kFailure;
@@ -294,6 +384,11 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
   auto* solution = command->add_flag("--solution", options->solution, "The solution's code");
   auto* student = command->add_flag("--student", options->student, "The code in labs/");
   solution->excludes(student);
+  command
+      ->add_option("--backend", options->backend,
+                   "sim: count on the simulator; cuda: measure with Nsight Compute (ncu) on the "
+                   "GPU. Default: cuda when a GPU is usable and ncu is on PATH, else sim")
+      ->check(CLI::IsMember({"cuda", "sim"}));
   command->add_option("--kernel", options->kernel,
                       "Only kernels whose name matches this regular expression");
   command->add_option("--spec", options->spec,

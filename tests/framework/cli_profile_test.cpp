@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gpulab/core/results.hpp"
@@ -88,6 +90,57 @@ TEST(CliProfile, JsonSavesTheCountsAsCountedMetricsThatLoadBack) {
   }
   EXPECT_TRUE(sectors);
   EXPECT_TRUE(modeled);
+}
+
+// On a GPU, `gpulab profile --backend cuda` runs the program under Nsight Compute and reads its
+// CSV. This machine may have neither: a stand-in `ncu` on PATH writes what ncu writes to its
+// --log-file, so what gpulab does with it is checked everywhere.
+TEST(CliProfile, OnAGpuNsightComputesFiguresFillTheSameTable) {
+  const gpulab::testing::TempDir dir;
+  const std::filesystem::path ncu = dir.path() / "ncu";
+  {
+    std::ofstream script(ncu);
+    script << "#!/bin/sh\n"
+              "while [ $# -gt 0 ]; do\n"
+              "  if [ \"$1\" = --log-file ]; then log=\"$2\"; fi\n"
+              "  shift\n"
+              "done\n"
+              "cat > \"$log\" <<'CSV'\n"
+              "==PROF== Connected to process 1 (prog)\n"
+              "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\","
+              "\"Metric Value\"\n"
+              "\"0\",\"copy_rows\",\"(256, 1, 1)\",\"(4096, 1, 1)\","
+              "\"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum\",\"\",\"32768\"\n"
+              "\"0\",\"copy_rows\",\"(256, 1, 1)\",\"(4096, 1, 1)\","
+              "\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\",\"sector\",\"131,072\"\n"
+              "\"0\",\"copy_rows\",\"(256, 1, 1)\",\"(4096, 1, 1)\",\"dram__bytes_read.sum\","
+              "\"byte\",\"4194304\"\n"
+              "CSV\n";
+  }
+  std::filesystem::permissions(ncu, std::filesystem::perms::owner_all);
+  const std::string json = (dir.path() / "gpu.json").string();
+  const Outcome run = gpulab::testing::run_command(
+      "PATH=" + shell_quote(dir.path().string()) + ":\"$PATH\" " + shell_quote(GPULAB_EXE) +
+      " profile " + shell_quote(GPULAB_SIM_PROGRAM) + " --backend cuda --spec a100 --json " +
+      shell_quote(json));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out, "under Nsight Compute")) << run.out;
+  EXPECT_TRUE(contains(run.out, "Measured by Nsight Compute")) << run.out;
+  EXPECT_TRUE(contains(run.out, "copy_rows")) << run.out;
+  EXPECT_TRUE(contains(run.out, "4.00")) << run.out;  // 131072 sectors / 32768 requests
+  const gpulab::ResultsFile saved = gpulab::load_results(json);
+  EXPECT_EQ(saved.context.backend, "cuda");
+  ASSERT_EQ(saved.results.size(), 1u);
+  for (const gpulab::Metric& m : saved.results[0].metrics) {
+    EXPECT_NE(m.provenance, gpulab::Provenance::counted) << m.name;  // measured, not counted
+    EXPECT_FALSE(m.name.starts_with("gpulab__")) << m.name;          // not something ncu reports
+  }
+  // Without ncu, --backend cuda says what is missing.
+  const Outcome without =
+      gpulab::testing::run_command("PATH=/nonexistent " + shell_quote(GPULAB_EXE) + " profile " +
+                                   shell_quote(GPULAB_SIM_PROGRAM) + " --backend cuda");
+  EXPECT_NE(without.exit_code, 0);
+  EXPECT_TRUE(contains(without.err, "no ncu on PATH")) << without.err;
 }
 
 TEST(CliProfile, AKernelRegexThatMatchesNothingIsAnError) {

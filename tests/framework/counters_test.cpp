@@ -77,7 +77,8 @@ TEST(Counters, MetricNamesAreUniqueAndNcuNamesExcludeOurOwn) {
 
 TEST(Counters, ResultsNamesKeepTheMetricNameAsStemAndAddAUnit) {
   const MemoryCounters c = sample();
-  const std::vector<gpulab::Metric> metrics = gpulab::counted_results_metrics(c);
+  const std::vector<gpulab::Metric> metrics =
+      gpulab::counter_results_metrics(c, gpulab::Provenance::counted);
   ASSERT_EQ(metrics.size(), gpulab::counter_metrics(c).size());
   for (const gpulab::Metric& m : metrics) {
     EXPECT_TRUE(gpulab::has_unit_suffix(m.name)) << m.name;
@@ -94,6 +95,94 @@ TEST(Counters, ResultsNamesKeepTheMetricNameAsStemAndAddAUnit) {
   EXPECT_NE(named("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio_ratio"),
             metrics.end());
   EXPECT_NE(named("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_count"), metrics.end());
+}
+
+TEST(NcuCsv, LaunchesAndTheirCountersFromNcuOutput) {
+  // What `ncu --metrics ... --csv` prints: its own ==PROF== lines and the program's output, then a
+  // table with one row per launch and metric. Values as ncu writes them: thousands separators,
+  // a decimal prefix on bytes (without --print-units base), derived figures (ratio, hit rate).
+  const std::string header =
+      R"("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",)"
+      R"("Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",)"
+      R"("Metric Value")";
+  const auto row = [](const char* id, const char* kernel, const char* block, const char* grid,
+                      const char* metric, const char* unit, const char* value) {
+    return std::string("\"") + id + R"(","4242","prog","127.0.0.1",")" + kernel + R"(","1","7",")" +
+           block + "\",\"" + grid +
+           R"(","0","9.0","Command line profiler )"
+           R"(metrics",")" +
+           metric + "\",\"" + unit + "\",\"" + value + "\"\n";
+  };
+  const auto copy_row = [&](const char* metric, const char* unit, const char* value) {
+    return row("0", "copy_float4(const float4 *, float4 *)", "(32, 1, 1)", "(1, 1, 1)", metric,
+               unit, value);
+  };
+  const auto softmax_row = [&](const char* metric, const char* unit, const char* value) {
+    return row("1", "softmax_rows_kernel", "(256, 1, 1)", "(128, 4, 1)", metric, unit, value);
+  };
+  const std::string csv =
+      "==PROF== Connected to process 4242 (/tmp/prog)\n"
+      "the program's own line, with \"quotes\", and commas\n"
+      "==PROF== Profiling \"copy_float4\": 0%....50%....100% - 9 passes\n" +
+      header + "\n" + copy_row("dram__bytes_read.sum", "byte", "512") +
+      copy_row("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "", "1") +
+      copy_row("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", "16") +
+      copy_row("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sector",
+               "16") +
+      copy_row("lts__t_sectors_srcunit_tex_op_read.sum", "sector", "16") +
+      copy_row("lts__t_sectors_srcunit_tex_op_write.sum", "sector", "16") +
+      copy_row("lts__t_sector_hit_rate.pct", "%", "25") +
+      softmax_row("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "", "1,024") +
+      softmax_row("dram__bytes_write.sum", "Kbyte", "1.5");
+  const std::vector<CountedLaunch> launches = gpulab::parse_ncu_csv(csv);
+  ASSERT_EQ(launches.size(), 2u);
+  const CountedLaunch& copy = launches[0];
+  EXPECT_EQ(copy.kernel, "copy_float4(const float4 *, float4 *)");
+  EXPECT_EQ(copy.block, (std::array<std::uint32_t, 3>{32, 1, 1}));
+  EXPECT_EQ(copy.grid, (std::array<std::uint32_t, 3>{1, 1, 1}));
+  EXPECT_EQ(copy.counters.dram_bytes_read, 512u);
+  EXPECT_EQ(copy.counters.global_load.requests, 1u);
+  EXPECT_EQ(copy.counters.global_load.sectors, 16u);
+  EXPECT_EQ(copy.counters.l2_sector_reads, 16u);
+  EXPECT_EQ(copy.counters.l2_sector_hits, 8u);  // 25% of 32 lookups
+  const CountedLaunch& softmax = launches[1];
+  EXPECT_EQ(softmax.grid, (std::array<std::uint32_t, 3>{128, 4, 1}));
+  EXPECT_EQ(softmax.counters.shared_load.bank_conflicts, 1024u);
+  EXPECT_EQ(softmax.counters.dram_bytes_written, 1500u);
+}
+
+// The message parse_ncu_csv throws for `text`; empty when it does not throw.
+std::string ncu_error(const std::string& text) {
+  try {
+    (void)gpulab::parse_ncu_csv(text);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NcuCsv, OutputThatIsNotNcusTableIsAnErrorSayingWhy) {
+  EXPECT_EQ(ncu_error("==PROF== nothing profiled\n"),
+            "ncu CSV: no table (a header line starting with \"ID\")");
+  EXPECT_EQ(ncu_error("\"ID\",\"Kernel Name\"\n\"0\",\"k\"\n"),
+            "ncu CSV: no \"Block Size\" column");
+  const std::string header =
+      R"("ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value")";
+  EXPECT_EQ(ncu_error(header + "\n\"0\",\"k\",\"(1, 1, 1)\"\n"),
+            "ncu CSV line 2: 3 fields, the header has 7");
+  EXPECT_EQ(ncu_error(header + "\n\"0\",\"k\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"dram__bytes_read.sum\","
+                               "\"byte\",\"n/a\"\n"),
+            "ncu CSV: 'n/a' is not a number");
+}
+
+TEST(Counters, MeasuredResultsMetricsLeaveOutGpulabsOwnFigures) {
+  const std::vector<gpulab::Metric> metrics =
+      gpulab::counter_results_metrics(sample(), gpulab::Provenance::measured);
+  EXPECT_EQ(metrics.size(), gpulab::ncu_metric_names().size());
+  for (const gpulab::Metric& m : metrics) {
+    EXPECT_FALSE(m.name.starts_with("gpulab__")) << m.name;
+    EXPECT_EQ(m.provenance, gpulab::Provenance::measured);
+  }
 }
 
 TEST(Counters, LineRoundTrips) {

@@ -266,10 +266,13 @@ std::string results_metric_name(const CounterMetric& metric) {
   return name + "_count";
 }
 
-std::vector<Metric> counted_results_metrics(const MemoryCounters& counters) {
+std::vector<Metric> counter_results_metrics(const MemoryCounters& counters, Provenance provenance) {
   std::vector<Metric> metrics;
   for (const CounterMetric& m : counter_metrics(counters)) {
-    metrics.push_back({results_metric_name(m), m.value, Provenance::counted, "", ""});
+    if (provenance == Provenance::measured && m.name.starts_with(kOwnPrefix)) {
+      continue;
+    }
+    metrics.push_back({results_metric_name(m), m.value, provenance, "", ""});
   }
   return metrics;
 }
@@ -278,6 +281,203 @@ bool is_counter_metric(std::string_view name) {
   const std::vector<CounterMetric> metrics = counter_metrics(MemoryCounters{});
   return std::any_of(metrics.begin(), metrics.end(),
                      [&](const CounterMetric& metric) { return metric.name == name; });
+}
+
+namespace {
+
+// One CSV record: quoted or bare fields separated by commas ("" inside quotes is a quote).
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  fields.push_back(std::move(field));
+  return fields;
+}
+
+// "(256, 1, 1)" as three counts; {1, 1, 1} when it is not one.
+std::array<std::uint32_t, 3> ncu_dim(const std::string& text) {
+  std::array<std::uint32_t, 3> dim{1, 1, 1};
+  std::size_t axis = 0;
+  std::uint64_t value = 0;
+  bool digits = false;
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + static_cast<std::uint64_t>(c - '0');
+      digits = true;
+    } else if (digits) {
+      if (axis < 3) {
+        dim[axis++] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, value));
+      }
+      value = 0;
+      digits = false;
+    }
+  }
+  return dim;
+}
+
+// A metric value as ncu prints it ("1,048,576", "12.5"), scaled by its unit's decimal prefix
+// ("Kbyte", "Mbyte", "Gbyte"; none with --print-units base).
+double ncu_value(const std::string& text, const std::string& unit) {
+  std::string digits;
+  for (const char c : text) {
+    if (c != ',') {
+      digits += c;
+    }
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    throw std::runtime_error("ncu CSV: '" + text + "' is not a number");
+  }
+  if (used != digits.size()) {
+    throw std::runtime_error("ncu CSV: '" + text + "' is not a number");
+  }
+  if (unit.size() > 4 && unit.ends_with("byte")) {
+    switch (unit.front()) {
+      case 'K':
+        return value * 1e3;
+      case 'M':
+        return value * 1e6;
+      case 'G':
+        return value * 1e9;
+      case 'T':
+        return value * 1e12;
+      default:
+        break;
+    }
+  }
+  return value;
+}
+
+// Where a metric ncu reports goes in `c`; nullptr for derived figures (ratios, percentages) and
+// names gpulab does not count.
+std::uint64_t* ncu_field(MemoryCounters& c, std::string_view name) {
+  const std::pair<std::string_view, std::uint64_t*> fields[] = {
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", &c.global_load.requests},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", &c.global_load.sectors},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", &c.global_store.requests},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", &c.global_store.sectors},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", &c.global_atomic.requests},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", &c.global_atomic.sectors},
+      {"smsp__inst_executed_op_shared_ld.sum", &c.shared_load.requests},
+      {"smsp__inst_executed_op_shared_st.sum", &c.shared_store.requests},
+      {"smsp__inst_executed_op_shared_atom.sum", &c.shared_atomic.requests},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", &c.shared_load.wavefronts},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", &c.shared_store.wavefronts},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", &c.shared_load.bank_conflicts},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", &c.shared_store.bank_conflicts},
+      {"lts__t_sectors_srcunit_tex_op_read.sum", &c.l2_sector_reads},
+      {"lts__t_sectors_srcunit_tex_op_write.sum", &c.l2_sector_writes},
+      {"dram__bytes_read.sum", &c.dram_bytes_read},
+      {"dram__bytes_write.sum", &c.dram_bytes_written},
+  };
+  for (const auto& [field_name, field] : fields) {
+    if (field_name == name) {
+      return field;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<CountedLaunch> parse_ncu_csv(std::string_view text) {
+  std::vector<CountedLaunch> launches;
+  std::vector<double> hit_rates;  // per launch, percent; applied once its sectors are known
+  std::map<std::string, std::size_t> by_id;
+  std::vector<std::string> header;
+  std::size_t id = 0, kernel = 0, block = 0, grid = 0, name = 0, unit = 0, value = 0;
+  std::size_t number = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (line.empty() || line.starts_with("==")) {
+      continue;  // ==PROF== and ==WARNING== lines
+    }
+    const std::vector<std::string> fields = csv_fields(line);
+    if (header.empty()) {
+      if (fields.empty() || fields.front() != "ID") {
+        continue;  // the program's own output before the table
+      }
+      header = fields;
+      const auto column = [&](const char* wanted) {
+        const auto it = std::find(header.begin(), header.end(), wanted);
+        if (it == header.end()) {
+          throw std::runtime_error(std::string("ncu CSV: no \"") + wanted + "\" column");
+        }
+        return static_cast<std::size_t>(it - header.begin());
+      };
+      id = column("ID");
+      kernel = column("Kernel Name");
+      block = column("Block Size");
+      grid = column("Grid Size");
+      name = column("Metric Name");
+      unit = column("Metric Unit");
+      value = column("Metric Value");
+      continue;
+    }
+    if (fields.size() != header.size()) {
+      throw std::runtime_error("ncu CSV line " + std::to_string(number) + ": " +
+                               std::to_string(fields.size()) + " fields, the header has " +
+                               std::to_string(header.size()));
+    }
+    auto [it, added] = by_id.try_emplace(fields[id], launches.size());
+    if (added) {
+      CountedLaunch launch;
+      launch.launch_id = launches.size() + 1;
+      launch.kernel = fields[kernel];
+      launch.where = "ncu";
+      launch.block = ncu_dim(fields[block]);
+      launch.grid = ncu_dim(fields[grid]);
+      launches.push_back(std::move(launch));
+      hit_rates.push_back(-1);
+    }
+    const double v = ncu_value(fields[value], fields[unit]);
+    if (fields[name] == "lts__t_sector_hit_rate.pct") {
+      hit_rates[it->second] = v;
+    } else if (std::uint64_t* field = ncu_field(launches[it->second].counters, fields[name])) {
+      *field = static_cast<std::uint64_t>(std::llround(std::max(0.0, v)));
+    }
+  }
+  if (header.empty()) {
+    throw std::runtime_error("ncu CSV: no table (a header line starting with \"ID\")");
+  }
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    MemoryCounters& c = launches[i].counters;
+    if (hit_rates[i] >= 0) {
+      c.l2_sector_hits = static_cast<std::uint64_t>(std::llround(
+          hit_rates[i] / 100.0 * static_cast<double>(c.l2_sector_reads + c.l2_sector_writes)));
+    }
+  }
+  return launches;
 }
 
 }  // namespace gpulab

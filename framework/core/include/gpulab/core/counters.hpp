@@ -120,7 +120,18 @@ struct CounterMetric {
 /// files need ("dram__bytes_read.sum_bytes", "lts__t_sector_hit_rate.pct_percent", a ".ratio"
 /// metric "_ratio", every other count "_count"), so metric_stem() gives the metric name back.
 [[nodiscard]] std::string results_metric_name(const CounterMetric& metric);
-/// Every figure of `counters` as results metrics of provenance "counted" (results.hpp).
-[[nodiscard]] std::vector<Metric> counted_results_metrics(const MemoryCounters& counters);
+/// Every figure of `counters` as results metrics (results.hpp) of `provenance`: counted (on sim),
+/// or measured (by Nsight Compute: then without the gpulab__ figures, which it does not report).
+[[nodiscard]] std::vector<Metric> counter_results_metrics(const MemoryCounters& counters,
+                                                          Provenance provenance);
+
+/// The launches in what `ncu --metrics <ncu_metric_names()> --csv` prints: a table with one row
+/// per launch and metric after ncu's ==PROF== lines and the program's output. Each launch's
+/// counters hold what ncu measured under the names counter_metrics() shares with it (its hit rate
+/// becomes hits); figures it does not report stay 0. Thousands separators and decimal byte
+/// prefixes (Kbyte, Mbyte, ...) are read. Throws std::runtime_error saying what is wrong: no
+/// table, a missing column, a row of the wrong width (with its line), a value that is not a
+/// number.
+[[nodiscard]] std::vector<CountedLaunch> parse_ncu_csv(std::string_view text);
 
 }  // namespace gpulab
