@@ -133,9 +133,9 @@ std::string bound_of(const KernelSummary& summary) {
   return largest == summary.time_by_bound.end() ? "" : std::string(to_string(largest->first));
 }
 
-// Results schema 2: one result per kernel, every counted figure of its launches summed (provenance
-// "counted") and the time modeled from them.
-// On a GPU the figures are Nsight Compute's: provenance "measured".
+// Results schema 2: one result per kernel, every figure of its launches summed (provenance
+// "counted" on sim, "measured" when Nsight Compute measured them on a GPU) and the time modeled
+// from them.
 ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std::string& spec,
                             const std::string& backend) {
   ResultsFile file;

@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# The solution's timing tests of lab 01 on sim, graded with the modeled clock (as ctest grades
-# them), pass on a machine kept busy by four CPU-bound processes, three times in a row: a grade on
-# sim does not depend on how busy the grading machine is.
-#   under_load.sh GRADED_TEST_BINARY
+# Grades on sim do not depend on how busy the grading machine is: with four CPU-bound processes
+# sharing the cores, `gpulab grade` gives the solutions full marks and the untouched stubs none
+# (the graded tests run on the sim's modeled clock).
+#   under_load.sh GPULAB_EXE SOURCE_DIR
 set -euo pipefail
-binary="$1"
+gpulab="$1"
+source_dir="$2"
+log="${TMPDIR:-/tmp}/under_load.$$.log"
 busy=()
-cleanup() { ((${#busy[@]} == 0)) || kill "${busy[@]}" 2>/dev/null || true; }
+cleanup() {
+  ((${#busy[@]} == 0)) || kill "${busy[@]}" 2>/dev/null || true
+  rm -f "$log"
+}
 trap cleanup EXIT
 for _ in 1 2 3 4; do
   sh -c 'while :; do :; done' &
   busy+=($!)
 done
-for run in 1 2 3; do
-  if ! GPULAB_SIM_CLOCK=modeled "$binary" --gtest_filter='Lab01Timing.*' >"${TMPDIR:-/tmp}/under_load.$$.log" 2>&1; then
-    echo "run $run under load failed:"
-    tail -40 "${TMPDIR:-/tmp}/under_load.$$.log"
-    rm -f "${TMPDIR:-/tmp}/under_load.$$.log"
+grade() {  # grade EXPECTED_TOTAL [ARGS...]
+  local expected="$1"
+  shift
+  if ! "$gpulab" grade --backend sim --reseal -j2 "$@" >"$log" 2>&1; then
+    echo "gpulab grade $* failed:"
+    tail -40 "$log"
     exit 1
   fi
-  grep -E '^\[  PASSED  \]' "${TMPDIR:-/tmp}/under_load.$$.log"
-done
-rm -f "${TMPDIR:-/tmp}/under_load.$$.log"
+  if ! grep -Eq "^total +${expected}\$" "$log"; then
+    echo "gpulab grade $* under load: expected total ${expected}, got:"
+    grep -E '^(lab[0-9]+ |total|Lab)' "$log" | head -60
+    exit 1
+  fi
+  grep -E '^total' "$log"
+}
+grade 300/300 --submission "$source_dir/solutions"
+grade 0/300
