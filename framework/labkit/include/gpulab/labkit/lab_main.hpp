@@ -43,8 +43,6 @@ struct LabContext {
 
   /// True on the sim backend.
   [[nodiscard]] bool on_sim() const { return backend == "sim"; }
-  /// True when timed figures say something about a GPU: the GPU's clock or the modeled one.
-  [[nodiscard]] bool gpu_like_times() const { return clock != TimingClock::host; }
   /// The label of timed columns: "measured" (GPU), "modeled clock (H100 SXM)" or "measured (CPU
   /// simulation)".
   [[nodiscard]] std::string measured_label() const;
