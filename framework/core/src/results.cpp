@@ -21,6 +21,7 @@
 #include <ctime>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -326,6 +327,17 @@ void validate_context(std::string_view source, const ResultsContext& context) {
   }
 }
 
+// The one of `values` whose to_string() is `name`; nothing when none is.
+template <class Enum, std::size_t N>
+std::optional<Enum> from_name(std::string_view name, const std::array<Enum, N>& values) {
+  for (const Enum value : values) {
+    if (to_string(value) == name) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading a JSON DOM (type checks with paths; then the shared validation)
 // ---------------------------------------------------------------------------------------------
@@ -405,16 +417,13 @@ class Reader {
     context.date = string_at(object, "context", "date", true);
     if (written >= 2) {
       const std::string clock = string_at(object, "context", "clock", true);
-      if (clock == "gpu") {
-        context.clock = TimingClock::gpu;
-      } else if (clock == "modeled") {
-        context.clock = TimingClock::modeled;
-      } else if (clock == "host") {
-        context.clock = TimingClock::host;
-      } else {
+      const auto named =
+          from_name(clock, std::array{TimingClock::gpu, TimingClock::modeled, TimingClock::host});
+      if (!named) {
         fail(source_, "context.clock",
              "expected \"gpu\", \"modeled\" or \"host\", found " + quote_text(clock));
       }
+      context.clock = *named;
     } else {  // schema 1: what its times were
       context.clock = context.backend == "sim" ? TimingClock::host : TimingClock::gpu;
     }
@@ -431,19 +440,15 @@ class Reader {
     Metric metric;
     metric.name = string_at(object, path, "name", true);
     const std::string provenance = string_at(object, path, "provenance", true);
-    if (provenance == "measured") {
-      metric.provenance = Provenance::measured;
-    } else if (provenance == "modeled") {
-      metric.provenance = Provenance::modeled;
-    } else if (provenance == "unavailable") {
-      metric.provenance = Provenance::unavailable;
-    } else if (provenance == "counted") {
-      metric.provenance = Provenance::counted;
-    } else {
+    const auto named =
+        from_name(provenance, std::array{Provenance::measured, Provenance::modeled,
+                                         Provenance::unavailable, Provenance::counted});
+    if (!named) {
       fail(source_, path + ".provenance",
            "expected \"measured\", \"modeled\", \"unavailable\" or \"counted\", found " +
                quote_text(provenance));
     }
+    metric.provenance = *named;
     const json* value = member(object, "value");
     if (value != nullptr && !value->is_null()) {
       if (!value->is_number()) {

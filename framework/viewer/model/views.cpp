@@ -150,7 +150,7 @@ std::map<std::string, std::string> params_without(
 }
 
 // True when the file's measured times are CPU time of the simulation (the sim's host clock).
-bool on_sim_backend(const ResultsFile& file) {
+bool host_clock_times(const ResultsFile& file) {
   return file.context.clock == TimingClock::host;
 }
 
@@ -272,7 +272,7 @@ Histogram make_histogram(std::span<const double> samples_ms, int bins) {
 BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback) {
   BenchmarkView view;
   view.kernel = std::string(kVectorAdd);
-  view.on_sim = on_sim_backend(file);
+  view.on_sim = host_clock_times(file);
   const GpuSpec spec = spec_of(file, fallback);
   view.peak_gb_s = spec.dram_bandwidth_gb_s;
   view.peak_label = spec.name + " peak " + peak_number(spec.dram_bandwidth_gb_s) + " GB/s (" +
@@ -360,7 +360,7 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
   for (const auto& [shape, results] : shapes) {
     ComponentsView view;
     view.shape = join_params(shape);
-    view.on_sim = on_sim_backend(file);
+    view.on_sim = host_clock_times(file);
     view.modeled_spec = modeled_spec_of(results, file);
     std::set<std::string> seen;
     for (const Result* r : results) {
@@ -409,7 +409,7 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
     }
     // On the sim's host clock the measured ranking is the CPU's: the GPU's bottleneck is the
     // modeled one.
-    const bool on_sim = on_sim_backend(file);
+    const bool on_sim = host_clock_times(file);
     if (slowest_measured && !(on_sim && slowest_modeled)) {
       view.bottleneck = slowest_measured;
     } else if (slowest_modeled) {
@@ -635,7 +635,7 @@ std::vector<SweepView> sweep_views(const ResultsFile& file) {
     SweepView view;
     view.kernel = g.kernel;
     view.problem = join_params(g.problem);
-    view.on_sim = on_sim_backend(file);
+    view.on_sim = host_clock_times(file);
     view.modeled_spec = modeled_spec_of(g.results, file);
     std::set<int> seen;
     for (const Result* r : g.results) {
