@@ -77,13 +77,10 @@ TEST(ModeledClock, AKernelTakesItsCountedTrafficModel) {
   a.fill_bytes(0);
   b.fill_bytes(0);
   GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-  gpulab::sim::clear_counted_launches();
   double ms = 0;
-  {
-    const gpulab::sim::ScopedCounting counting;
+  const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
     ms = elapsed_ms(nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); });
-  }
-  const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::counted_launches();
+  });
   ASSERT_EQ(launches.size(), 1u);
   // The same model on the same counts and shape (vector_add_kernel's registers from the kernel
   // table when nvcc built it; otherwise both sides assume the same).

@@ -37,21 +37,9 @@ constexpr unsigned kWarp = 32;
     }                                                             \
   } while (false)
 
-// Runs `launch` with counting on and returns what the launches it made counted.
-template <class Launch>
-std::vector<CountedLaunch> run_counted(Launch launch) {
-  gpulab::sim::clear_counted_launches();
-  {
-    const gpulab::sim::ScopedCounting on;
-    launch();
-    GPULAB_CHECK(cudaDeviceSynchronize());
-  }
-  return gpulab::sim::counted_launches();
-}
-
 template <class Launch>
 MemoryCounters count_one(Launch launch) {
-  const std::vector<CountedLaunch> launches = run_counted(launch);
+  const std::vector<CountedLaunch> launches = gpulab::sim::count_launches(launch);
   EXPECT_EQ(launches.size(), 1u);
   return launches.empty() ? MemoryCounters{} : launches.front().counters;
 }
@@ -419,7 +407,7 @@ std::vector<CountedLaunch> read_twice(std::uint64_t bytes) {
   const unsigned blocks = 64;
   DeviceBuffer<float> out(std::size_t{blocks} * kStreamThreads);
   GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-  return run_counted([&] {
+  return gpulab::sim::count_launches([&] {
     for (int pass = 0; pass < 2; ++pass) {
       sum_float4s<<<blocks, kStreamThreads>>>(in.data(), count, out.data());
       GPULAB_CHECK_LAUNCH();
@@ -461,7 +449,7 @@ TEST(CountingL2, AMemsetLargerThanTheL2FlushesIt) {
   DeviceBuffer<float4> in(count);
   DeviceBuffer<unsigned char> flush(2 * l2_bytes());
   DeviceBuffer<float> out(std::size_t{64} * kStreamThreads);
-  const std::vector<CountedLaunch> passes = run_counted([&] {
+  const std::vector<CountedLaunch> passes = gpulab::sim::count_launches([&] {
     sum_float4s<<<64, kStreamThreads>>>(in.data(), count, out.data());
     GPULAB_CHECK_LAUNCH();
     GPULAB_CHECK(cudaMemsetAsync(flush.data(), 0, flush.bytes()));
@@ -490,7 +478,7 @@ TEST(CountingAttention, LabTwoComponentsMoveExactlyTheDramBytesTheyDeclare) {
   for (const k::Component component : k::all_components()) {
     GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
     const std::vector<CountedLaunch> launches =
-        run_counted([&] { k::run_component(component, config, buffers); });
+        gpulab::sim::count_launches([&] { k::run_component(component, config, buffers); });
     ASSERT_EQ(launches.size(), 1u);
     const MemoryCounters& c = launches.front().counters;
     const double counted = static_cast<double>(c.dram_bytes_read + c.dram_bytes_written);
@@ -544,7 +532,7 @@ std::vector<CountedLaunch> run_transpose_histogram() {
   in.copy_from(host);
   bins.fill_bytes(0);
   GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-  return run_counted([&] {
+  return gpulab::sim::count_launches([&] {
     transpose_and_histogram<<<dim3(n / kTile, n / kTile), dim3(kTile, kTile)>>>(
         in.data(), out.data(), bins.data(), n);
     GPULAB_CHECK_LAUNCH();
@@ -602,6 +590,28 @@ TEST(CountingDeterminism, SameCountsWithOneOrManyWorkers) {
 // Builds that cannot count say so
 // ---------------------------------------------------------------------------------------------
 
+TEST(CountingLaunches, CountsOnlyTheGivenWorkInOrderAndKeepsNothing) {
+  GPULAB_REQUIRE_COUNTING();
+  DeviceBuffer<float> in(kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  load_strided<<<1, kWarp>>>(in.data(), out.data(), 1);  // counting off: not counted
+  GPULAB_CHECK_LAUNCH();
+  const std::vector<CountedLaunch> launches = gpulab::sim::count_launches([&] {
+    load_strided<<<1, kWarp>>>(in.data(), out.data(), 1);
+    store_strided<<<2, kWarp>>>(out.data(), 0);
+  });
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_NE(launches[0].kernel.find("load_strided"), std::string::npos) << launches[0].kernel;
+  EXPECT_EQ(launches[0].counters.global_load.requests, 1u);
+  EXPECT_NE(launches[1].kernel.find("store_strided"), std::string::npos) << launches[1].kernel;
+  EXPECT_EQ(launches[1].grid[0], 2u);
+  EXPECT_EQ(launches[1].counters.global_load.requests, 0u);
+  EXPECT_EQ(launches[1].counters.global_store.requests, 2u);  // one per block
+  EXPECT_FALSE(gpulab::sim::counting());                      // the previous setting is back
+  EXPECT_TRUE(gpulab::sim::counted_launches().empty());
+}
+
 TEST(CountingAvailability, ABuildThatCannotCountRefusesWithTheReason) {
   if (gpulab::sim::counting_available()) {
     EXPECT_TRUE(gpulab::sim::counting_unavailable_reason().empty());
@@ -616,6 +626,7 @@ TEST(CountingAvailability, ABuildThatCannotCountRefusesWithTheReason) {
   EXPECT_FALSE(gpulab::sim::set_counting(true));
   EXPECT_FALSE(gpulab::sim::counting());
   EXPECT_THROW(gpulab::sim::ScopedCounting(), std::runtime_error);
+  EXPECT_THROW((void)gpulab::sim::count_launches([] {}), std::runtime_error);
 }
 
 }  // namespace

@@ -393,8 +393,24 @@ TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
   const std::vector<MemoryView> partial = memory_views(file_of("sim", {odd}));
   ASSERT_EQ(partial.size(), 1u);
   EXPECT_EQ(partial[0].loads.dram_bytes, 64.0);
-  EXPECT_FALSE(partial[0].stores.dram_bytes);  // not counted: not shown as counted
+  EXPECT_EQ(partial[0].provenance, Provenance::counted);
+  EXPECT_FALSE(partial[0].stores.dram_bytes);  // measured beside counted figures: never mixed in
   EXPECT_FALSE(partial[0].loads.requests);
+}
+
+TEST(MemoryViews, AGpuProfileGivesTheFiguresNsightComputeMeasured) {
+  // gpulab profile --backend cuda writes ncu's figures as measured counted_kernel metrics.
+  Result ncu{"counted_kernel", {{"kernel", "transpose_naive"}, {"launches", "1"}}, {}};
+  ncu.metrics.push_back(
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1024.0, Provenance::measured, "", ""});
+  ncu.metrics.push_back({"dram__bytes_read.sum_bytes", 4096.0, Provenance::measured, "", ""});
+  const std::vector<MemoryView> views = memory_views(file_of("cuda", {ncu}));
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].provenance, Provenance::measured);
+  EXPECT_EQ(views[0].loads.requests, 1024.0);
+  EXPECT_EQ(views[0].loads.dram_bytes, 4096.0);
+  EXPECT_FALSE(views[0].stores.requests);
+  EXPECT_FALSE(views[0].modeled_ms);
 }
 
 TEST(ComponentsViews, ResultsDifferingOnlyInComponentAndBoundFormOneShape) {

@@ -461,18 +461,17 @@ std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
   DeviceBuffer<float> d_out(n);
   d_in.copy_from(in);
   std::vector<gpulab::CountedLaunch> launches;
-  const gpulab::sim::ScopedCounting counting;
   for (const auto& level : gpulab::kernels::transpose_levels()) {
     d_out.fill_bytes(0xff);
-    gpulab::sim::clear_counted_launches();
-    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-    level.launch(d_in.data(), d_out.data(), side, side, nullptr);
-    GPULAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<gpulab::CountedLaunch> counted = gpulab::sim::count_launches([&] {
+      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+      level.launch(d_in.data(), d_out.data(), side, side, nullptr);
+    });
     if (d_out.to_vector() != (level.number == 0 ? in : expected)) {
       throw VerificationError(std::string("transpose level ") + std::string(level.name) +
                               " gave a wrong result");
     }
-    launches.push_back(gpulab::sim::counted_launches().at(0));
+    launches.push_back(counted.at(0));
   }
   return launches;
 }

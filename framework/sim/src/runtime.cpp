@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -1265,6 +1266,22 @@ ScopedCounting::ScopedCounting() : previous_(counting()) {
 
 cudaError_t reset_modeled_l2(cudaStream_t stream) noexcept {
   return detail::enqueue(stream, [] { detail::reset_l2_model(); });
+}
+
+std::vector<CountedLaunch> count_launches(const std::function<void()>& work) {
+  clear_counted_launches();
+  {
+    const ScopedCounting on;
+    work();
+    if (const cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
+      clear_counted_launches();
+      throw std::runtime_error(std::string("the counted work failed: ") +
+                               cudaGetErrorString(error));
+    }
+  }
+  std::vector<CountedLaunch> launches = counted_launches();
+  clear_counted_launches();
+  return launches;
 }
 
 namespace detail {

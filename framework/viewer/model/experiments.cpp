@@ -318,15 +318,10 @@ std::optional<double> counted_model_ms(const Launch& launch, const GpuSpec& spec
     return std::nullopt;
   }
   Stream stream;
-  GPULAB_CHECK(sim::reset_modeled_l2(stream));
-  sim::clear_counted_launches();
-  {
-    const sim::ScopedCounting on;
+  const std::vector<CountedLaunch> launches = sim::count_launches([&] {
+    GPULAB_CHECK(sim::reset_modeled_l2(stream));
     launch(stream.get());
-    stream.synchronize();
-  }
-  const std::vector<CountedLaunch> launches = sim::counted_launches();
-  sim::clear_counted_launches();
+  });
   if (launches.size() != 1) {
     return std::nullopt;
   }

@@ -679,10 +679,16 @@ std::vector<MemoryView> memory_views(const ResultsFile& file) {
     if (r.name != "counted_kernel") {
       continue;
     }
-    // A counted figure by its Nsight Compute (or gpulab__) name, whatever unit suffix it has.
+    // Counted on sim, or measured by Nsight Compute on a GPU (gpulab profile --backend cuda); a
+    // kernel's figures all come from one of the two, counted first, never a mix.
+    const bool any_counted = std::any_of(r.metrics.begin(), r.metrics.end(), [](const Metric& m) {
+      return m.provenance == Provenance::counted;
+    });
+    const Provenance source = any_counted ? Provenance::counted : Provenance::measured;
+    // A figure by its Nsight Compute (or gpulab__) name, whatever unit suffix it has.
     const auto counted = [&](std::string_view name) -> std::optional<double> {
       for (const Metric& m : r.metrics) {
-        if (m.provenance == Provenance::counted && metric_stem(m.name) == name && m.value) {
+        if (m.provenance == source && metric_stem(m.name) == name && m.value) {
           return m.value;
         }
       }
@@ -701,6 +707,7 @@ std::vector<MemoryView> memory_views(const ResultsFile& file) {
     };
     v.kernel = param("kernel");
     v.launches = param("launches");
+    v.provenance = source;
     v.loads = {counted("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
                counted("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
                counted("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"),

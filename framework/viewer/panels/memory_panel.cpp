@@ -1,4 +1,5 @@
-// Memory panel: what one kernel's launches did to memory, counted on sim (`gpulab profile --json`):
+// Memory panel: what one kernel's launches did to memory, counted on sim or measured by ncu on a
+// GPU (`gpulab profile --json`):
 // global loads and stores from warp-level requests through L1 sectors and L2 to DRAM, with the
 // sectors per request, the L2 hit rate and the DRAM bytes, and shared memory's wavefronts and
 // bank conflicts; then the time modeled from those counts.
@@ -75,10 +76,12 @@ void draw_flow(const MemoryView& v) {
                          " us over " + v.launches + " launch(es)",
                      widgets::kModeled);
   }
-  widgets::wrapped(
-      "counted on sim: exact for converged warps, summed over the kernel's launches (docs/sim.md, "
-      "section 9)",
-      widgets::kUnavailable);
+  widgets::wrapped(v.provenance == Provenance::counted
+                       ? "counted on sim: exact for converged warps, summed over the kernel's "
+                         "launches (docs/sim.md, section 9)"
+                       : "measured by Nsight Compute (ncu) on the GPU, summed over the kernel's "
+                         "launches",
+                   widgets::kUnavailable);
 }
 
 }  // namespace
@@ -91,8 +94,8 @@ void draw_memory_panel(Model& model) {
         panel::sources_with(data, [](const SourceViews& views) { return !views.memory.empty(); });
     if (candidates.empty()) {
       widgets::wrapped(
-          "no counted kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
-          "--json FILE, sim backend)",
+          "no profiled kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
+          "--json FILE)",
           widgets::kUnavailable);
     } else {
       const std::size_t source =

@@ -29,7 +29,7 @@ std::span<const PanelInfo> all_panels() {
       {"roofline", "Roofline", &draw_roofline_panel},
       {"occupancy", "Occupancy explorer", &draw_occupancy_panel},
       {"sweep", "Block-size sweep", &draw_sweep_panel},
-      {"memory", "Memory (counted)", &draw_memory_panel},
+      {"memory", "Memory traffic", &draw_memory_panel},
   };
   return kPanels;
 }

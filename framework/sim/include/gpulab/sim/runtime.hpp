@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -313,6 +314,10 @@ bool set_counting(bool on) noexcept;
 void clear_counted_launches();
 /// Queues, on `stream`, the emptying of the modeled L2 (dirty sectors are written back first).
 cudaError_t reset_modeled_l2(cudaStream_t stream = nullptr) noexcept;
+/// Runs `work` with counting on, waits for the device, and returns the launches it counted,
+/// oldest first (launches kept before are forgotten). Throws std::runtime_error where the build
+/// cannot count or the work failed on the device.
+[[nodiscard]] std::vector<CountedLaunch> count_launches(const std::function<void()>& work);
 
 // ------------------------------------------------------------------------------------------------
 // The modeled clock (docs/sim.md, "The modeled clock"): with GPULAB_SIM_CLOCK=modeled, CUDA events

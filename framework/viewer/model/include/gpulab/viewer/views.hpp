@@ -191,10 +191,12 @@ struct MemoryPath {
   std::optional<double> dram_bytes;  ///< bytes read from (loads) or written to DRAM
 };
 
-/// What one kernel's launches did to memory, counted on sim (a counted_kernel result).
+/// What one kernel's launches did to memory (a counted_kernel result): counted on sim, or
+/// measured by Nsight Compute on a GPU.
 struct MemoryView {
   std::string kernel;                             ///< param kernel
   std::string launches;                           ///< param launches, as written
+  Provenance provenance = Provenance::counted;    ///< counted (sim) or measured (ncu)
   MemoryPath loads;                               ///< global loads
   MemoryPath stores;                              ///< global stores
   std::optional<double> load_efficiency_percent;  ///< bytes asked for / bytes moved (loads)
@@ -208,7 +210,7 @@ struct MemoryView {
   std::string modeled_spec;                       ///< its spec
 };
 
-/// Every counted kernel of `file`, in file order.
+/// Every profiled kernel of `file` (counted or measured), in file order.
 [[nodiscard]] std::vector<MemoryView> memory_views(const ResultsFile& file);
 
 }  // namespace gpulab::viewer
