@@ -469,11 +469,11 @@ TEST(ViewerModelResults, EveryPanelSaysWhatClockTheTimesCameFrom) {
   ASSERT_TRUE(model.load_results(modeled).ok());
   const auto& sources = model.panel_data().sources;
   ASSERT_EQ(sources.size(), 2U);
-  EXPECT_TRUE(sources[0].source.on_sim);
+  EXPECT_TRUE(sources[0].source.cpu_times);
   EXPECT_EQ(sources[0].benchmark.measured_label, "measured (CPU simulation)");
   ASSERT_FALSE(sources[0].components.empty());
   EXPECT_EQ(sources[0].components[0].measured_label, "measured (CPU simulation)");
-  EXPECT_FALSE(sources[1].source.on_sim);
+  EXPECT_FALSE(sources[1].source.cpu_times);
   EXPECT_EQ(sources[1].benchmark.measured_label, "modeled clock (H100 SXM)");
 }
 

@@ -182,7 +182,7 @@ TEST(BenchmarkView, TwoSizesGiveSortedPointsWithModeledBandwidthFromBytes) {
   const BenchmarkView v = benchmark_view(f, spec("t4"));
   ASSERT_EQ(v.points.size(), 2u);
   EXPECT_TRUE(v.empty_reason.empty());
-  EXPECT_FALSE(v.on_sim);
+  EXPECT_FALSE(v.cpu_times);
   EXPECT_EQ(v.kernel, "vector_add");
 
   const BenchmarkPoint& p0 = v.points[0];  // sorted by n: 1024 first
@@ -231,7 +231,7 @@ TEST(BenchmarkView, PeakComesFromTheFilesSpecWithItsOrigin) {
 TEST(BenchmarkView, Lab01OnSimHasMeasuredSmallSizesAndUnavailableLargeOnesWithTheReason) {
   const ResultsFile f = load("lab01_sim.json");
   const BenchmarkView v = benchmark_view(f, spec("t4"));
-  EXPECT_TRUE(v.on_sim);
+  EXPECT_TRUE(v.cpu_times);
   EXPECT_EQ(v.peak_label, "H100 SXM peak 3350 GB/s (datasheet)");  // the file's spec
   ASSERT_EQ(v.points.size(), 7u);  // timing_pitfall results are not benchmark points
   EXPECT_TRUE(std::is_sorted(v.points.begin(), v.points.end(),
@@ -263,7 +263,7 @@ TEST(BenchmarkView, AnUnavailableMeasuredTimeCarriesItsReason) {
                            unavailable("time_ms", "above --max-log2 18")});
   const BenchmarkView v = benchmark_view(file_of("sim", {r}), spec("t4"));
   ASSERT_EQ(v.points.size(), 1u);
-  EXPECT_TRUE(v.on_sim);
+  EXPECT_TRUE(v.cpu_times);
   EXPECT_FALSE(v.points[0].measured_ms);
   EXPECT_EQ(v.points[0].unavailable, "above --max-log2 18");
   EXPECT_TRUE(v.points[0].modeled_gb_s);
@@ -331,7 +331,7 @@ TEST(ComponentsViews, BottleneckIsTheLargestMeasuredTimeEvenWhenTheModelDisagree
   EXPECT_EQ(v.rows[0].name, "QKV Projection");  // file order
   EXPECT_EQ(v.bottleneck, 1u);
   EXPECT_FALSE(v.bottleneck_is_modeled);
-  EXPECT_FALSE(v.on_sim);
+  EXPECT_FALSE(v.cpu_times);
   EXPECT_EQ(v.modeled_spec, "H100 SXM");
   expect_close(*v.rows[1].measured_share, 0.5, "measured share");  // 5 / (2 + 5 + 3)
   expect_close(*v.rows[0].modeled_share, 0.625, "modeled share");  // 0.5 / 0.8
@@ -345,7 +345,7 @@ TEST(ComponentsViews, BottleneckFallsBackToModeledTimesWhenNothingIsMeasured) {
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(views[0].bottleneck, 1u);  // B and C tie: the first
   EXPECT_TRUE(views[0].bottleneck_is_modeled);
-  EXPECT_TRUE(views[0].on_sim);
+  EXPECT_TRUE(views[0].cpu_times);
   EXPECT_FALSE(views[0].rows[0].measured_share);
 }
 
@@ -358,12 +358,12 @@ TEST(ComponentsViews, OnTheModeledClockTheBottleneckIsTheTimedOne) {
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(views[0].bottleneck, 1u);
   EXPECT_FALSE(views[0].bottleneck_is_modeled);
-  EXPECT_FALSE(views[0].on_sim);
+  EXPECT_FALSE(views[0].cpu_times);
   f.context.clock = gpulab::TimingClock::host;
   views = components_views(f);
   EXPECT_EQ(views[0].bottleneck, 0u);
   EXPECT_TRUE(views[0].bottleneck_is_modeled);
-  EXPECT_TRUE(views[0].on_sim);
+  EXPECT_TRUE(views[0].cpu_times);
 }
 
 TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
@@ -433,7 +433,7 @@ TEST(ComponentsViews, Lab02OnSimIsOneShapeWithMeasuredAndModeledTimesAndWork) {
   ASSERT_EQ(views.size(), 1u);
   const ComponentsView& v = views[0];
   EXPECT_EQ(v.shape, "batch=1, causal=false, d_model=64, heads=2, seq_len=64");
-  EXPECT_TRUE(v.on_sim);
+  EXPECT_TRUE(v.cpu_times);
   EXPECT_EQ(v.modeled_spec, "H100 SXM");
   ASSERT_EQ(v.rows.size(), 5u);
   const std::vector<std::string> order{"QKV Projection", "Score Computation", "Softmax",
@@ -676,7 +676,7 @@ TEST(SweepViews, PointsAreSortedByBlockSizeWithTheFastestMeasuredOne) {
   EXPECT_EQ(v.kernel, "vector_add_kernel");
   EXPECT_EQ(v.problem, "n=1048576");
   EXPECT_EQ(v.modeled_spec, "H100 SXM");
-  EXPECT_FALSE(v.on_sim);
+  EXPECT_FALSE(v.cpu_times);
   ASSERT_EQ(v.points.size(), 4u);
   EXPECT_EQ(v.points[0].block_size, 32);
   EXPECT_EQ(v.points[1].block_size, 128);
@@ -699,7 +699,7 @@ TEST(SweepViews, OneViewPerKernelAndProblem) {
   EXPECT_EQ(views[0].points.size(), 2u);
   EXPECT_EQ(views[1].kernel, "b");
   EXPECT_EQ(views[2].problem, "n=4096");
-  EXPECT_TRUE(views[0].on_sim);
+  EXPECT_TRUE(views[0].cpu_times);
 }
 
 TEST(SweepViews, UnusableBlockSizesAndDuplicatesAreSkipped) {

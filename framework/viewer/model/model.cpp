@@ -213,14 +213,14 @@ void Model::rebuild_views() {
     panel_data_.sources.push_back(
         SourceViews{source, benchmark_view(*source.file, spec), components_views(*source.file),
                     sweep_views(*source.file), memory_views(*source.file)});
-    panel_data_.sources.back().benchmark.on_sim = source.on_sim;
+    panel_data_.sources.back().benchmark.cpu_times = source.cpu_times;
     panel_data_.sources.back().benchmark.measured_label = source.measured_label;
     for (ComponentsView& view : panel_data_.sources.back().components) {
-      view.on_sim = source.on_sim;
+      view.cpu_times = source.cpu_times;
       view.measured_label = source.measured_label;
     }
     for (SweepView& view : panel_data_.sources.back().sweeps) {
-      view.on_sim = source.on_sim;
+      view.cpu_times = source.cpu_times;
       view.measured_label = source.measured_label;
     }
   }

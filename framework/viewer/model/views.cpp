@@ -272,7 +272,7 @@ Histogram make_histogram(std::span<const double> samples_ms, int bins) {
 BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback) {
   BenchmarkView view;
   view.kernel = std::string(kVectorAdd);
-  view.on_sim = host_clock_times(file);
+  view.cpu_times = host_clock_times(file);
   const GpuSpec spec = spec_of(file, fallback);
   view.peak_gb_s = spec.dram_bandwidth_gb_s;
   view.peak_label = spec.name + " peak " + peak_number(spec.dram_bandwidth_gb_s) + " GB/s (" +
@@ -360,7 +360,7 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
   for (const auto& [shape, results] : shapes) {
     ComponentsView view;
     view.shape = join_params(shape);
-    view.on_sim = host_clock_times(file);
+    view.cpu_times = host_clock_times(file);
     view.modeled_spec = modeled_spec_of(results, file);
     std::set<std::string> seen;
     for (const Result* r : results) {
@@ -409,8 +409,8 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
     }
     // On the sim's host clock the measured ranking is the CPU's: the GPU's bottleneck is the
     // modeled one.
-    const bool on_sim = host_clock_times(file);
-    if (slowest_measured && !(on_sim && slowest_modeled)) {
+    const bool cpu_times = host_clock_times(file);
+    if (slowest_measured && !(cpu_times && slowest_modeled)) {
       view.bottleneck = slowest_measured;
     } else if (slowest_modeled) {
       view.bottleneck = slowest_modeled;
@@ -577,7 +577,7 @@ RooflineView roofline_view(std::span<const Source> sources, const GpuSpec& spec,
       };
 
       if (const std::optional<double> measured = time_ms(r, Provenance::measured)) {
-        if (source.on_sim) {
+        if (source.cpu_times) {
           ++sim_measured_dropped;
         } else {
           place(*measured, Provenance::measured, file_roof(*source.file, spec, precision, roof));
@@ -635,7 +635,7 @@ std::vector<SweepView> sweep_views(const ResultsFile& file) {
     SweepView view;
     view.kernel = g.kernel;
     view.problem = join_params(g.problem);
-    view.on_sim = host_clock_times(file);
+    view.cpu_times = host_clock_times(file);
     view.modeled_spec = modeled_spec_of(g.results, file);
     std::set<int> seen;
     for (const Result* r : g.results) {

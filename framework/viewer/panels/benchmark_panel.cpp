@@ -202,7 +202,7 @@ void draw_benchmark_panel(Model& model) {
       ImGui::SetNextItemWidth(-ImGui::CalcTextSize("size").x -
                               ImGui::GetStyle().ItemInnerSpacing.x);
       panel::combo("size", selections.benchmark_point, sizes);
-      if (view.on_sim) {
+      if (view.cpu_times) {
         panel::sim_note();
       }
       const BenchmarkPoint& point =

@@ -57,7 +57,7 @@ void draw_bars(const ComponentsView& view, bool times, float height) {
   bars.highlight = view.bottleneck;
   bars.highlight_tag = view.bottleneck_is_modeled ? "bottleneck (modeled)" : "bottleneck";
   bars.highlight_colour = plot::error();
-  plot::BarGroup measured{.name = view.on_sim ? "measured (CPU sim)" : view.measured_label,
+  plot::BarGroup measured{.name = view.cpu_times ? "measured (CPU sim)" : view.measured_label,
                           .colour = plot::measured()};
   plot::BarGroup modeled{
       .name = "modeled" + (view.modeled_spec.empty() ? "" : " (" + view.modeled_spec + ")"),
@@ -102,8 +102,8 @@ void draw_table(const ComponentsView& view) {
   ImGui::TableSetupScrollFreeze(1, 1);
   const char* headers[][2] = {
       {"component", "in execution order"},
-      {"measured ms", view.on_sim ? "CPU time of the simulation (sim backend), not GPU time"
-                                  : "measured GPU time (median)"},
+      {"measured ms", view.cpu_times ? "CPU time of the simulation (sim backend), not GPU time"
+                                     : "measured GPU time (median)"},
       {"modeled ms", "roofline time on the spec: max(FLOP / peak, bytes / bandwidth)"},
       {"meas. %", "share of the measured total"},
       {"model %", "share of the modeled total"},
@@ -192,13 +192,14 @@ void draw_components_panel(Model& model) {
                          widgets::kError);
       }
       if (view.bottleneck_is_modeled) {
-        widgets::wrapped(view.on_sim ? "on sim the bottleneck comes from the modeled (GPU) times: "
-                                       "the measured ones are the CPU's"
-                                     : "nothing measured: the bottleneck comes from the modeled "
-                                       "times",
+        widgets::wrapped(view.cpu_times
+                             ? "on sim the bottleneck comes from the modeled (GPU) times: "
+                               "the measured ones are the CPU's"
+                             : "nothing measured: the bottleneck comes from the modeled "
+                               "times",
                          widgets::kModeled);
       }
-      if (view.on_sim) {
+      if (view.cpu_times) {
         panel::sim_note();
       }
       const float table_height =

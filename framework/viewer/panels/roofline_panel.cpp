@@ -220,7 +220,7 @@ void draw_roofline_panel(Model& model) {
       }
       const auto& sources = model.panel_data().sources;
       if (std::any_of(sources.begin(), sources.end(),
-                      [](const SourceViews& views) { return views.source.on_sim; })) {
+                      [](const SourceViews& views) { return views.source.cpu_times; })) {
         widgets::wrapped("sim: measured (CPU) times are left out; modeled points shown",
                          widgets::kEstimated);
       }

@@ -74,7 +74,7 @@ void draw_charts(const SweepView& view, bool linear, float height) {
   time.x = block_axis(view, linear, false);
   time.y = {.label = "time (ms, log scale)", .log = true};
   time.y_label_width = label_width;
-  plot::Series measured{.name = view.on_sim                         ? "measured: CPU simulation"
+  plot::Series measured{.name = view.cpu_times                      ? "measured: CPU simulation"
                                 : view.measured_label == "measured" ? "measured (GPU)"
                                                                     : view.measured_label,
                         .colour = plot::measured(),
@@ -135,7 +135,7 @@ void draw_table(const SweepView& view, float height) {
   }
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("block");
-  ImGui::TableSetupColumn(view.on_sim ? "measured ms (CPU)" : "measured ms");
+  ImGui::TableSetupColumn(view.cpu_times ? "measured ms (CPU)" : "measured ms");
   ImGui::TableSetupColumn("modeled ms");
   ImGui::TableSetupColumn("occupancy %");
   ImGui::TableSetupColumn("limiter");
@@ -202,7 +202,7 @@ void draw_sweep_panel(Model& model) {
       }
       const SweepView& view = data.sources[entries[current].first].sweeps[entries[current].second];
       ImGui::Checkbox("linear x", &selections.sweep_linear_x);
-      if (view.on_sim) {
+      if (view.cpu_times) {
         panel::sim_note();
       }
       const float row = ImGui::GetTextLineHeightWithSpacing();

@@ -35,7 +35,7 @@ namespace gpulab::viewer {
 struct Source {
   std::string label;                        ///< legend text
   const ResultsFile* file;                  ///< never null
-  bool on_sim = false;                      ///< its measured times are CPU time of the simulation
+  bool cpu_times = false;                   ///< its measured times are CPU time of the simulation
   std::string measured_label = "measured";  ///< what its measured times are (timing_label)
 };
 
@@ -82,7 +82,7 @@ struct BenchmarkView {
   std::vector<BenchmarkPoint> points;       ///< by increasing n
   double peak_gb_s = 0;                     ///< DRAM peak of the spec (the roof line)
   std::string peak_label;                   ///< "H100 SXM peak 3350 GB/s (datasheet)"
-  bool on_sim = false;                      ///< measured numbers are CPU time of the simulation
+  bool cpu_times = false;                   ///< measured numbers are CPU time of the simulation
   std::string measured_label = "measured";  ///< "modeled clock (H100 SXM)", ...: timing_label
   std::string empty_reason;                 ///< set when points is empty
 };
@@ -114,7 +114,7 @@ struct ComponentsView {
                                             ///< modeled time when nothing is measured or the file
                                             ///< is from sim (CPU time); first on ties
   bool bottleneck_is_modeled = false;       ///< the bottleneck comes from modeled times
-  bool on_sim = false;                      ///< measured times are CPU time of the simulation
+  bool cpu_times = false;                   ///< measured times are CPU time of the simulation
   std::string measured_label = "measured";  ///< "modeled clock (H100 SXM)", ...: timing_label
   std::string modeled_spec;                 ///< spec of the modeled times, e.g. "H100 SXM"
 };
@@ -173,7 +173,7 @@ struct SweepView {
   std::string kernel;                           ///< kernel name (param kernel)
   std::string problem;                          ///< the other params, e.g. "n=1048576"
   std::vector<SweepPoint> points;               ///< by increasing block size
-  bool on_sim = false;                          ///< measured times are CPU time of the simulation
+  bool cpu_times = false;                       ///< measured times are CPU time of the simulation
   std::string measured_label = "measured";      ///< "modeled clock (H100 SXM)", ...: timing_label
   std::string modeled_spec;                     ///< spec of the modeled times and occupancy
   std::optional<std::size_t> fastest_measured;  ///< index of the smallest measured time
