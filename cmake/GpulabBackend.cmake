@@ -47,10 +47,16 @@ function(_gpulab_backend_sources target backend out)
     get_filename_component(abs "${src}" ABSOLUTE)
     get_filename_component(ext "${abs}" LAST_EXT)
     if(backend STREQUAL "sim" AND ext STREQUAL ".cu")
+      # A path below the source tree, or below the build tree (the grader's staged submissions),
+      # wherever the build tree is.
       file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${abs}")
       if(rel MATCHES "^\\.\\./")
-        message(FATAL_ERROR "${target}: ${abs} is outside the source tree; the sim backend "
-                            "translates .cu files of the project only")
+        file(RELATIVE_PATH rel "${PROJECT_BINARY_DIR}" "${abs}")
+        if(rel MATCHES "^\\.\\./")
+          message(FATAL_ERROR "${target}: ${abs} is outside the source and build trees; the sim "
+                              "backend translates .cu files of the project only")
+        endif()
+        set(rel "build-tree/${rel}")
       endif()
       # Per target, so one .cu file may be in several targets.
       set(translated "${PROJECT_BINARY_DIR}/sim_sources/${target}/${rel}.cpp")

@@ -19,7 +19,7 @@
 #   gpulab.<lab>.<variant>.<backend>         library pair of the student files (the interface
 #                                            header's folder, labs/<folder>, is on the include path)
 #   gpulab.<lab>.<variant>.run.<backend>     the lab's report (`gpulab run <lab>`; not for
-#                                            the submission variant)
+#                                            the submission variant; part of gpulab-programs)
 #   gpulab.test.<lab>.<variant>.<backend>    the graded suites
 # The variants: student (labs/<folder>), solution (solutions/<folder>, when it exists) and, with
 # tests, submission: the files `gpulab grade` copies from the code it grades into
@@ -141,6 +141,7 @@ function(gpulab_add_lab lab)
       foreach(backend IN LISTS GPULAB_BACKENDS)
         target_compile_definitions(gpulab.${lab}.${variant}.run.${backend} PRIVATE
           GPULAB_LAB_ID="${lab}" GPULAB_LAB_TITLE="${ARG_TITLE}" GPULAB_LAB_VARIANT="${variant}")
+        set_property(GLOBAL APPEND PROPERTY GPULAB_PROGRAMS gpulab.${lab}.${variant}.run.${backend})
       endforeach()
     endif()
 

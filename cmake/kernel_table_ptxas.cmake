@@ -12,6 +12,10 @@ foreach(var IN ITEMS NVCC SOURCE REPORT ARGS)
   endif()
 endforeach()
 
+# Ninja makes the folders of a command's outputs, Makefiles do not; nvcc writes its depfile and
+# the throwaway fatbin there.
+get_filename_component(report_dir "${REPORT}" DIRECTORY)
+file(MAKE_DIRECTORY "${report_dir}")
 set(throwaway "${REPORT}.fatbin")
 # One variable for both pipes keeps the lines in the order nvcc printed them.
 execute_process(COMMAND "${NVCC}" ${ARGS} -o "${throwaway}" "${SOURCE}"

@@ -239,7 +239,7 @@ std::vector<float> softmax_reference(const AttentionConfig& config, std::span<co
     const std::size_t valid = config.causal ? row % s.s + 1 : s.s;  // columns j <= i
     const float* x = &scores[row * s.s];
     float* p = &probs[row * s.s];
-    double max = x[0];
+    double max = static_cast<double>(x[0]);
     for (std::size_t j = 1; j < valid; ++j) {
       max = std::max(max, double(x[j]));
     }

@@ -250,7 +250,7 @@ void verify(const kernels::AttentionConfig& config, const kernels::AttentionInpu
   }
   const double floor = rms(expected);
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const double want = expected[i];
+    const double want = static_cast<double>(expected[i]);
     const double tolerance = relative * (std::fabs(want) + floor);
     if (!(std::fabs(static_cast<double>(got[i]) - want) <= tolerance)) {
       throw std::runtime_error("attention output differs from the CPU reference at index " +

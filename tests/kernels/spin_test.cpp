@@ -29,7 +29,7 @@ TEST_P(SpinKernel, EventTimeIsAtLeastTheRequestedDuration) {
   spin_kernel(ms, stream);
   stop.record(stream);
   stop.synchronize();
-  const double elapsed_ms = Event::elapsed_ms(start, stop);
+  const double elapsed_ms = static_cast<double>(Event::elapsed_ms(start, stop));
   EXPECT_GE(elapsed_ms, ms);
 #if defined(GPULAB_BACKEND_SIM)
   // The sim's kernel runs on a CPU thread that other tests running in parallel can take the

@@ -88,7 +88,7 @@ Measurement measure(const LaunchFn& launch, cudaStream_t stream, const BenchOpti
     launch(stream);
     stop.record(stream);
     stop.synchronize();
-    const double sample = Event::elapsed_ms(start, stop);
+    const double sample = static_cast<double>(Event::elapsed_ms(start, stop));
     m.samples_ms.push_back(sample);
     sampled_ms += sample;
     const auto n = static_cast<int>(m.samples_ms.size());

@@ -32,6 +32,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <span>
@@ -435,7 +436,8 @@ constexpr const char* kLadderSpecs[] = {"v100-sxm2-32gb", "t4", "a100-sxm-40gb",
 // effective bandwidth 2 x 32768^2 x 4 B / time, GB/s. Its naive and tiled kernels use blocks of
 // 32 x 32 threads (one element each); its "Coarsen4" is the 32 x 8 conflict-free kernel above. It
 // publishes no copy. Indexed by ladder level (0: none).
-constexpr double kPublishedH100[] = {NAN, 475.5, 996.1, 2772.4};
+constexpr double kPublishedH100[] = {std::numeric_limits<double>::quiet_NaN(), 475.5, 996.1,
+                                     2772.4};
 constexpr int kH100Side = 4096;  // past the L2 (2 x 64 MiB against 50 MiB), launch time small
 
 // True when the transposes (levels 1 and up; level 0 is the copy they aim at) get strictly
@@ -586,8 +588,8 @@ void print_table(const std::vector<Row>& rows, std::size_t n) {
   }
   std::cout << table;
   for (const char* kernel : {"vector_add", "block_sums_shared"}) {
-    double sim_ms = NAN;
-    double loop_ms = NAN;
+    double sim_ms = std::numeric_limits<double>::quiet_NaN();
+    double loop_ms = std::numeric_limits<double>::quiet_NaN();
     for (const Row& row : rows) {
       if (row.kernel == kernel && row.implementation == "sim") {
         sim_ms = row.timing.median_ms();

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -258,9 +259,10 @@ class Translator {
       copied = edit.end;
     }
     result.text.append(s_.substr(copied));
-    std::ranges::stable_sort(errors_, [](const TranslateError& a, const TranslateError& b) {
-      return std::pair(a.line, a.column) < std::pair(b.line, b.column);
-    });
+    // By position, then text: a total order, so no stable sort is needed (libstdc++ 12's
+    // stable_sort trips clang 19's deprecation warnings).
+    std::ranges::sort(
+        errors_, {}, [](const TranslateError& e) { return std::tie(e.line, e.column, e.message); });
     result.errors = std::move(errors_);
     return result;
   }

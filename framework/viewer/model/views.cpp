@@ -252,7 +252,7 @@ Histogram make_histogram(std::span<const double> samples_ms, int bins) {
     return h;
   }
   // In long double: (high - low) overflows a double for samples near its range's ends.
-  const long double width = (static_cast<long double>(high) - low) / bins;
+  const long double width = (static_cast<long double>(high) - static_cast<long double>(low)) / bins;
   h.min_ms = low;
   h.bin_width_ms = static_cast<double>(width);
   h.counts.assign(static_cast<std::size_t>(bins), 0);
@@ -260,7 +260,8 @@ Histogram make_histogram(std::span<const double> samples_ms, int bins) {
     if (!std::isfinite(s)) {
       continue;
     }
-    const long double position = (static_cast<long double>(s) - low) / width;
+    const long double position =
+        (static_cast<long double>(s) - static_cast<long double>(low)) / width;
     // The last bin includes its right edge (the maximum lands exactly on `bins`).
     const auto index = std::min(static_cast<std::size_t>(std::max(0.0L, std::floor(position))),
                                 static_cast<std::size_t>(bins - 1));
@@ -324,10 +325,12 @@ BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback) {
         // A negative or non-finite sample: the samples are shown, the statistics are not.
       }
     }
-    view.points.push_back(std::move(p));
+    // By size; equal sizes keep the file's order.
+    const auto after =
+        std::upper_bound(view.points.begin(), view.points.end(), p.n,
+                         [](double size, const BenchmarkPoint& point) { return size < point.n; });
+    view.points.insert(after, std::move(p));
   }
-  std::stable_sort(view.points.begin(), view.points.end(),
-                   [](const BenchmarkPoint& a, const BenchmarkPoint& b) { return a.n < b.n; });
   if (view.points.empty()) {
     view.empty_reason = named == 0 ? "no vector_add results in this file"
                                    : "no vector_add result has a positive number as param n";
