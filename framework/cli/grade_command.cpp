@@ -31,8 +31,8 @@
 
 #include "build_config.hpp"
 #include "commands.hpp"
-#include "files.hpp"
 #include "gpulab/core/console.hpp"
+#include "gpulab/core/files.hpp"
 #include "gpulab/core/grading.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/sha256.hpp"
@@ -97,7 +97,7 @@ std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& 
 // errors and __FILE__ name the submitted file. Written only when it changed: an unchanged
 // submission is not rebuilt.
 void stage_file(const fs::path& from, const fs::path& to) {
-  const std::optional<std::string> text = read_text_file(from);
+  const std::optional<std::string> text = read_file(from);
   if (!text) {
     throw std::runtime_error("cannot read " + from.string());
   }
@@ -109,8 +109,8 @@ void stage_file(const fs::path& from, const fs::path& to) {
     escaped += c;
   }
   const std::string staged = "#line 1 \"" + escaped + "\"\n" + *text;
-  if (read_text_file(to) != staged) {
-    write_text_file(to, staged);
+  if (read_file(to) != staged) {
+    write_file_atomically(to, staged);
   }
 }
 
@@ -223,7 +223,7 @@ void save_reports(const GradeReport& report, const GradeOptions& options) {
       {&options.junit, junit_xml(report)}};
   for (const auto& [path, text] : outputs) {
     if (!path->empty()) {
-      write_text_file(*path, text);
+      write_file_atomically(*path, text);
       std::cout << "saved " << *path << "\n";
     }
   }
@@ -288,7 +288,7 @@ int grade(const GradeOptions& options) {
   // 1. The seal.
   const fs::path seal_path = grading / "instructor.sha256";
   std::vector<SealedFile> seal;
-  if (const std::optional<std::string> text = read_text_file(seal_path); text && !options.reseal) {
+  if (const std::optional<std::string> text = read_file(seal_path); text && !options.reseal) {
     seal = parse_seal(*text, seal_path.string());
     report.integrity = check_integrity(manifest, seal);
     if (!report.integrity.ok()) {
@@ -299,7 +299,7 @@ int grade(const GradeOptions& options) {
     }
   } else {
     seal = seal_files(manifest, instructor_files(manifest));
-    write_text_file(seal_path, format_seal(seal));
+    write_file_atomically(seal_path, format_seal(seal));
     report.integrity.checked = true;
     std::cout << "gpulab grade: sealed " << seal.size() << " instructor files in "
               << seal_path.string() << " (later gradings check them; --reseal after editing)\n";
@@ -348,7 +348,7 @@ int grade(const GradeOptions& options) {
     build_spec.timeout_s = kBuildTimeoutS;
     build_spec.keep_bytes = 1 << 20;
     const ProcessResult built = run_process(build_spec);
-    write_text_file(grading / "build" / (lab.id + ".log"), built.output);
+    write_file_atomically(grading / "build" / (lab.id + ".log"), built.output);
     if (!built.started || built.timed_out || built.exit_code != 0) {
       std::cout << "did not compile (" << (grading / "build" / (lab.id + ".log")).string() << ")\n";
       build_failed(!built.started    ? std::vector<std::string>{built.start_error}
@@ -390,7 +390,7 @@ int grade(const GradeOptions& options) {
     ctest.forward = isatty(STDOUT_FILENO) != 0;
     const ProcessResult ran = run_process(ctest);
     std::map<std::string, TestOutcome> outcomes;
-    if (const std::optional<std::string> xml = read_text_file(junit)) {
+    if (const std::optional<std::string> xml = read_file(junit)) {
       try {
         outcomes = parse_ctest_junit(*xml);
       } catch (const std::exception& e) {
@@ -412,7 +412,7 @@ int grade(const GradeOptions& options) {
         const auto outcome = outcomes.find(test.name);
         std::optional<Verdict> verdict;
         const fs::path file = results / (test_case_of(test.name) + ".verdict.json");
-        if (const std::optional<std::string> text = read_text_file(file)) {
+        if (const std::optional<std::string> text = read_file(file)) {
           try {
             verdict = parse_verdict_json(*text, file.string());
           } catch (const std::exception& e) {

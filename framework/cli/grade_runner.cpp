@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "files.hpp"
+#include "gpulab/core/files.hpp"
 #include "gpulab/core/verdict.hpp"
 #include "process.hpp"
 
@@ -128,15 +128,15 @@ int main(int argc, char** argv) {
       evidence.signal_name = gpulab::cli::signal_description(*run.signal);
     }
     evidence.premature_exit = fs::exists(premature);
-    evidence.xml = gpulab::cli::read_text_file(xml);
+    evidence.xml = gpulab::read_file(xml);
     evidence.output = run.output;
     gpulab::Verdict verdict = gpulab::judge_test(evidence);
     if (run.strays_killed > 0) {
       verdict.detail += (verdict.detail.empty() ? "" : "; ") + std::to_string(run.strays_killed) +
                         " process(es) it left running were killed";
     }
-    gpulab::cli::write_text_file(verdict_file,
-                                 gpulab::verdict_to_json(args.test, verdict, run.duration_s));
+    gpulab::write_file_atomically(verdict_file,
+                                  gpulab::verdict_to_json(args.test, verdict, run.duration_s));
 
     std::cout << "\ngpulab-grade-runner: " << args.test << ": "
               << gpulab::to_string(verdict.disposition)

@@ -1,17 +1,10 @@
 #include "labs.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
-
-extern char** environ;
+#include "process.hpp"
 
 namespace gpulab::cli {
 
@@ -137,27 +130,15 @@ const LabRun* find_run(const LabEntry& lab, const std::string& variant,
 }
 
 int run_program(const std::filesystem::path& program, const std::vector<std::string>& args) {
-  std::vector<std::string> storage;
-  storage.push_back(program.string());
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : storage) {
-    argv.push_back(arg.data());
+  ProcessSpec spec;
+  spec.argv.push_back(program.string());
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.inherit_io = true;
+  const ProcessResult result = run_process(spec);
+  if (!result.started) {
+    throw std::runtime_error(result.start_error);
   }
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int error =
-      posix_spawn(&pid, storage.front().c_str(), nullptr, nullptr, argv.data(), environ);
-  if (error != 0) {
-    throw std::runtime_error("cannot start " + program.string() + ": " + std::strerror(error));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      throw std::runtime_error("waiting for " + program.string() + ": " + std::strerror(errno));
-    }
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result.exit_code ? *result.exit_code : 128 + result.signal.value_or(0);
 }
 
 }  // namespace gpulab::cli

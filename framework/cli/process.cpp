@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -204,42 +205,51 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   const std::string start_failed = "cannot start " + spec.argv.front() + ": ";
 
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+  const bool capture = !spec.inherit_io;
+  int pipe_fds[2] = {-1, -1};
+  if (capture && pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
   }
+  const auto close_all = [](std::initializer_list<int> fds) {
+    for (const int fd : fds) {
+      if (fd >= 0) {
+        close(fd);
+      }
+    }
+  };
   // A second pipe reports a failed exec (errno) back; exec closes it on success.
   int exec_fds[2];
   if (pipe2(exec_fds, O_CLOEXEC) != 0) {
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
+    close_all({pipe_fds[0], pipe_fds[1]});
     throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
   }
   const Clock::time_point start = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;
-    for (const int fd : {pipe_fds[0], pipe_fds[1], exec_fds[0], exec_fds[1]}) {
-      close(fd);
-    }
+    close_all({pipe_fds[0], pipe_fds[1], exec_fds[0], exec_fds[1]});
     throw std::runtime_error(std::string("run_process: fork: ") + std::strerror(error));
   }
   if (pid == 0) {
-    setpgid(0, 0);
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) {
-      dup2(null, STDIN_FILENO);
+    if (capture) {
+      setpgid(0, 0);
+      const int null = open("/dev/null", O_RDONLY);
+      if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+      }
+      dup2(pipe_fds[1], STDOUT_FILENO);
+      dup2(pipe_fds[1], STDERR_FILENO);
     }
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
     signal(SIGPIPE, SIG_DFL);
     execve(argv[0], argv.data(), envp.data());
     const int error = errno;
     (void)!write(exec_fds[1], &error, sizeof error);
     _exit(127);
   }
-  setpgid(pid, pid);  // also here: no race with the child's own call
-  close(pipe_fds[1]);
+  if (capture) {
+    setpgid(pid, pid);  // also here: no race with the child's own call
+    close(pipe_fds[1]);
+  }
   close(exec_fds[1]);
   int exec_error = 0;
   const bool exec_failed =
@@ -248,7 +258,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
 
   OutputKeeper keeper(spec.keep_bytes);
   std::string chunk(64 * 1024, '\0');
-  bool pipe_open = true;
+  bool pipe_open = capture;
   int status = 0;
   bool exited = false;
   const auto drain = [&](int timeout_ms) {
@@ -290,7 +300,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   while (pipe_open && seconds_since(drain_start) < 2) {
     drain(50);
   }
-  close(pipe_fds[0]);
+  close_all({pipe_fds[0]});
 
   if (exec_failed) {
     result.start_error = start_failed + std::strerror(exec_error);

@@ -1,5 +1,6 @@
-// Running a program the grader does not trust: in its own process group, with a time limit, its
-// output captured through a pipe, and every process it started killed when it ends.
+// Running a program: the grader's (untrusted, in its own process group, with a time limit, its
+// output captured through a pipe) and the user's (a lab report, the viewer, ncu: on the terminal,
+// with inherit_io); every process it started is killed when it ends.
 //
 // The caller becomes a "child subreaper" (prctl PR_SET_CHILD_SUBREAPER): a process that leaves
 // its group (setsid) and whose parent exits is re-parented to the caller instead of init, so it is
@@ -23,6 +24,10 @@ struct ProcessSpec {
   double timeout_s = 0;                                  ///< 0: no limit
   bool forward = false;                 ///< also copy the output to this process's stdout
   std::size_t keep_bytes = 256 * 1024;  ///< output kept (the first half and the last half)
+  /// The program uses this process's stdin, stdout and stderr and stays in its process group (a
+  /// terminal's Ctrl-C reaches both): nothing is captured. For programs the user runs, not for
+  /// code under test.
+  bool inherit_io = false;
 };
 
 /// What happened.

@@ -143,10 +143,10 @@ ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std
   file.context = make_context(backend, sim ? "gpulab sim (" + spec + ")" : "", spec);
   for (const KernelSummary& k : kernels) {
     Result result{
-        "counted_kernel",
+        result_kind::counted_kernel,
         {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}},
         counter_results_metrics(k.counters, sim ? Provenance::counted : Provenance::measured)};
-    result.metrics.push_back({"time_ms", k.modeled_s * 1e3, Provenance::modeled, spec, ""});
+    result.metrics.push_back(Metric::modeled("time_ms", k.modeled_s * 1e3, spec));
     file.results.push_back(std::move(result));
   }
   return file;

@@ -18,6 +18,7 @@
 
 namespace {
 
+using gpulab::Metric;
 using gpulab::labkit::LabContext;
 namespace lab01 = gpulab::lab01;
 
@@ -79,10 +80,9 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
     const std::size_t n = std::size_t{1} << log2;
     const double bytes = 12.0 * static_cast<double>(n);
     const double modeled_ms = roof.modeled_time_ms({static_cast<double>(n), bytes});
-    gpulab::Result result{"vector_add", {{"n", std::to_string(n)}}, {}};
-    result.metrics.push_back({"bytes", bytes, gpulab::Provenance::measured, "", ""});
-    result.metrics.push_back(
-        {"time_ms", modeled_ms, gpulab::Provenance::modeled, context.spec.name, ""});
+    gpulab::Result result{gpulab::result_kind::vector_add, {{"n", std::to_string(n)}}, {}};
+    result.metrics.push_back(Metric::measured("bytes", bytes));
+    result.metrics.push_back(Metric::modeled("time_ms", modeled_ms, context.spec.name));
     const std::string modeled_text = gpulab::format_fixed(modeled_ms, modeled_ms < 0.01 ? 5 : 4);
     progress.advance();
     if (log2 > max_log2) {
@@ -90,8 +90,8 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
       table.add_row({log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
                      regime(bytes, context.spec, modeled_ms), "not run", "", "", "", "",
                      modeled_text});
-      result.metrics.push_back({"time_ms", std::nullopt, gpulab::Provenance::unavailable, "",
-                                "above --max-log2 " + std::to_string(max_log2)});
+      result.metrics.push_back(
+          Metric::unavailable("time_ms", "above --max-log2 " + std::to_string(max_log2)));
       context.results.results.push_back(std::move(result));
       continue;
     }
@@ -107,10 +107,9 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
          regime(bytes, context.spec, modeled_ms), gpulab::format_fixed(summary.median_ms, 4),
          gpulab::format_fixed(summary.rel_noise * 100, 1), std::to_string(summary.count),
          gpulab::format_fixed(gb_s, 1), gpulab::format_fixed(of_peak * 100, 1), modeled_text});
-    result.metrics.push_back({"time_ms", summary.median_ms, gpulab::Provenance::measured, "", ""});
-    result.metrics.push_back(
-        {"rel_noise_percent", summary.rel_noise * 100, gpulab::Provenance::measured, "", ""});
-    result.metrics.push_back({"bandwidth_gb_s", gb_s, gpulab::Provenance::measured, "", ""});
+    result.metrics.push_back(Metric::measured("time_ms", summary.median_ms));
+    result.metrics.push_back(Metric::measured("rel_noise_percent", summary.rel_noise * 100));
+    result.metrics.push_back(Metric::measured("bandwidth_gb_s", gb_s));
     // The samples themselves, for the viewer's histogram. Only valid times: a time_kernel that
     // returns nonsense must not cost the rest of the saved report.
     if (std::all_of(samples.begin(), samples.end(),
@@ -197,9 +196,9 @@ void pitfalls(LabContext& context, cudaStream_t stream, VectorAddProblem& proble
   for (const auto& [name, value] :
        {std::pair{"no_sync", no_sync_ms}, std::pair{"no_warmup", first_launch_ms},
         std::pair{"one_sample", one_sample_ms}, std::pair{"correct", correct.median_ms}}) {
-    context.results.results.push_back({"timing_pitfall",
+    context.results.results.push_back({gpulab::result_kind::timing_pitfall,
                                        {{"method", name}, {"n", std::to_string(n)}},
-                                       {{"time_ms", value, gpulab::Provenance::measured, "", ""}}});
+                                       {Metric::measured("time_ms", value)}});
   }
 }
 

@@ -35,6 +35,7 @@ namespace kernels = gpulab::kernels;
 namespace lab02 = gpulab::lab02;
 using gpulab::Align;
 using gpulab::format_fixed;
+using gpulab::Metric;
 using gpulab::Table;
 using gpulab::labkit::LabContext;
 using kernels::AttentionConfig;
@@ -194,14 +195,6 @@ void verify(const AttentionConfig& config, const AttentionConfig& checked, std::
   }
 }
 
-gpulab::Metric measured(std::string name, double value) {
-  return {std::move(name), value, gpulab::Provenance::measured, {}, {}};
-}
-
-gpulab::Metric modeled(std::string name, double value, const LabContext& ctx) {
-  return {std::move(name), value, gpulab::Provenance::modeled, ctx.spec.name, {}};
-}
-
 // 3: each component at its roof next to its measured time.
 void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Profile& profile) {
   std::ostream& out = *ctx.out;
@@ -237,18 +230,18 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
                    format_fixed(modeled_ms[i] * 1e3, 2), format_fixed(share * 100, 1),
                    format_fixed(cost.intensity_flop_per_byte(), 2), bound,
                    format_fixed(timing.time_ms / modeled_ms[i], 1)});
-    gpulab::Result result{"attention_component", params_of(config), {}};
+    gpulab::Result result{gpulab::result_kind::attention_component, params_of(config), {}};
     result.params["component"] = timing.name;
     result.params["bound"] = bound;
-    result.metrics = {measured("time_ms", timing.time_ms),
-                      modeled("time_ms", modeled_ms[i], ctx),
-                      measured("share_fraction", timing.share),
-                      modeled("share_fraction", share, ctx),
-                      measured("flop", cost.flops),
-                      measured("bytes", cost.bytes),
-                      measured("intensity_flop_per_byte", cost.intensity_flop_per_byte()),
-                      measured("gflop_s", timing.gflop_s),
-                      measured("bandwidth_gb_s", timing.gb_s)};
+    result.metrics = {Metric::measured("time_ms", timing.time_ms),
+                      Metric::modeled("time_ms", modeled_ms[i], ctx.spec.name),
+                      Metric::measured("share_fraction", timing.share),
+                      Metric::modeled("share_fraction", share, ctx.spec.name),
+                      Metric::measured("flop", cost.flops),
+                      Metric::measured("bytes", cost.bytes),
+                      Metric::measured("intensity_flop_per_byte", cost.intensity_flop_per_byte()),
+                      Metric::measured("gflop_s", timing.gflop_s),
+                      Metric::measured("bandwidth_gb_s", timing.gb_s)};
     ctx.results.results.push_back(std::move(result));
   }
   table.add_row({"Total", format_fixed(profile.total_ms, 4), format_fixed(modeled_total * 1e3, 2),
@@ -348,13 +341,14 @@ void report(LabContext& ctx) {
   model_table(ctx, config, profile);
 
   const gpulab::Roofline roof = gpulab::make_roofline(ctx.spec);
-  gpulab::Result whole{"attention_forward", params_of(config), {}};
+  gpulab::Result whole{gpulab::result_kind::attention_forward, params_of(config), {}};
   whole.params["bottleneck"] = profile.components.at(profile.bottleneck).name;
-  whole.metrics = {measured("time_ms", forward_ms),
-                   modeled("time_ms", roof.modeled_time_ms(kernels::forward_cost(config)), ctx),
-                   measured("components_time_ms", profile.total_ms),
-                   measured("flop", kernels::forward_cost(config).flops),
-                   measured("bytes", kernels::forward_cost(config).bytes)};
+  whole.metrics = {Metric::measured("time_ms", forward_ms),
+                   Metric::modeled("time_ms", roof.modeled_time_ms(kernels::forward_cost(config)),
+                                   ctx.spec.name),
+                   Metric::measured("components_time_ms", profile.total_ms),
+                   Metric::measured("flop", kernels::forward_cost(config).flops),
+                   Metric::measured("bytes", kernels::forward_cost(config).bytes)};
   ctx.results.results.push_back(std::move(whole));
 
   const std::string program = "gpulab.lab02." + ctx.variant + ".run.cuda";

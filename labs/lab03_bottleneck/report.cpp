@@ -37,6 +37,7 @@ namespace kernels = gpulab::kernels;
 using gpulab::Align;
 using gpulab::Column;
 using gpulab::format_fixed;
+using gpulab::Metric;
 using gpulab::OpCost;
 using gpulab::Precision;
 using gpulab::Table;
@@ -50,14 +51,6 @@ constexpr int kSeqLens[] = {512, 1024, 2048, 4096, 8192};
 // The precision of section 2, from --precision: the attention kernels store FP32, so FP32 (CUDA
 // cores) or TF32 (tensor cores, FP32 storage) keep their byte counts right.
 std::string g_attention_precision = "fp32";
-
-gpulab::Metric modeled(std::string name, double value, const LabContext& ctx) {
-  return {std::move(name), value, gpulab::Provenance::modeled, ctx.spec.name, {}};
-}
-
-gpulab::Metric measured(std::string name, double value) {
-  return {std::move(name), value, gpulab::Provenance::measured, {}, {}};
-}
 
 std::string precision_label(Precision precision) {
   return std::string(gpulab::to_string(precision));
@@ -113,13 +106,16 @@ void op_table(LabContext& ctx) {
                      format_fixed(placement.attainable_flop_s / 1e12, 2),
                      format_fixed(time_ms * 1e3, 1)});
       ctx.results.results.push_back(
-          {"op_cost",
+          {gpulab::result_kind::op_cost,
            {{"op", op.name}, {"precision", precision_label(precision)}, {"bound", bound}},
-           {modeled("work_gflop", cost.flops / 1e9, ctx), modeled("bytes", cost.bytes, ctx),
-            modeled("intensity_flop_per_byte", placement.intensity_flop_per_byte, ctx),
-            modeled("ridge_flop_per_byte", ridge, ctx),
-            modeled("attainable_tflop_s", placement.attainable_flop_s / 1e12, ctx),
-            modeled("time_ms", time_ms, ctx)}});
+           {Metric::modeled("work_gflop", cost.flops / 1e9, ctx.spec.name),
+            Metric::modeled("bytes", cost.bytes, ctx.spec.name),
+            Metric::modeled("intensity_flop_per_byte", placement.intensity_flop_per_byte,
+                            ctx.spec.name),
+            Metric::modeled("ridge_flop_per_byte", ridge, ctx.spec.name),
+            Metric::modeled("attainable_tflop_s", placement.attainable_flop_s / 1e12,
+                            ctx.spec.name),
+            Metric::modeled("time_ms", time_ms, ctx.spec.name)}});
     }
     out << table;
   }
@@ -178,11 +174,11 @@ void attention_profiles(LabContext& ctx) {
       rows[profile.size()].push_back(format_fixed(time_ms, 3));
       profile.push_back(
           {std::string(kernels::component_name(component)), kind_of(component), time_ms, cost});
-      ctx.results.results.push_back({"attention_component",
+      ctx.results.results.push_back({gpulab::result_kind::attention_component,
                                      {{"seq_len", std::to_string(seq_len)},
                                       {"component", profile.back().name},
                                       {"precision", precision_label(precision)}},
-                                     {modeled("time_ms", time_ms, ctx)}});
+                                     {Metric::modeled("time_ms", time_ms, ctx.spec.name)}});
     }
     const lab03::Bottleneck bottleneck = lab03::identify_bottleneck(profile, roof);
     const std::string bound(lab03::to_string(bottleneck.bound));
@@ -199,14 +195,15 @@ void attention_profiles(LabContext& ctx) {
     }
     previous = bottleneck.name;
     previous_seq_len = seq_len;
-    ctx.results.results.push_back({"attention_bottleneck",
-                                   {{"seq_len", std::to_string(seq_len)},
-                                    {"precision", precision_label(precision)},
-                                    {"component", bottleneck.name},
-                                    {"bound", bound},
-                                    {"recommendation", std::string(bottleneck.recommendation)}},
-                                   {modeled("total_time_ms", total_ms, ctx),
-                                    modeled("share_percent", bottleneck.share * 100, ctx)}});
+    ctx.results.results.push_back(
+        {gpulab::result_kind::attention_bottleneck,
+         {{"seq_len", std::to_string(seq_len)},
+          {"precision", precision_label(precision)},
+          {"component", bottleneck.name},
+          {"bound", bound},
+          {"recommendation", std::string(bottleneck.recommendation)}},
+         {Metric::modeled("total_time_ms", total_ms, ctx.spec.name),
+          Metric::modeled("share_percent", bottleneck.share * 100, ctx.spec.name)}});
   }
   for (std::vector<std::string>& row : rows) {
     times.add_row(std::move(row));
@@ -325,9 +322,10 @@ void measured_profile(LabContext& ctx) {
           {"d_model", std::to_string(config.d_model)},
           {"heads", std::to_string(config.heads)},
           {"component", component.name}},
-         {measured("time_ms", component.time_ms), modeled("time_ms", roof_ms, ctx),
-          measured("achieved_gflop_s", placement.achieved_flop_s / 1e9),
-          measured("roof_percent", placement.fraction_of_roof * 100)}});
+         {Metric::measured("time_ms", component.time_ms),
+          Metric::modeled("time_ms", roof_ms, ctx.spec.name),
+          Metric::measured("achieved_gflop_s", placement.achieved_flop_s / 1e9),
+          Metric::measured("roof_percent", placement.fraction_of_roof * 100)}});
   }
   const lab03::Bottleneck bottleneck = lab03::identify_bottleneck(profile, roof);
   out << table << "\nBottleneck: " << bottleneck.name << ", "

@@ -1,10 +1,7 @@
 // Unit tests of process.hpp (the grader's way to run untrusted programs), on /bin/sh scripts:
 // exit status, signals, the time limit, processes that escape into their own session and keep the
-// output open, output capture, the environment, and a program that cannot be started; and
-// files.hpp.
+// output open, output capture, the environment, and a program that cannot be started.
 #include "process.hpp"
-
-#include "files.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -259,25 +256,34 @@ TEST(RunProcess, NoProgramIsAnInvalidArgument) {
   EXPECT_THROW((void)run_process(ProcessSpec{}), std::invalid_argument);
 }
 
+TEST(RunProcess, InheritedOutputIsNotCapturedAndTheProgramStaysInThisProcessGroup) {
+  const fs::path file = fs::temp_directory_path() / ("gpulab_inherit_" + std::to_string(getpid()));
+  // Field 5 of /proc/PID/stat is the process group (field 2, "(sh)", has no space).
+  ProcessSpec spec = shell("read -r _ _ _ _ pgid _ < /proc/$$/stat; echo $pgid > '" +
+                           file.string() + "'; echo to-the-terminal; exit 3");
+  spec.inherit_io = true;
+  const ProcessResult result = run_process(spec);
+  EXPECT_TRUE(result.started) << result.start_error;
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_TRUE(result.output.empty()) << result.output;
+  std::ifstream in(file);
+  int pgid = 0;
+  in >> pgid;
+  EXPECT_EQ(pgid, getpgrp());  // so a terminal's Ctrl-C reaches it
+  fs::remove(file);
+
+  spec.argv = {"/no/such/program"};
+  const ProcessResult missing = run_process(spec);
+  EXPECT_FALSE(missing.started);
+  EXPECT_TRUE(contains(missing.start_error, "cannot start /no/such/program: No such file"))
+      << missing.start_error;
+}
+
 TEST(SignalDescription, NamesTheSignal) {
   EXPECT_TRUE(contains(signal_description(SIGSEGV), "SIGSEGV")) << signal_description(SIGSEGV);
   EXPECT_TRUE(contains(signal_description(SIGKILL), "SIGKILL")) << signal_description(SIGKILL);
   EXPECT_TRUE(contains(signal_description(SIGABRT), "SIGABRT")) << signal_description(SIGABRT);
   EXPECT_FALSE(signal_description(12345).empty());
-}
-
-TEST(TextFiles, WriteCreatesFoldersAndReadReturnsTheBytes) {
-  const fs::path dir = fs::temp_directory_path() / ("gpulab_files_" + std::to_string(getpid()));
-  const fs::path file = dir / "a" / "b.txt";
-  const std::string bytes("line\n\0binary\xff", 13);
-  write_text_file(file, bytes);
-  EXPECT_EQ(read_text_file(file), bytes);
-  write_text_file(file, "shorter");  // replaces the whole file
-  EXPECT_EQ(read_text_file(file), "shorter");
-  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
-  EXPECT_EQ(read_text_file(dir / "missing"), std::nullopt);
-  EXPECT_THROW(write_text_file(file / "under-a-file", "x"), std::exception);
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -31,15 +31,15 @@ void expect_close(double got, double expected, const char* what) {
 using gpulab::testing::spec;
 
 Metric measured(std::string name, double value) {
-  return Metric{std::move(name), value, Provenance::measured, "", ""};
+  return Metric::measured(std::move(name), value);
 }
 
 Metric modeled(std::string name, double value, std::string spec_name = "H100 SXM") {
-  return Metric{std::move(name), value, Provenance::modeled, std::move(spec_name), ""};
+  return Metric::modeled(std::move(name), value, std::move(spec_name));
 }
 
 Metric unavailable(std::string name, std::string reason) {
-  return Metric{std::move(name), std::nullopt, Provenance::unavailable, "", std::move(reason)};
+  return Metric::unavailable(std::move(name), std::move(reason));
 }
 
 Result result(std::string name, std::map<std::string, std::string> params,

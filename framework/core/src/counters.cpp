@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "gpulab/core/json_reader.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -140,7 +142,7 @@ std::string counted_launch_to_json_line(const CountedLaunch& launch) {
 
 CountedLaunch counted_launch_from_json_line(std::string_view line) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(line);
+    const nlohmann::json j = parse_json(line, "line");
     if (!j.is_object()) {
       throw std::runtime_error("not a JSON object");
     }

@@ -60,7 +60,7 @@ Result device_properties_result(const DeviceInfo& d) {
                    {"name", d.name},
                    {"compute_capability", d.compute_capability()}};
   const auto add = [&result](std::string name, double value) {
-    result.metrics.push_back(Metric{std::move(name), value, Provenance::measured, "", ""});
+    result.metrics.push_back(Metric::measured(std::move(name), value));
   };
   add("sm_count", d.sm_count);
   add("sm_clock_mhz", d.sm_clock_khz / 1000.0);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/core/json_reader.hpp"
 #include "gpulab/core/sha256.hpp"
 #include "utf8.hpp"
 #include "xml_text.hpp"
@@ -134,12 +135,7 @@ bool is_build_tool_line(std::string_view line) {
 }  // namespace
 
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
-  json doc;
-  try {
-    doc = json::parse(text_in);
-  } catch (const json::parse_error& e) {
-    fail(source, std::string("not valid JSON: ") + e.what());
-  }
+  const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
   if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 2) {
     fail(source, "schema_version: this gpulab reads version 2 (reconfigure the build)");

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/core/json_reader.hpp"
+
 #include "xml_text.hpp"
 
 namespace gpulab {
@@ -335,12 +337,7 @@ Verdict parse_verdict_json(std::string_view text, std::string_view source) {
   const auto fail = [&](const std::string& what) -> Verdict {
     throw std::runtime_error(std::string(source) + ": " + what);
   };
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return fail(std::string("not valid JSON: ") + e.what());
-  }
+  nlohmann::json doc = parse_json(text, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   if (!doc.is_object() || !doc.contains("schema_version") ||
       !doc["schema_version"].is_number_integer() || doc["schema_version"] != 1) {
     return fail("not a verdict file of schema_version 1");

@@ -11,13 +11,15 @@
 // line, never a silently empty table.
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpulab/core/files.hpp"
 #include "ptxas_report.hpp"
 
 namespace {
@@ -29,16 +31,6 @@ constexpr std::string_view kUsage =
     "usage: gpulab-kernel-table-gen --output <table.cpp> --architectures <75,80,...> "
     "<source.cu> <report.txt>...\n"
     "       gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>\n";
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + path.string());
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "75,80,86" -> {75, 80, 86}.
 std::vector<int> parse_architectures(std::string_view list) {
@@ -101,7 +93,12 @@ int run(const std::vector<std::string_view>& args) {
   for (std::size_t i = 0; i < pairs.size(); i += 2) {
     const std::string source(pairs[i]);
     const fs::path report_path(pairs[i + 1]);
-    const std::string report = read_file(report_path);
+    std::string why_not;
+    const std::optional<std::string> read = gpulab::read_file(report_path, &why_not);
+    if (!read) {
+      throw std::runtime_error("cannot read " + report_path.string() + ": " + why_not);
+    }
+    const std::string& report = *read;
     if (!gpulab::ptxas::has_ptxas_output(report)) {
       throw std::runtime_error(source + ": " + report_path.string() +
                                " holds no ptxas report (was nvcc run with -Xptxas -v?)");
@@ -122,15 +119,7 @@ int run(const std::vector<std::string_view>& args) {
   gpulab::ptxas::check_and_sort(rows, sms);
 
   const std::string text = gpulab::ptxas::table_source(rows, status);
-  const fs::path temporary = output + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      throw std::runtime_error("cannot write " + temporary.string());
-    }
-  }
-  fs::rename(temporary, output);  // never a half-written table
+  gpulab::write_file_atomically(output, text);  // never a half-written table
   return 0;
 }
 

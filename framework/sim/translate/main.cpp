@@ -2,20 +2,17 @@
 // compiles (translate.hpp says what changes). cmake/GpulabBackend.cmake runs it for every .cu file
 // of a sim target. Errors are printed as INPUT:LINE:COLUMN: error: MESSAGE, as compilers print
 // them, so IDEs jump to the line.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
+#include <utility>
 #include <vector>
 
+#include "gpulab/core/files.hpp"
 #include "translate.hpp"
 
 namespace {
@@ -35,67 +32,6 @@ int fail(const std::string& message) {
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "gpulab-sim-translate: error: %s (%s)\n", message.c_str(), kUsageLine);
   return kUsage;
-}
-
-// The whole file, or the reason it cannot be read in `reason`.
-std::string read_file(const std::string& path, std::string& reason) {
-  std::string text;
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    reason = std::strerror(errno);
-    return text;
-  }
-  char buffer[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
-    text.append(buffer, n);
-  }
-  if (std::ferror(file) != 0) {
-    reason = std::strerror(errno);  // EISDIR for a directory
-  }
-  std::fclose(file);
-  return text;
-}
-
-// Writes through a temporary file in the same directory and a rename, so neither a reader nor an
-// interrupted build ever sees half a file. Returns the reason of a failure, empty on success.
-std::string write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(directory, ec);
-  if (ec) {
-    return "cannot create " + directory.string() + ": " + ec.message();
-  }
-  // mkstemp replaces the six trailing X characters with a unique suffix.
-  std::string temp =
-      (directory / ("." + path.filename().string() + "." + std::string(6, 'X'))).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    return "cannot create a temporary file in " + directory.string() + ": " + std::strerror(errno);
-  }
-  std::string reason;
-  for (std::size_t written = 0; written < text.size() && reason.empty();) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n >= 0) {
-      written += static_cast<std::size_t>(n);
-    } else if (errno != EINTR) {
-      reason = std::strerror(errno);
-    }
-  }
-  if (reason.empty() && ::fchmod(fd, 0644) != 0) {  // mkstemp creates files readable by no one else
-    reason = std::strerror(errno);
-  }
-  if (::close(fd) != 0 && reason.empty()) {
-    reason = std::strerror(errno);
-  }
-  if (reason.empty() && std::rename(temp.c_str(), path.c_str()) != 0) {
-    reason = std::strerror(errno);
-  }
-  if (!reason.empty()) {
-    ::unlink(temp.c_str());
-    return "cannot write " + path.string() + ": " + reason;
-  }
-  return "";
 }
 
 // `path` as the inside of a C string literal, for #line (which reads escape sequences).
@@ -152,10 +88,11 @@ int run(int argc, char** argv) {
   const fs::path output(args[1]);
 
   std::string reason;
-  std::string source = read_file(input, reason);
-  if (!reason.empty()) {
+  std::optional<std::string> read = gpulab::read_file(input, &reason);
+  if (!read) {
     return fail("cannot read " + input + ": " + reason);
   }
+  std::string source = std::move(*read);
   if (source.starts_with("\xEF\xBB\xBF")) {
     source.erase(0, 3);  // a UTF-8 byte order mark is only valid at the very start of a file
   }
@@ -176,8 +113,10 @@ int run(int argc, char** argv) {
                            "#include <cuda_runtime.h>\n"
                            "#line 1 \"" +
                            c_string_body(absolute) + "\"\n" + translation.text;
-  if (const std::string failure = write_atomically(output, text); !failure.empty()) {
-    return fail(failure);
+  try {
+    gpulab::write_file_atomically(output, text);
+  } catch (const std::runtime_error& error) {
+    return fail(error.what());
   }
   return kSuccess;
 }

@@ -40,16 +40,6 @@ bool on_sim() {
   return std::string_view(backend_name()) == "sim";
 }
 
-Metric measured(std::string name, double value) {
-  return Metric{std::move(name), value, Provenance::measured, "", ""};
-}
-Metric modeled(std::string name, double value, const GpuSpec& spec) {
-  return Metric{std::move(name), value, Provenance::modeled, spec.name, ""};
-}
-Metric unavailable(std::string name, std::string reason) {
-  return Metric{std::move(name), std::nullopt, Provenance::unavailable, "", std::move(reason)};
-}
-
 // How long to sample one configuration. The CPU simulation is about a thousand times slower than
 // a GPU, so it gets fewer, longer samples: enough for a histogram, not a publication.
 BenchOptions bench_options(bool quick) {
@@ -93,13 +83,14 @@ RunPlan bandwidth_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           const Measurement m = measure([&](cudaStream_t s) { problem.launch(s, 256); }, stream,
                                         bench_options(quick));
           const double modeled_ms = roof.modeled_time_ms({flops, bytes});
-          Result result{"vector_add", {{"n", std::to_string(n)}}, {}};
-          result.metrics = {measured("bytes", bytes),
-                            measured("time_ms", m.summary.median_ms),
-                            modeled("time_ms", modeled_ms, spec),
-                            measured("rel_noise_percent", m.summary.rel_noise * 100),
-                            measured("bandwidth_gb_s", bandwidth_gb_s(bytes, m.summary.median_ms)),
-                            modeled("bandwidth_gb_s", bandwidth_gb_s(bytes, modeled_ms), spec)};
+          Result result{result_kind::vector_add, {{"n", std::to_string(n)}}, {}};
+          result.metrics = {
+              Metric::measured("bytes", bytes),
+              Metric::measured("time_ms", m.summary.median_ms),
+              Metric::modeled("time_ms", modeled_ms, spec.name),
+              Metric::measured("rel_noise_percent", m.summary.rel_noise * 100),
+              Metric::measured("bandwidth_gb_s", bandwidth_gb_s(bytes, m.summary.median_ms)),
+              Metric::modeled("bandwidth_gb_s", bandwidth_gb_s(bytes, modeled_ms), spec.name)};
           result.samples_ms = m.samples_ms;
           return std::vector<Result>{std::move(result)};
         }});
@@ -179,11 +170,12 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           std::map<std::string, std::string> params = shape_params(config);
           params["component"] = name;
           params["bound"] = std::string(to_string(roof.bound(cost)));
-          Result result{"attention_component", std::move(params), {}};
-          result.metrics = {measured("time_ms", m.summary.median_ms),
-                            modeled("time_ms", roof.modeled_time_ms(cost), spec),
-                            measured("flop", cost.flops), measured("bytes", cost.bytes),
-                            measured("intensity_flop_per_byte", cost.intensity_flop_per_byte())};
+          Result result{result_kind::attention_component, std::move(params), {}};
+          result.metrics = {
+              Metric::measured("time_ms", m.summary.median_ms),
+              Metric::modeled("time_ms", roof.modeled_time_ms(cost), spec.name),
+              Metric::measured("flop", cost.flops), Metric::measured("bytes", cost.bytes),
+              Metric::measured("intensity_flop_per_byte", cost.intensity_flop_per_byte())};
           result.samples_ms = m.samples_ms;
           return std::vector<Result>{std::move(result)};
         }});
@@ -369,30 +361,30 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           p.verify(stream, block);
           const Measurement m =
               measure([&](cudaStream_t s) { p.launch(s, block); }, stream, bench_options(quick));
-          Result result{"block_size_sweep",
+          Result result{result_kind::block_size_sweep,
                         {{"kernel", kernel},
                          {"block_size", std::to_string(threads)},
                          {"n", std::to_string(n)}},
                         {}};
-          result.metrics.push_back(measured("time_ms", m.summary.median_ms));
+          result.metrics.push_back(Metric::measured("time_ms", m.summary.median_ms));
           // On sim, the time modeled from the counted traffic, which the block size moves; else
           // the roofline time, which it does not (the block size shows as occupancy and, on a
           // GPU, as measured time).
           const std::optional<double> counted =
               counted_model_ms([&](cudaStream_t s) { p.launch(s, block); }, spec);
-          result.metrics.push_back(
-              modeled("time_ms", counted.value_or(roof.modeled_time_ms(p.cost())), spec));
+          result.metrics.push_back(Metric::modeled(
+              "time_ms", counted.value_or(roof.modeled_time_ms(p.cost())), spec.name));
           const SweepOccupancy occ = occupancy_at(spec, kernel, threads, p.dynamic_shared_bytes());
           if (occ.occupancy) {
+            result.metrics.push_back(Metric::modeled(
+                "occupancy_percent", occ.occupancy->occupancy_fraction * 100, spec.name));
             result.metrics.push_back(
-                modeled("occupancy_percent", occ.occupancy->occupancy_fraction * 100, spec));
-            result.metrics.push_back(
-                modeled("active_blocks", occ.occupancy->active_blocks_per_sm, spec));
+                Metric::modeled("active_blocks", occ.occupancy->active_blocks_per_sm, spec.name));
             result.params["limiter"] = std::string(to_string(occ.occupancy->limiter));
             // Which ptxas figures: for a GPU newer than every built architecture, an estimate.
             result.params["figures"] = "sm_" + std::to_string(occ.sm);
           } else {
-            result.metrics.push_back(unavailable("occupancy_percent", occ.reason));
+            result.metrics.push_back(Metric::unavailable("occupancy_percent", occ.reason));
           }
           result.samples_ms = m.samples_ms;
           return std::vector<Result>{std::move(result)};

@@ -244,12 +244,12 @@ bool Model::start_run(std::string& error) {
   const auto same_run = [this](const Result& result) {
     switch (selections_.experiment) {
       case Experiment::bandwidth:
-        return result.name == "vector_add";
+        return result.name == result_kind::vector_add;
       case Experiment::components:
-        return result.name == "attention_component";
+        return result.name == result_kind::attention_component;
       case Experiment::sweep: {
         const auto kernel = result.params.find("kernel");
-        return result.name == "block_size_sweep" && kernel != result.params.end() &&
+        return result.name == result_kind::block_size_sweep && kernel != result.params.end() &&
                kernel->second == selections_.options.sweep_kernel;
       }
     }

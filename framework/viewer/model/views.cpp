@@ -24,12 +24,6 @@ namespace gpulab::viewer {
 
 namespace {
 
-// Result and param names the views read (views.hpp's header comment).
-constexpr std::string_view kVectorAdd = "vector_add";
-constexpr std::string_view kAttentionComponent = "attention_component";
-constexpr std::string_view kOpCost = "op_cost";
-constexpr std::string_view kBlockSizeSweep = "block_size_sweep";
-
 // Histograms of more bins than this are not drawable anyway; the cap keeps an absurd argument
 // from allocating gigabytes.
 constexpr int kMaxBins = 1 << 20;
@@ -272,7 +266,7 @@ Histogram make_histogram(std::span<const double> samples_ms, int bins) {
 
 BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback) {
   BenchmarkView view;
-  view.kernel = std::string(kVectorAdd);
+  view.kernel = result_kind::vector_add;
   view.cpu_times = host_clock_times(file);
   const GpuSpec spec = spec_of(file, fallback);
   view.peak_gb_s = spec.dram_bandwidth_gb_s;
@@ -281,7 +275,7 @@ BenchmarkView benchmark_view(const ResultsFile& file, const GpuSpec& fallback) {
 
   std::size_t named = 0;
   for (const Result& r : file.results) {
-    if (r.name != kVectorAdd) {
+    if (r.name != result_kind::vector_add) {
       continue;
     }
     ++named;
@@ -346,7 +340,7 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
   // Shapes in order of first appearance, each with its results in file order.
   std::vector<std::pair<std::map<std::string, std::string>, std::vector<const Result*>>> shapes;
   for (const Result& r : file.results) {
-    if (r.name != kAttentionComponent || param(r, "component") == nullptr) {
+    if (r.name != result_kind::attention_component || param(r, "component") == nullptr) {
       continue;
     }
     std::map<std::string, std::string> shape = params_without(r, {"component", "bound"});
@@ -438,7 +432,7 @@ class ComponentLabels {
   ComponentLabels(const ResultsFile& file, Precision precision) {
     std::vector<std::map<std::string, std::string>> shapes;
     for (const Result& r : file.results) {
-      if (r.name == kAttentionComponent && precision_of(r) == precision) {
+      if (r.name == result_kind::attention_component && precision_of(r) == precision) {
         shapes.push_back(params_without(r, {"component", "bound", "precision"}));
       }
     }
@@ -537,8 +531,9 @@ RooflineView roofline_view(std::span<const Source> sources, const GpuSpec& spec,
     }
     const ComponentLabels labels(*source.file, precision);
     for (const Result& r : source.file->results) {
-      const bool is_component = r.name == kAttentionComponent && param(r, "component") != nullptr;
-      if ((!is_component && r.name != kOpCost) || precision_of(r) != precision) {
+      const bool is_component =
+          r.name == result_kind::attention_component && param(r, "component") != nullptr;
+      if ((!is_component && r.name != result_kind::op_cost) || precision_of(r) != precision) {
         continue;
       }
       const std::optional<double> flops = flops_of(r);
@@ -618,7 +613,7 @@ std::vector<SweepView> sweep_views(const ResultsFile& file) {
   std::vector<Group> groups;
   for (const Result& r : file.results) {
     const std::string* kernel = param(r, "kernel");
-    if (r.name != kBlockSizeSweep || kernel == nullptr) {
+    if (r.name != result_kind::block_size_sweep || kernel == nullptr) {
       continue;
     }
     std::map<std::string, std::string> problem =
@@ -679,7 +674,7 @@ std::vector<SweepView> sweep_views(const ResultsFile& file) {
 std::vector<MemoryView> memory_views(const ResultsFile& file) {
   std::vector<MemoryView> views;
   for (const Result& r : file.results) {
-    if (r.name != "counted_kernel") {
+    if (r.name != result_kind::counted_kernel) {
       continue;
     }
     // Counted on sim, or measured by Nsight Compute on a GPU (gpulab profile --backend cuda); a

@@ -92,12 +92,39 @@ struct Metric {
   std::string spec;    ///< modeled metrics only (required there): the spec, e.g. "H100 SXM"
   std::string reason;  ///< unavailable metrics only (required there): why
 
+  /// A measured value.
+  [[nodiscard]] static Metric measured(std::string name, double value) {
+    return {std::move(name), value, Provenance::measured, {}, {}};
+  }
+  /// A value modeled on the spec named `spec_name`.
+  [[nodiscard]] static Metric modeled(std::string name, double value, std::string spec_name) {
+    return {std::move(name), value, Provenance::modeled, std::move(spec_name), {}};
+  }
+  /// A value that could not be had, and why.
+  [[nodiscard]] static Metric unavailable(std::string name, std::string why) {
+    return {std::move(name), std::nullopt, Provenance::unavailable, {}, std::move(why)};
+  }
+
   friend bool operator==(const Metric&, const Metric&) = default;
 };
 
+/// The result names that gpulab's programs write and the viewer reads (Result::name): one spelling
+/// for writer and reader. A results file may hold other names too; readers skip what they do not
+/// know.
+namespace result_kind {
+inline constexpr const char* vector_add = "vector_add";          ///< lab 01, viewer: param n
+inline constexpr const char* timing_pitfall = "timing_pitfall";  ///< lab 01: param method
+inline constexpr const char* attention_component = "attention_component";    ///< labs 02, 03
+inline constexpr const char* attention_forward = "attention_forward";        ///< lab 02
+inline constexpr const char* attention_bottleneck = "attention_bottleneck";  ///< lab 03
+inline constexpr const char* op_cost = "op_cost";  ///< lab 03: an op placed on the roofline
+inline constexpr const char* block_size_sweep = "block_size_sweep";  ///< viewer: param kernel
+inline constexpr const char* counted_kernel = "counted_kernel";      ///< gpulab profile
+}  // namespace result_kind
+
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).
 struct Result {
-  std::string name;                           ///< e.g. "vector_add"; never empty
+  std::string name;                           ///< e.g. result_kind::vector_add; never empty
   std::map<std::string, std::string> params;  ///< configuration, e.g. {"n": "1048576"}
   std::vector<Metric> metrics;                ///< the numbers
   std::vector<double> samples_ms{};  ///< timed samples (finite, >= 0); empty when not recorded

@@ -1,0 +1,98 @@
+#include "gpulab/core/files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+
+namespace gpulab {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_file(const fs::path& path, std::string* why_not) {
+  const auto failed = [&](int code) -> std::optional<std::string> {
+    if (why_not != nullptr) {
+      *why_not = std::error_code(code, std::generic_category()).message();
+    }
+    return std::nullopt;
+  };
+  const auto close = [](std::FILE* f) { std::fclose(f); };
+  const std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "rb"), close);
+  if (!file) {
+    return failed(errno);
+  }
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  std::size_t got = 0;
+  while ((got = std::fread(chunk.data(), 1, chunk.size(), file.get())) > 0) {
+    text.append(chunk.data(), got);
+  }
+  if (std::ferror(file.get()) != 0) {
+    return failed(errno);  // EISDIR for a folder
+  }
+  return text;
+}
+
+void write_file_atomically(const fs::path& path, std::string_view text, ParentFolders parents) {
+  const auto error = [&](const std::string& what) {
+    return std::runtime_error(path.string() + ": " + what);
+  };
+  if (path.filename().empty()) {
+    throw error("expected a file name, found a folder");
+  }
+  const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (parents == ParentFolders::create) {
+    std::error_code code;
+    fs::create_directories(directory, code);
+    if (code) {
+      throw error("cannot create the folder " + directory.string() + ": " + code.message());
+    }
+  }
+  // mkstemp replaces the template's trailing six 'X' with a unique suffix.
+  std::string temporary =
+      (directory / ("." + path.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    throw error("cannot create a temporary file in " + directory.string() + ": " +
+                std::error_code(errno, std::generic_category()).message());
+  }
+  const auto give_up = [&](const char* step, int code, bool open) {
+    if (open) {
+      ::close(fd);
+    }
+    ::unlink(temporary.c_str());
+    throw error(std::string("cannot ") + step + ": " +
+                std::error_code(code, std::generic_category()).message());
+  };
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      give_up("write the file", n < 0 ? errno : EIO, true);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) {  // mkstemp creates 0600: readable by no one else
+    give_up("set the file permissions", errno, true);
+  }
+  if (::fsync(fd) != 0) {
+    give_up("flush the file to disk", errno, true);
+  }
+  if (::close(fd) != 0) {
+    give_up("close the file", errno, false);
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    give_up("replace the file", errno, false);
+  }
+}
+
+}  // namespace gpulab
