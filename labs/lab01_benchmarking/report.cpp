@@ -211,7 +211,7 @@ double first_launch_ms(VectorAddProblem& problem, cudaStream_t stream) {
   problem.launch(stream);
   stop.record(stream);
   stop.synchronize();
-  return gpulab::Event::elapsed_ms(start, stop);
+  return static_cast<double>(gpulab::Event::elapsed_ms(start, stop));
 }
 
 void report(LabContext& context) {

@@ -2,6 +2,7 @@
 // function against kernels of known duration (kernels/timing/spin.hpp) and the framework harness.
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -132,7 +133,7 @@ GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5) {
   const std::vector<double> valid{1.0, 2.0};
   EXPECT_NO_THROW(static_cast<void>(summarize_samples(valid))) << "valid samples {1, 2}";
   const std::vector<std::vector<double>> invalid{
-      {}, {1.0, -0.5}, {1.0, std::nan("")}, {1.0, INFINITY}};
+      {}, {1.0, -0.5}, {1.0, std::nan("")}, {1.0, std::numeric_limits<double>::infinity()}};
   const char* names[] = {"no samples", "a negative sample", "a NaN sample", "an infinite sample"};
   for (std::size_t i = 0; i < invalid.size(); ++i) {
     EXPECT_THROW(static_cast<void>(summarize_samples(invalid[i])), std::invalid_argument)
@@ -293,7 +294,7 @@ GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 
   gpulab::flush_l2(stream);
   stop.record(stream);
   stop.synchronize();
-  const double flush_ms = gpulab::Event::elapsed_ms(start, stop);
+  const double flush_ms = static_cast<double>(gpulab::Event::elapsed_ms(start, stop));
 
   constexpr double kSpinMs = 0.5;
   TimingOptions options = quick_options();

@@ -51,16 +51,20 @@ struct LabContext {
 };
 
 /// Which lab and which code a report program is: GPULAB_LAB_INFO, from the compile definitions
-/// gpulab_add_lab (cmake/GpulabLabs.cmake) gives each report program.
+/// gpulab_add_lab (cmake/GpulabLabs.cmake) gives each report program, and report_variant().
 struct LabInfo {
   const char* lab;      ///< e.g. "lab01"
   const char* title;    ///< e.g. "Benchmarking a kernel correctly"
   const char* variant;  ///< "student" or "solution"
 };
 
-#define GPULAB_LAB_INFO                                 \
-  ::gpulab::labkit::LabInfo {                           \
-    GPULAB_LAB_ID, GPULAB_LAB_TITLE, GPULAB_LAB_VARIANT \
+/// "student" or "solution": defined by the one-line source each report program is linked with, so
+/// the report's own code is compiled once for both.
+[[nodiscard]] const char* report_variant() noexcept;
+
+#define GPULAB_LAB_INFO                                                 \
+  ::gpulab::labkit::LabInfo {                                           \
+    GPULAB_LAB_ID, GPULAB_LAB_TITLE, ::gpulab::labkit::report_variant() \
   }
 
 /// Lets a lab add its own options to the command line.
