@@ -97,9 +97,10 @@ std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& 
 // errors and __FILE__ name the submitted file. Written only when it changed: an unchanged
 // submission is not rebuilt.
 void stage_file(const fs::path& from, const fs::path& to) {
-  const std::optional<std::string> text = read_file(from);
+  std::string why_not;
+  const std::optional<std::string> text = read_file(from, &why_not);
   if (!text) {
-    throw std::runtime_error("cannot read " + from.string());
+    throw std::runtime_error("cannot read " + from.string() + ": " + why_not);
   }
   std::string escaped;
   for (const char c : fs::absolute(from).lexically_normal().string()) {

@@ -8,9 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +23,7 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/core/files.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
@@ -215,12 +214,9 @@ int run(const Options& options) {
               << ncu->string() << ")\n"
               << std::flush;
     status = run_program(*ncu, ncu_args);
-    if (std::filesystem::exists(csv)) {
-      std::ifstream in(csv);
-      const std::string text((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+    if (const std::optional<std::string> text = read_file(csv)) {
       try {
-        launches = parse_ncu_csv(text);
+        launches = parse_ncu_csv(*text);
       } catch (const std::exception& e) {
         std::filesystem::remove_all(dir);
         throw std::runtime_error(std::string("reading what ncu wrote: ") + e.what());

@@ -192,56 +192,78 @@ std::vector<CountedLaunch> read_counted_launches(const std::filesystem::path& pa
   return launches;
 }
 
-std::vector<CounterMetric> counter_metrics(const MemoryCounters& c) {
-  const auto n = [](std::uint64_t v) { return static_cast<double>(v); };
-  return {
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "request", n(c.global_load.requests),
-       "global load requests (warp-level instructions)"},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", n(c.global_load.sectors),
-       "32-byte sectors moved by global loads"},
-      {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sector",
-       c.sectors_per_load_request(), "sectors per global load request (4 for coalesced floats)"},
-      {"gpulab__global_ld_efficiency.pct", "%", c.global_load_efficiency_pct(),
-       "bytes the lanes asked for over bytes the sectors moved"},
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "request", n(c.global_store.requests),
-       "global store requests"},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "sector", n(c.global_store.sectors),
-       "32-byte sectors moved by global stores"},
-      {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sector",
-       c.sectors_per_store_request(), "sectors per global store request"},
-      {"gpulab__global_st_partial_sectors.sum", "sector", n(c.global_store.partial_sectors),
-       "sectors a store request wrote only part of (each costs the L1-to-L2 path more)"},
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "request", n(c.global_atomic.requests),
-       "global atomic requests"},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "sector", n(c.global_atomic.sectors),
-       "32-byte sectors touched by global atomics"},
-      {"smsp__inst_executed_op_shared_ld.sum", "request", n(c.shared_load.requests),
-       "shared-memory load requests"},
-      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "wavefront",
-       n(c.shared_load.wavefronts), "shared-memory load wavefronts"},
-      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "wavefront",
-       n(c.shared_load.bank_conflicts), "extra wavefronts from bank conflicts (loads)"},
-      {"smsp__inst_executed_op_shared_st.sum", "request", n(c.shared_store.requests),
-       "shared-memory store requests"},
-      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "wavefront",
-       n(c.shared_store.wavefronts), "shared-memory store wavefronts"},
-      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "wavefront",
-       n(c.shared_store.bank_conflicts), "extra wavefronts from bank conflicts (stores)"},
-      {"smsp__inst_executed_op_shared_atom.sum", "request", n(c.shared_atomic.requests),
-       "shared-memory atomic requests"},
-      {"gpulab__shared_atom_wavefronts.sum", "wavefront", n(c.shared_atomic.wavefronts),
-       "shared-memory atomic wavefronts (lanes on one bank serialize)"},
-      {"gpulab__lanes_per_memory_request.ratio", "lane", c.lanes_per_request(),
-       "active lanes per memory request (32 without divergence)"},
-      {"lts__t_sectors_srcunit_tex_op_read.sum", "sector", n(c.l2_sector_reads),
-       "sectors read from L2 (loads and atomics)"},
-      {"lts__t_sectors_srcunit_tex_op_write.sum", "sector", n(c.l2_sector_writes),
-       "sectors written to L2 (stores and atomics)"},
-      {"lts__t_sector_hit_rate.pct", "%", c.l2_hit_rate_pct(), "L2 sector hit rate"},
-      {"dram__bytes_read.sum", "byte", n(c.dram_bytes_read), "DRAM bytes read (L2 misses)"},
-      {"dram__bytes_write.sum", "byte", n(c.dram_bytes_written),
-       "DRAM bytes written (dirty L2 sectors)"},
+namespace {
+
+// Every figure of `c`, in the order of `gpulab profile`'s table, as visit(name, unit, count,
+// value, description): `count` points at the raw count the figure is, or is null for a derived
+// figure (a ratio, a percentage). One table serves reading the figures (counter_metrics) and
+// writing ncu's back into the counts (ncu_field).
+template <class Counters, class Visit>
+void for_each_figure(Counters& c, Visit visit) {
+  using Count = decltype(&c.dram_bytes_read);  // const or not, as `c` is
+  const auto count = [&](std::string_view name, std::string_view unit, Count field,
+                         std::string_view what) {
+    visit(name, unit, field, static_cast<double>(*field), what);
   };
+  const auto derived = [&](std::string_view name, std::string_view unit, double value,
+                           std::string_view what) { visit(name, unit, Count{}, value, what); };
+  count("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "request", &c.global_load.requests,
+        "global load requests (warp-level instructions)");
+  count("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", &c.global_load.sectors,
+        "32-byte sectors moved by global loads");
+  derived("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sector",
+          c.sectors_per_load_request(), "sectors per global load request (4 for coalesced floats)");
+  derived("gpulab__global_ld_efficiency.pct", "%", c.global_load_efficiency_pct(),
+          "bytes the lanes asked for over bytes the sectors moved");
+  count("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "request", &c.global_store.requests,
+        "global store requests");
+  count("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "sector", &c.global_store.sectors,
+        "32-byte sectors moved by global stores");
+  derived("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sector",
+          c.sectors_per_store_request(), "sectors per global store request");
+  count("gpulab__global_st_partial_sectors.sum", "sector", &c.global_store.partial_sectors,
+        "sectors a store request wrote only part of (each costs the L1-to-L2 path more)");
+  count("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "request", &c.global_atomic.requests,
+        "global atomic requests");
+  count("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "sector", &c.global_atomic.sectors,
+        "32-byte sectors touched by global atomics");
+  count("smsp__inst_executed_op_shared_ld.sum", "request", &c.shared_load.requests,
+        "shared-memory load requests");
+  count("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "wavefront",
+        &c.shared_load.wavefronts, "shared-memory load wavefronts");
+  count("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "wavefront",
+        &c.shared_load.bank_conflicts, "extra wavefronts from bank conflicts (loads)");
+  count("smsp__inst_executed_op_shared_st.sum", "request", &c.shared_store.requests,
+        "shared-memory store requests");
+  count("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "wavefront",
+        &c.shared_store.wavefronts, "shared-memory store wavefronts");
+  count("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "wavefront",
+        &c.shared_store.bank_conflicts, "extra wavefronts from bank conflicts (stores)");
+  count("smsp__inst_executed_op_shared_atom.sum", "request", &c.shared_atomic.requests,
+        "shared-memory atomic requests");
+  count("gpulab__shared_atom_wavefronts.sum", "wavefront", &c.shared_atomic.wavefronts,
+        "shared-memory atomic wavefronts (lanes on one bank serialize)");
+  derived("gpulab__lanes_per_memory_request.ratio", "lane", c.lanes_per_request(),
+          "active lanes per memory request (32 without divergence)");
+  count("lts__t_sectors_srcunit_tex_op_read.sum", "sector", &c.l2_sector_reads,
+        "sectors read from L2 (loads and atomics)");
+  count("lts__t_sectors_srcunit_tex_op_write.sum", "sector", &c.l2_sector_writes,
+        "sectors written to L2 (stores and atomics)");
+  derived("lts__t_sector_hit_rate.pct", "%", c.l2_hit_rate_pct(), "L2 sector hit rate");
+  count("dram__bytes_read.sum", "byte", &c.dram_bytes_read, "DRAM bytes read (L2 misses)");
+  count("dram__bytes_write.sum", "byte", &c.dram_bytes_written,
+        "DRAM bytes written (dirty L2 sectors)");
+}
+
+}  // namespace
+
+std::vector<CounterMetric> counter_metrics(const MemoryCounters& c) {
+  std::vector<CounterMetric> metrics;
+  for_each_figure(c, [&](std::string_view name, std::string_view unit, const std::uint64_t*,
+                         double value, std::string_view what) {
+    metrics.push_back({name, unit, value, what});
+  });
+  return metrics;
 }
 
 std::vector<std::string_view> ncu_metric_names() {
@@ -373,34 +395,17 @@ double ncu_value(const std::string& text, const std::string& unit) {
   return value;
 }
 
-// Where a metric ncu reports goes in `c`; nullptr for derived figures (ratios, percentages) and
-// names gpulab does not count.
+// Where a metric ncu reports goes in `c`; nullptr for derived figures (ratios, percentages), for
+// gpulab's own figures (ncu has none of them) and for names gpulab does not count.
 std::uint64_t* ncu_field(MemoryCounters& c, std::string_view name) {
-  const std::pair<std::string_view, std::uint64_t*> fields[] = {
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", &c.global_load.requests},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", &c.global_load.sectors},
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", &c.global_store.requests},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", &c.global_store.sectors},
-      {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", &c.global_atomic.requests},
-      {"l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", &c.global_atomic.sectors},
-      {"smsp__inst_executed_op_shared_ld.sum", &c.shared_load.requests},
-      {"smsp__inst_executed_op_shared_st.sum", &c.shared_store.requests},
-      {"smsp__inst_executed_op_shared_atom.sum", &c.shared_atomic.requests},
-      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", &c.shared_load.wavefronts},
-      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", &c.shared_store.wavefronts},
-      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", &c.shared_load.bank_conflicts},
-      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", &c.shared_store.bank_conflicts},
-      {"lts__t_sectors_srcunit_tex_op_read.sum", &c.l2_sector_reads},
-      {"lts__t_sectors_srcunit_tex_op_write.sum", &c.l2_sector_writes},
-      {"dram__bytes_read.sum", &c.dram_bytes_read},
-      {"dram__bytes_write.sum", &c.dram_bytes_written},
-  };
-  for (const auto& [field_name, field] : fields) {
-    if (field_name == name) {
-      return field;
+  std::uint64_t* found = nullptr;
+  for_each_figure(c, [&](std::string_view figure, std::string_view, std::uint64_t* count, double,
+                         std::string_view) {
+    if (figure == name && !figure.starts_with(kOwnPrefix)) {
+      found = count;
     }
-  }
-  return nullptr;
+  });
+  return found;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "gpulab/core/grading.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -9,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/core/files.hpp"
 #include "gpulab/core/json_reader.hpp"
 #include "gpulab/core/sha256.hpp"
 #include "utf8.hpp"
@@ -183,14 +183,12 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
 }
 
 LabManifest load_lab_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> contents = read_file(path);
+  if (!contents) {
     throw std::runtime_error(path.string() +
                              ": cannot read the lab manifest (configure the build first)");
   }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return parse_lab_manifest(contents.str(), path.string());
+  return parse_lab_manifest(*contents, path.string());
 }
 
 std::string test_case_of(std::string_view ctest_name) {
