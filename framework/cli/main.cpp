@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
       gpulab::cli::add_show_command(app),   gpulab::cli::add_run_command(app, lab_args),
       gpulab::cli::add_grade_command(app),  gpulab::cli::add_occupancy_command(app),
       gpulab::cli::add_view_command(app),   gpulab::cli::add_profile_command(app, lab_args),
+      gpulab::cli::add_bench_command(app),
   };
 
   try {

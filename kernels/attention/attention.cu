@@ -4,13 +4,14 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
 
+#include "catalog.hpp"
 #include "common.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -576,14 +577,75 @@ void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
   }
 }
 
-std::span<const RegisteredKernel> attention_kernel_registry() {
-  static const RegisteredKernel entries[] = {
-      {"batched_gemm_kernel", reinterpret_cast<const void*>(&batched_gemm_kernel),
-       kNoDynamicShared},
-      {"softmax_rows_kernel", reinterpret_cast<const void*>(&softmax_rows_kernel),
-       kNoDynamicShared},
+std::span<const Level<AttentionLaunch>> attention_levels() {
+  static const Level<AttentionLaunch> levels[] = {
+      {0,
+       "unfused",
+       "five kernels; scores and probabilities go through DRAM (two B*H*S^2 tensors)",
+       &attention_forward,
+       {GPULAB_KERNEL_REF(batched_gemm_kernel, kNoDynamicShared),
+        GPULAB_KERNEL_REF(softmax_rows_kernel, kNoDynamicShared)}},
   };
-  return entries;
+  return levels;
+}
+
+namespace {
+
+// One layer of `seq_len` tokens: batch 1, d_model 64, 4 heads, not causal; inputs from seed 2.
+class AttentionProblem final : public OpProblem {
+ public:
+  explicit AttentionProblem(const AttentionConfig& config)
+      : config_(config), inputs_(make_attention_inputs(config, 2)), buffers_(config) {
+    upload(inputs_, buffers_);
+    expected_ = attention_reference(config_, inputs_);
+  }
+  void launch(std::size_t index, cudaStream_t stream, unsigned /*block_size*/) override {
+    level_at(attention_levels(), index, "attention").launch(config_, buffers_, stream);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(attention_levels(), index, "attention");
+    for (DeviceBuffer<float>* out :
+         {&buffers_.qkv, &buffers_.scores, &buffers_.probs, &buffers_.attn, &buffers_.y}) {
+      out->fill_bytes_async(0xff, stream);
+    }
+    launch(index, stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    require_close(describe_level("attention", level.number, level.name, 0), expected_,
+                  buffers_.y.to_vector(), forward_tolerance(config_, rms(expected_)));
+  }
+  [[nodiscard]] OpCost cost() const override { return forward_cost(config_); }
+  [[nodiscard]] std::string describe() const override {
+    return "batch " + std::to_string(config_.batch) + ", " + std::to_string(config_.seq_len) +
+           " tokens, d_model " + std::to_string(config_.d_model) + ", " +
+           std::to_string(config_.heads) + " heads";
+  }
+
+ private:
+  AttentionConfig config_;
+  AttentionInputs inputs_;
+  AttentionBuffers buffers_;
+  std::vector<float> expected_;
+};
+
+}  // namespace
+
+Op attention_op() {
+  return {"attention",
+          "one attention layer's forward pass: batch 1, d_model 64, 4 heads",
+          "tokens per sequence",
+          2048,
+          128,
+          {1, 17, 64},
+          0,
+          erase_levels(attention_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0 || n > 65536) {
+              throw std::invalid_argument("attention: the size must be 1 to 65536 tokens, not " +
+                                          std::to_string(n));
+            }
+            return std::make_unique<AttentionProblem>(
+                AttentionConfig{1, static_cast<int>(n), 64, 4, false});
+          }};
 }
 
 }  // namespace gpulab::kernels

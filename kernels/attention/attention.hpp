@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/roofline.hpp"
@@ -120,6 +121,12 @@ void run_component(Component component, const AttentionConfig& config, Attention
 /// All five components in order on `stream`: y from x, w_qkv and w_out.
 void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
                        cudaStream_t stream = nullptr);
+
+using AttentionLaunch = void (*)(const AttentionConfig& config, AttentionBuffers& buffers,
+                                 cudaStream_t stream);
+
+/// The levels of the forward pass, in order (attention_forward is level 0, the unfused baseline).
+std::span<const Level<AttentionLaunch>> attention_levels();
 
 // CPU references, accumulated in double, one per component on host vectors (shapes as above).
 

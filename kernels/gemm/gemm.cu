@@ -1,12 +1,15 @@
 #include "gemm/gemm.hpp"
 
-#include <array>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
 
 namespace gpulab::kernels {
 
@@ -103,26 +106,98 @@ void gemm_tiled(const float* a, const float* b, float* c, int m, int n, int k, c
   GPULAB_CHECK_LAUNCH();
 }
 
+namespace {
+
+// gemm_tiled's two T x T tiles of floats, T = 16 (the level table's, so first) or 32.
+constexpr std::uint64_t kTiledShared[] = {2 * 16 * 16 * sizeof(float), 2 * 32 * 32 * sizeof(float)};
+
+}  // namespace
+
 std::span<const Level<GemmLaunch>> gemm_levels() {
-  static constexpr std::array<Level<GemmLaunch>, 2> levels{{
-      {1, "naive", "one thread per output, operands from global memory", gemm_naive},
-      {2, "tiled", "16 x 16 tiles in dynamic shared memory: each load serves 16 multiply-adds",
+  static const Level<GemmLaunch> levels[] = {
+      {1,
+       "naive",
+       "one thread per output, operands from global memory",
+       &gemm_naive,
+       {GPULAB_KERNEL_REF(gemm_naive_kernel, kNoDynamicShared)}},
+      {2,
+       "tiled",
+       "16 x 16 tiles in dynamic shared memory: each load serves 16 multiply-adds",
        [](const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream) {
          gemm_tiled(a, b, c, m, n, k, stream, 16);
-       }},
-  }};
+       },
+       {GPULAB_KERNEL_REF(gemm_tiled_kernel, kTiledShared)}},
+  };
   return levels;
 }
 
-std::span<const RegisteredKernel> gemm_kernel_registry() {
-  // gemm_tiled's two T x T tiles of floats, T = 16 (the level table's) or 32.
-  static constexpr std::uint64_t kTiledShared[] = {2 * 16 * 16 * sizeof(float),
-                                                   2 * 32 * 32 * sizeof(float)};
-  static const RegisteredKernel entries[] = {
-      {"gemm_naive_kernel", reinterpret_cast<const void*>(&gemm_naive_kernel), kNoDynamicShared},
-      {"gemm_tiled_kernel", reinterpret_cast<const void*>(&gemm_tiled_kernel), kTiledShared},
-  };
-  return entries;
+namespace {
+
+// C = A * B, all n x n, inputs random in [-1, 1).
+class GemmProblem final : public OpProblem {
+ public:
+  explicit GemmProblem(int n)
+      : n_(n),
+        a_(random_floats(std::size_t(n) * n, 5)),
+        b_(random_floats(std::size_t(n) * n, 6)),
+        expected_(std::size_t(n) * n),
+        da_(a_.size()),
+        db_(b_.size()),
+        dc_(expected_.size()) {
+    gemm_reference(a_, b_, expected_, n, n, n);
+    da_.copy_from(a_);
+    db_.copy_from(b_);
+  }
+  void launch(std::size_t index, cudaStream_t stream, unsigned /*block_size*/) override {
+    level_at(gemm_levels(), index, "gemm")
+        .launch(da_.data(), db_.data(), dc_.data(), n_, n_, n_, stream);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(gemm_levels(), index, "gemm");
+    dc_.fill_bytes_async(0xff, stream);
+    launch(index, stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    // Each element sums n products: fp32's tolerance grown with sqrt(n), at the scale of C.
+    require_close(describe_level("gemm", level.number, level.name, 0), expected_, dc_.to_vector(),
+                  scaled(tolerance_for(DType::fp32, n_), rms(expected_)));
+  }
+  // n^3 multiply-adds; read A and B, write C.
+  [[nodiscard]] OpCost cost() const override {
+    const auto n = static_cast<double>(n_);
+    return {2.0 * n * n * n, 12.0 * n * n};
+  }
+  [[nodiscard]] std::string describe() const override {
+    return std::to_string(n_) + " x " + std::to_string(n_) + " matrices";
+  }
+
+ private:
+  int n_;
+  std::vector<float> a_;
+  std::vector<float> b_;
+  std::vector<float> expected_;
+  DeviceBuffer<float> da_;
+  DeviceBuffer<float> db_;
+  DeviceBuffer<float> dc_;
+};
+
+}  // namespace
+
+Op gemm_op() {
+  return {"gemm",
+          "C = A * B in fp32, square n x n matrices",
+          "rows (and columns) of each matrix",
+          2048,
+          128,
+          {1, 16, 37, 100},
+          0,
+          erase_levels(gemm_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0 || n > 16384) {
+              throw std::invalid_argument("gemm: the size must be 1 to 16384, not " +
+                                          std::to_string(n));
+            }
+            return std::make_unique<GemmProblem>(static_cast<int>(n));
+          }};
 }
 
 }  // namespace gpulab::kernels

@@ -1,11 +1,14 @@
 #include "histogram/histogram.hpp"
 
-#include <array>
+#include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
+#include "gpulab/core/memory.hpp"
 
 namespace gpulab::kernels {
 
@@ -99,26 +102,95 @@ void histogram_shared(const unsigned* keys, std::size_t n, unsigned* counts, uns
   GPULAB_CHECK_LAUNCH();
 }
 
+namespace {
+
+// One counter per bin: 256 bins (the catalog's problem, so first), and 12288, the most
+// histogram_shared accepts (48 KiB).
+constexpr std::uint64_t kPrivateShared[] = {256 * sizeof(unsigned), 12288 * sizeof(unsigned)};
+
+}  // namespace
+
 std::span<const Level<HistogramLaunch>> histogram_levels() {
-  static constexpr std::array<Level<HistogramLaunch>, 2> levels{{
-      {1, "global atomics", "one atomicAdd on global memory per key", histogram_global},
-      {2, "privatized", "per-block counts in shared memory, merged with one atomic per bin",
-       histogram_shared},
-  }};
+  static const Level<HistogramLaunch> levels[] = {
+      {1,
+       "global atomics",
+       "one atomicAdd on global memory per key",
+       &histogram_global,
+       {GPULAB_KERNEL_REF(histogram_global_kernel, kNoDynamicShared)}},
+      {2,
+       "privatized",
+       "per-block counts in shared memory, merged with one atomic per bin",
+       &histogram_shared,
+       {GPULAB_KERNEL_REF(histogram_shared_kernel, kPrivateShared)}},
+  };
   return levels;
 }
 
-std::span<const RegisteredKernel> histogram_kernel_registry() {
-  // One counter per bin: 256 bins, and 12288, the most histogram_shared accepts (48 KiB).
-  static constexpr std::uint64_t kPrivateShared[] = {256 * sizeof(unsigned),
-                                                     12288 * sizeof(unsigned)};
-  static const RegisteredKernel entries[] = {
-      {"histogram_global_kernel", reinterpret_cast<const void*>(&histogram_global_kernel),
-       kNoDynamicShared},
-      {"histogram_shared_kernel", reinterpret_cast<const void*>(&histogram_shared_kernel),
-       kPrivateShared},
-  };
-  return entries;
+namespace {
+
+// n keys in 256 bins, uniformly random (std::mt19937's output is fixed by the standard).
+class HistogramProblem final : public OpProblem {
+ public:
+  explicit HistogramProblem(std::size_t n) : keys_(n), counts_(kBins), expected_(kBins) {
+    std::mt19937 random(42);
+    std::vector<unsigned> keys(n);
+    for (unsigned& key : keys) {
+      key = static_cast<unsigned>(random() % kBins);
+    }
+    histogram_reference(keys, expected_);
+    keys_.copy_from(keys);
+  }
+  void launch(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    level_at(histogram_levels(), index, "histogram")
+        .launch(keys_.data(), keys_.size(), counts_.data(), kBins, stream, block_size);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(histogram_levels(), index, "histogram");
+    counts_.fill_bytes_async(0xff, stream);  // the launch zeroes the counts itself first
+    launch(index, stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<unsigned> got = counts_.to_vector();
+    for (unsigned bin = 0; bin < kBins; ++bin) {
+      if (got[bin] != expected_[bin]) {
+        throw std::runtime_error(describe_level("histogram", level.number, level.name, block_size) +
+                                 ": counted " + std::to_string(got[bin]) + " keys in bin " +
+                                 std::to_string(bin) + ", expected " +
+                                 std::to_string(expected_[bin]));
+      }
+    }
+  }
+  // No floating-point work; read the keys, write the counts.
+  [[nodiscard]] OpCost cost() const override {
+    return {0, 4.0 * static_cast<double>(keys_.size()) + 4.0 * kBins};
+  }
+  [[nodiscard]] std::string describe() const override {
+    return std::to_string(keys_.size()) + " keys in " + std::to_string(kBins) + " bins";
+  }
+
+ private:
+  static constexpr unsigned kBins = 256;
+  DeviceBuffer<unsigned> keys_;
+  DeviceBuffer<unsigned> counts_;
+  std::vector<unsigned> expected_;
+};
+
+}  // namespace
+
+Op histogram_op() {
+  return {"histogram",
+          "counts of n random keys in 256 bins, with atomics",
+          "keys counted",
+          std::size_t{1} << 26,
+          std::size_t{1} << 20,
+          {1, 1000, 100000},
+          256,
+          erase_levels(histogram_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0) {
+              throw std::invalid_argument("histogram: the size must be at least 1");
+            }
+            return std::make_unique<HistogramProblem>(n);
+          }};
 }
 
 }  // namespace gpulab::kernels

@@ -1,10 +1,15 @@
 #include "reduction/reduction.hpp"
 
-#include <array>
+#include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
 
 namespace gpulab::kernels {
 
@@ -71,23 +76,24 @@ __global__ void block_sum_warp_kernel(const float* __restrict__ in, float* __res
   }
 }
 
-using BlockKernel = void (*)(const float*, float*, std::size_t);
-
-// Passes of `kernel` until one value is left: n -> n/256 -> ... -> 1.
-void reduce_passes(BlockKernel kernel, const float* in, float* out, std::size_t n, float* workspace,
+// Passes of one block kernel until one value is left: n -> n/256 -> ... -> 1. `pass(blocks, in,
+// out, n, stream)` launches the kernel by its name, so the sim's counted launches name it too (a
+// launch through a function pointer is named after the pointer).
+template <class Pass>
+void reduce_passes(Pass pass, const float* in, float* out, std::size_t n, float* workspace,
                    cudaStream_t stream) {
   if (n == 0) {
     throw std::invalid_argument("reduce_sum: n must be at least 1");
   }
   while (n > kReduceBlock) {
     const unsigned blocks = ceil_div(n, kReduceBlock);
-    kernel<<<blocks, kReduceBlock, 0, stream>>>(in, workspace, n);
+    pass(blocks, in, workspace, n, stream);
     GPULAB_CHECK_LAUNCH();
     in = workspace;
     workspace += blocks;
     n = blocks;
   }
-  kernel<<<1, kReduceBlock, 0, stream>>>(in, out, n);
+  pass(1, in, out, n, stream);
   GPULAB_CHECK_LAUNCH();
 }
 
@@ -95,12 +101,20 @@ void reduce_passes(BlockKernel kernel, const float* in, float* out, std::size_t 
 
 void reduce_sum_shared(const float* in, float* out, std::size_t n, float* workspace,
                        cudaStream_t stream) {
-  reduce_passes(block_sum_shared_kernel, in, out, n, workspace, stream);
+  reduce_passes(
+      [](unsigned blocks, const float* from, float* to, std::size_t count, cudaStream_t s) {
+        block_sum_shared_kernel<<<blocks, kReduceBlock, 0, s>>>(from, to, count);
+      },
+      in, out, n, workspace, stream);
 }
 
 void reduce_sum_warp(const float* in, float* out, std::size_t n, float* workspace,
                      cudaStream_t stream) {
-  reduce_passes(block_sum_warp_kernel, in, out, n, workspace, stream);
+  reduce_passes(
+      [](unsigned blocks, const float* from, float* to, std::size_t count, cudaStream_t s) {
+        block_sum_warp_kernel<<<blocks, kReduceBlock, 0, s>>>(from, to, count);
+      },
+      in, out, n, workspace, stream);
 }
 
 void block_sums_shared(const float* in, float* partials, std::size_t n, cudaStream_t stream) {
@@ -112,23 +126,86 @@ void block_sums_shared(const float* in, float* partials, std::size_t n, cudaStre
 }
 
 std::span<const Level<ReduceLaunch>> reduction_levels() {
-  static constexpr std::array<Level<ReduceLaunch>, 2> levels{{
-      {1, "shared-memory tree", "a block sums in shared memory, __syncthreads between steps",
-       reduce_sum_shared},
-      {2, "warp shuffle", "warps sum in registers with __shfl_down_sync; one barrier per block",
-       reduce_sum_warp},
-  }};
+  static const Level<ReduceLaunch> levels[] = {
+      {1,
+       "shared-memory tree",
+       "a block sums in shared memory, __syncthreads between steps",
+       &reduce_sum_shared,
+       {GPULAB_KERNEL_REF(block_sum_shared_kernel, kNoDynamicShared)}},
+      {2,
+       "warp shuffle",
+       "warps sum in registers with __shfl_down_sync; one barrier per block",
+       &reduce_sum_warp,
+       {GPULAB_KERNEL_REF(block_sum_warp_kernel, kNoDynamicShared)}},
+  };
   return levels;
 }
 
-std::span<const RegisteredKernel> reduction_kernel_registry() {
-  static const RegisteredKernel entries[] = {
-      {"block_sum_shared_kernel", reinterpret_cast<const void*>(&block_sum_shared_kernel),
-       kNoDynamicShared},
-      {"block_sum_warp_kernel", reinterpret_cast<const void*>(&block_sum_warp_kernel),
-       kNoDynamicShared},
-  };
-  return entries;
+namespace {
+
+// n random floats in [-1, 1) summed into one.
+class ReductionProblem final : public OpProblem {
+ public:
+  explicit ReductionProblem(std::size_t n)
+      : input_(random_floats(n, 3)),
+        in_(n),
+        out_(1),
+        workspace_(reduce_sum_workspace(n) + 1),
+        expected_{static_cast<float>(reduce_sum_reference(input_))} {
+    in_.copy_from(input_);
+  }
+  void launch(std::size_t index, cudaStream_t stream, unsigned /*block_size*/) override {
+    level_at(reduction_levels(), index, "reduction")
+        .launch(in_.data(), out_.data(), input_.size(), workspace_.data(), stream);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(reduction_levels(), index, "reduction");
+    out_.fill_bytes_async(0xff, stream);
+    launch(index, stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    // A sum of n terms: fp32's tolerance grown with sqrt(n), for the typical magnitude of such a
+    // sum, sqrt(n) * rms(input) (a random walk of n steps), not |expected|, which cancellation
+    // can make arbitrarily small.
+    const auto n = static_cast<std::int64_t>(input_.size());
+    const Tolerance tolerance =
+        scaled(tolerance_for(DType::fp32, n), std::sqrt(static_cast<double>(n)) * rms(input_));
+    require_close(describe_level("reduction", level.number, level.name, 0), expected_,
+                  out_.to_vector(), tolerance);
+  }
+  // One add per element; read the input once, write one float.
+  [[nodiscard]] OpCost cost() const override {
+    const auto n = static_cast<double>(input_.size());
+    return {n, 4.0 * n + 4.0};
+  }
+  [[nodiscard]] std::string describe() const override {
+    return std::to_string(input_.size()) + " floats";
+  }
+
+ private:
+  std::vector<float> input_;
+  DeviceBuffer<float> in_;
+  DeviceBuffer<float> out_;
+  DeviceBuffer<float> workspace_;
+  std::vector<float> expected_;
+};
+
+}  // namespace
+
+Op reduction_op() {
+  return {"reduction",
+          "the sum of n floats, deterministic (fixed order, no atomics)",
+          "floats summed",
+          std::size_t{1} << 26,
+          std::size_t{1} << 20,
+          {1, 31, 256, 257, 1000, 65536, 65536 * 4 + 3},
+          0,
+          erase_levels(reduction_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0) {
+              throw std::invalid_argument("reduction: the size must be at least 1");
+            }
+            return std::make_unique<ReductionProblem>(n);
+          }};
 }
 
 }  // namespace gpulab::kernels

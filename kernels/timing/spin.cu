@@ -4,8 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
 
 namespace gpulab::kernels {
 namespace {
@@ -67,10 +67,8 @@ void spin_kernel(double milliseconds, cudaStream_t stream) {
   GPULAB_CHECK_LAUNCH();
 }
 
-std::span<const RegisteredKernel> spin_kernel_registry() {
-  static const RegisteredKernel entries[] = {
-      {"spin_wait_kernel", reinterpret_cast<const void*>(&spin_wait_kernel), kNoDynamicShared},
-  };
+std::span<const KernelRef> spin_kernels() {
+  static const KernelRef entries[] = {GPULAB_KERNEL_REF(spin_wait_kernel, kNoDynamicShared)};
   return entries;
 }
 

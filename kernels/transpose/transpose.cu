@@ -1,10 +1,13 @@
 #include "transpose/transpose.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
+#include "gpulab/core/memory.hpp"
 
 namespace gpulab::kernels {
 
@@ -129,29 +132,90 @@ void transpose_conflict_free(const float* in, float* out, int rows, int cols, cu
 
 std::span<const Level<TransposeLaunch>> transpose_levels() {
   static const Level<TransposeLaunch> levels[] = {
-      {0, "copy", "the ceiling: the same bytes read and written by rows", &transpose_copy},
-      {1, "naive", "reads rows, writes columns: a sector per lane on every write",
-       &transpose_naive},
-      {2, "coalesced", "a shared-memory tile makes both global accesses rows",
-       &transpose_coalesced},
-      {3, "conflict-free", "a padded tile removes the 32-way bank conflicts of the column reads",
-       &transpose_conflict_free},
+      {0,
+       "copy",
+       "the ceiling: the same bytes read and written by rows",
+       &transpose_copy,
+       {GPULAB_KERNEL_REF(transpose_copy_kernel, kNoDynamicShared)}},
+      {1,
+       "naive",
+       "reads rows, writes columns: a sector per lane on every write",
+       &transpose_naive,
+       {GPULAB_KERNEL_REF(transpose_naive_kernel, kNoDynamicShared)}},
+      {2,
+       "coalesced",
+       "a shared-memory tile makes both global accesses rows",
+       &transpose_coalesced,
+       {GPULAB_KERNEL_REF(transpose_coalesced_kernel, kNoDynamicShared)}},
+      {3,
+       "conflict-free",
+       "a padded tile removes the 32-way bank conflicts of the column reads",
+       &transpose_conflict_free,
+       {GPULAB_KERNEL_REF(transpose_conflict_free_kernel, kNoDynamicShared)}},
   };
   return levels;
 }
 
-std::span<const RegisteredKernel> transpose_kernel_registry() {
-  static const RegisteredKernel entries[] = {
-      {"transpose_copy_kernel", reinterpret_cast<const void*>(&transpose_copy_kernel),
-       kNoDynamicShared},
-      {"transpose_naive_kernel", reinterpret_cast<const void*>(&transpose_naive_kernel),
-       kNoDynamicShared},
-      {"transpose_coalesced_kernel", reinterpret_cast<const void*>(&transpose_coalesced_kernel),
-       kNoDynamicShared},
-      {"transpose_conflict_free_kernel",
-       reinterpret_cast<const void*>(&transpose_conflict_free_kernel), kNoDynamicShared},
-  };
-  return entries;
+namespace {
+
+// An n x n matrix of random floats, transposed (level 0 copies it: its expected output is the
+// input itself).
+class TransposeProblem final : public OpProblem {
+ public:
+  explicit TransposeProblem(int n)
+      : n_(n),
+        in_(random_floats(std::size_t(n) * n, 5)),
+        transposed_(in_.size()),
+        d_in_(in_.size()),
+        d_out_(in_.size()) {
+    transpose_reference(in_, transposed_, n, n);
+    d_in_.copy_from(in_);
+  }
+  void launch(std::size_t index, cudaStream_t stream, unsigned /*block_size*/) override {
+    level_at(transpose_levels(), index, "transpose")
+        .launch(d_in_.data(), d_out_.data(), n_, n_, stream);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(transpose_levels(), index, "transpose");
+    d_out_.fill_bytes_async(0xff, stream);
+    launch(index, stream, block_size);
+    GPULAB_CHECK(cudaStreamSynchronize(stream));
+    // Moving values changes no bits: exact.
+    require_close(describe_level("transpose", level.number, level.name, 0),
+                  level.number == 0 ? in_ : transposed_, d_out_.to_vector(), Tolerance{0, 0});
+  }
+  // No floating-point work; read the matrix once, write it once.
+  [[nodiscard]] OpCost cost() const override { return {0, 8.0 * static_cast<double>(in_.size())}; }
+  [[nodiscard]] std::string describe() const override {
+    return std::to_string(n_) + " x " + std::to_string(n_) + " floats";
+  }
+
+ private:
+  int n_;
+  std::vector<float> in_;
+  std::vector<float> transposed_;
+  DeviceBuffer<float> d_in_;
+  DeviceBuffer<float> d_out_;
+};
+
+}  // namespace
+
+Op transpose_op() {
+  return {"transpose",
+          "out = in^T of a square matrix of floats",
+          "rows (and columns) of the matrix",
+          8192,
+          1024,
+          {1, 32, 33, 100},
+          0,
+          erase_levels(transpose_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0 || n > 65536) {
+              throw std::invalid_argument("transpose: the size must be 1 to 65536, not " +
+                                          std::to_string(n));
+            }
+            return std::make_unique<TransposeProblem>(static_cast<int>(n));
+          }};
 }
 
 }  // namespace gpulab::kernels

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "catalog.hpp"
 #include "common.hpp"
 #include "gpulab/core/cuda_check.hpp"
-#include "registry.hpp"
 
 namespace gpulab::kernels {
 
@@ -72,10 +72,18 @@ void VectorAddProblem::launch(cudaStream_t stream, unsigned block_size) {
 }
 
 void VectorAddProblem::verify(cudaStream_t stream, unsigned block_size) {
+  verify_launch(
+      stream, [&](cudaStream_t s) { launch(s, block_size); },
+      "vector_add with " + std::to_string(block_size) + " threads per block");
+}
+
+void VectorAddProblem::verify_launch(cudaStream_t stream,
+                                     const std::function<void(cudaStream_t)>& launch,
+                                     const std::string& what) {
   // On the launch's stream: a gpulab::Stream does not wait for the legacy default stream that
   // fill_bytes would use, so the poison could land after the kernel.
   c_.fill_bytes_async(0xff, stream);
-  launch(stream, block_size);
+  launch(stream);
   GPULAB_CHECK(cudaStreamSynchronize(stream));
   const std::vector<float> got = c_.to_vector();
   std::vector<float> a(std::min(n_, kVerifyChunk));
@@ -90,8 +98,7 @@ void VectorAddProblem::verify(cudaStream_t stream, unsigned block_size) {
     vector_add_reference(chunk_a, chunk_b, chunk_expected);
     for (std::size_t j = 0; j < count; ++j) {
       if (got[first + j] != chunk_expected[j]) {  // true for the NaN poison too
-        throw std::runtime_error("vector_add with " + std::to_string(block_size) +
-                                 " threads per block gave a wrong result at index " +
+        throw std::runtime_error(what + " gave a wrong result at index " +
                                  std::to_string(first + j) + " of " + std::to_string(n_) +
                                  ": expected " + std::to_string(chunk_expected[j]) + ", got " +
                                  std::to_string(got[first + j]));
@@ -100,11 +107,64 @@ void VectorAddProblem::verify(cudaStream_t stream, unsigned block_size) {
   }
 }
 
-std::span<const RegisteredKernel> vector_add_kernel_registry() {
-  static const RegisteredKernel entries[] = {
-      {"vector_add_kernel", reinterpret_cast<const void*>(&vector_add_kernel), kNoDynamicShared},
+std::span<const Level<VectorAddLaunch>> vector_add_levels() {
+  static const Level<VectorAddLaunch> levels[] = {
+      {1,
+       "one element per thread",
+       "each thread adds one pair: every access is coalesced",
+       &vector_add,
+       {GPULAB_KERNEL_REF(vector_add_kernel, kNoDynamicShared)}},
   };
-  return entries;
+  return levels;
+}
+
+namespace {
+
+// The catalog's problem: VectorAddProblem's inputs, any level.
+class VectorAddOpProblem final : public OpProblem {
+ public:
+  explicit VectorAddOpProblem(std::size_t n) : problem_(n) {}
+  void launch(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    level_at(vector_add_levels(), index, "vector_add")
+        .launch(problem_.a().data(), problem_.b().data(), problem_.c().data(), problem_.size(),
+                stream, block_size);
+  }
+  void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
+    const auto& level = level_at(vector_add_levels(), index, "vector_add");
+    problem_.verify_launch(
+        stream, [&](cudaStream_t s) { launch(index, s, block_size); },
+        describe_level("vector_add", level.number, level.name, block_size));
+  }
+  // One add per element; read a and b, write c.
+  [[nodiscard]] OpCost cost() const override {
+    const auto n = static_cast<double>(problem_.size());
+    return {n, 12.0 * n};
+  }
+  [[nodiscard]] std::string describe() const override {
+    return std::to_string(problem_.size()) + " floats per vector";
+  }
+
+ private:
+  VectorAddProblem problem_;
+};
+
+}  // namespace
+
+Op vector_add_op() {
+  return {"vector_add",
+          "c = a + b: the smallest memory-bound kernel, 12 bytes per FLOP",
+          "floats per vector",
+          std::size_t{1} << 26,
+          std::size_t{1} << 20,
+          {1, 255, 256, 1000, 1 << 16},
+          256,
+          erase_levels(vector_add_levels()),
+          [](std::size_t n) -> std::unique_ptr<OpProblem> {
+            if (n == 0) {
+              throw std::invalid_argument("vector_add: the size must be at least 1");
+            }
+            return std::make_unique<VectorAddOpProblem>(n);
+          }};
 }
 
 }  // namespace gpulab::kernels

@@ -5,8 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <span>
+#include <string>
 
+#include "common.hpp"
 #include "gpulab/core/memory.hpp"
 
 namespace gpulab::kernels {
@@ -14,9 +17,15 @@ namespace gpulab::kernels {
 /// CPU reference.
 void vector_add_reference(std::span<const float> a, std::span<const float> b, std::span<float> c);
 
+using VectorAddLaunch = void (*)(const float* a, const float* b, float* c, std::size_t n,
+                                 cudaStream_t stream, unsigned block_size);
+
 /// c[i] = a[i] + b[i] for i < n, one element per thread, `block_size` threads per block.
 void vector_add(const float* a, const float* b, float* c, std::size_t n,
                 cudaStream_t stream = nullptr, unsigned block_size = 256);
+
+/// The levels of the vector add, in order (vector_add is level 1).
+std::span<const Level<VectorAddLaunch>> vector_add_levels();
 
 /// A vector add ready to verify and time (lab 01, the viewer's bandwidth and block-size
 /// experiments): three device vectors of n floats, a and b holding known inputs
@@ -35,6 +44,10 @@ class VectorAddProblem {
   /// exactly (a + b is one correctly rounded operation on both sides). Throws std::runtime_error
   /// naming the block size, the first wrong index, the expected and the got value.
   void verify(cudaStream_t stream, unsigned block_size = 256);
+  /// The same check of another launcher's c = a + b: `launch` enqueues it on the stream it gets;
+  /// the error names it as `what` (e.g. "vector_add with 128 threads per block").
+  void verify_launch(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch,
+                     const std::string& what);
 
   /// Elements per vector.
   [[nodiscard]] std::size_t size() const noexcept { return n_; }

@@ -1,9 +1,10 @@
 // The kernel table against the CUDA runtime, on a GPU (cuda backend only): for every kernel of the
-// registry, cudaFuncGetAttributes must report the registers, static shared memory and local
-// memory that ptxas reported into the table for the architecture of the cubin the runtime loaded,
-// and cudaOccupancyMaxActiveBlocksPerMultiprocessor must agree with gpulab::compute_occupancy
-// on that kernel's table figures at every block size 32..1024 (step 32) and every dynamic shared
-// memory size its launchers use. Skips with the reason when no device is usable.
+// catalog (kernels/catalog.hpp), cudaFuncGetAttributes must report the registers, static shared
+// memory and local memory that ptxas reported into the table for the architecture of the cubin the
+// runtime loaded, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must agree with
+// gpulab::compute_occupancy on that kernel's table figures at every block size 32..1024 (step 32)
+// and every dynamic shared memory size its launchers use. Skips with the reason when no device is
+// usable.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -12,18 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "catalog.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
-#include "registry.hpp"
 #include "test_device.hpp"
 
 namespace gpulab::kernels {
 
 // How gtest prints a parameter: the kernel's name.
-void PrintTo(const RegisteredKernel& kernel, std::ostream* out) {
+void PrintTo(const KernelRef& kernel, std::ostream* out) {
   *out << kernel.name;
 }
 
@@ -58,7 +59,7 @@ GpuSpec device_spec(const DeviceInfo& device) {
   return spec;
 }
 
-class KernelAttributes : public ::testing::TestWithParam<RegisteredKernel> {
+class KernelAttributes : public ::testing::TestWithParam<KernelRef> {
  protected:
   void SetUp() override {
     GPULAB_REQUIRE_DEVICE();
@@ -120,11 +121,11 @@ TEST_P(KernelAttributes, OccupancyMatchesTheRuntime) {
   }
 }
 
-std::string kernel_name(const ::testing::TestParamInfo<RegisteredKernel>& info) {
+std::string kernel_name(const ::testing::TestParamInfo<KernelRef>& info) {
   return std::string(info.param.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, KernelAttributes, ::testing::ValuesIn(kernel_registry()),
+INSTANTIATE_TEST_SUITE_P(Catalog, KernelAttributes, ::testing::ValuesIn(catalog_kernels()),
                          kernel_name);
 
 }  // namespace

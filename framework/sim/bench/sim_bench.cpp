@@ -6,7 +6,7 @@
 //   block sums      gpulab::kernels::block_sums_shared: 256 threads per block sum their 256
 //                   elements in shared memory, a tree with a __syncthreads between steps
 //
-// With --ladders it prints instead each level of the transpose ladder (kernels/transpose) at the
+// With --ladders it prints instead each level of the kernel catalog's transpose at the
 // published sizes, counted on sim, with its modeled effective bandwidth next to published
 // measurements: NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Parallel Forall blog,
 // 2013) on several specs, and an H100 measurement (yencal, 2025) on H100; and whether the
@@ -33,14 +33,17 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "catalog.hpp"
 #include "common.hpp"
 #include "gemm/gemm.hpp"
 #include "gpulab/core/console.hpp"
@@ -52,7 +55,6 @@
 #include "gpulab/core/version.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "reduction/reduction.hpp"
-#include "transpose/transpose.hpp"
 #include "vector/vector_add.hpp"
 
 namespace {
@@ -416,32 +418,42 @@ void print_counting_cost(const std::vector<Row>& rows) {
 
 // NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Mark Harris, Parallel Forall blog,
 // 2013): effective bandwidth (2 x 1024 x 1024 x 4 bytes / time), GB/s, ECC on, 32 x 32 tiles,
-// blocks of 32 x 8 threads, on Tesla M2050 and Tesla K20c. Indexed by ladder level.
+// blocks of 32 x 8 threads, on Tesla M2050 and Tesla K20c; and yencal, "Optimizing GPU Matrix
+// Transpose: From 14% to 88% of Peak Bandwidth" (2025, benchmark code on GitHub:
+// yencal/gpu-matrix-transpose): a 32768 x 32768 float matrix on H100 80GB HBM3, effective
+// bandwidth 2 x 32768^2 x 4 B / time, GB/s. Its naive and tiled kernels use blocks of 32 x 32
+// threads (one element each); its "Coarsen4" is the 32 x 8 conflict-free kernel; it publishes no
+// copy. Keyed by the name of the catalog's transpose level; NaN where a source has no figure.
 struct PublishedTranspose {
-  const char* routine;
+  std::string_view level;
   double m2050_gb_s;
   double k20c_gb_s;
+  double h100_gb_s;
 };
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 constexpr PublishedTranspose kPublishedTranspose[] = {
-    {"copy", 105.2, 136.1},
-    {"naive transpose", 18.1, 55.3},
-    {"coalesced transpose", 51.3, 97.6},
-    {"conflict-free transpose", 99.5, 144.3},
+    {"copy", 105.2, 136.1, kNone},
+    {"naive", 18.1, 55.3, 475.5},
+    {"coalesced", 51.3, 97.6, 996.1},
+    {"conflict-free", 99.5, 144.3, 2772.4},
 };
 constexpr int kTransposeSide = 1024;
 constexpr const char* kLadderSpecs[] = {"v100-sxm2-32gb", "t4", "a100-sxm-40gb", "h100-sxm"};
-
-// yencal, "Optimizing GPU Matrix Transpose: From 14% to 88% of Peak Bandwidth" (2025, benchmark
-// code on GitHub: yencal/gpu-matrix-transpose): a 32768 x 32768 float matrix on H100 80GB HBM3,
-// effective bandwidth 2 x 32768^2 x 4 B / time, GB/s. Its naive and tiled kernels use blocks of
-// 32 x 32 threads (one element each); its "Coarsen4" is the 32 x 8 conflict-free kernel above. It
-// publishes no copy. Indexed by ladder level (0: none).
-constexpr double kPublishedH100[] = {std::numeric_limits<double>::quiet_NaN(), 475.5, 996.1,
-                                     2772.4};
 constexpr int kH100Side = 4096;  // past the L2 (2 x 64 MiB against 50 MiB), launch time small
 
-// True when the transposes (levels 1 and up; level 0 is the copy they aim at) get strictly
-// faster level by level in `gb_s`, as they do in the published figures.
+// The published figures of a transpose level, or nullptr for a level no source measured.
+const PublishedTranspose* published_for(std::string_view level) {
+  for (const PublishedTranspose& published : kPublishedTranspose) {
+    if (published.level == level) {
+      return &published;
+    }
+  }
+  return nullptr;
+}
+
+// True when the transposes (the published levels but the copy they aim at) get strictly faster
+// level by level in `gb_s` (one entry per published level, in ladder order), as they do in the
+// published figures.
 bool transposes_in_published_order(const std::vector<double>& gb_s) {
   for (std::size_t level = 2; level < gb_s.size(); ++level) {
     if (!(gb_s[level] > gb_s[level - 1])) {
@@ -451,28 +463,33 @@ bool transposes_in_published_order(const std::vector<double>& gb_s) {
   return true;
 }
 
-// Each transpose level on a side x side matrix, verified against the CPU reference, then counted
-// with a cold L2 (as Nsight Compute measures). A wrong result is never modeled.
+// The catalog's transpose op.
+const gpulab::kernels::Op& transpose_op() {
+  const gpulab::kernels::Op* op = gpulab::kernels::find_op("transpose");
+  if (op == nullptr) {
+    throw std::runtime_error("the kernel catalog has no transpose op");
+  }
+  return *op;
+}
+
+// Each level of the catalog's transpose on a side x side matrix, verified against the CPU
+// reference, then counted with a cold L2 (as Nsight Compute measures). A wrong result is never
+// modeled.
 std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
-  using gpulab::DeviceBuffer;
-  const std::size_t n = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
-  const std::vector<float> in = random_floats(n, 9);
-  std::vector<float> expected(n);
-  gpulab::kernels::transpose_reference(in, expected, side, side);
-  DeviceBuffer<float> d_in(n);
-  DeviceBuffer<float> d_out(n);
-  d_in.copy_from(in);
+  const gpulab::kernels::Op& op = transpose_op();
+  const std::unique_ptr<gpulab::kernels::OpProblem> problem =
+      op.make_problem(static_cast<std::size_t>(side));
   std::vector<gpulab::CountedLaunch> launches;
-  for (const auto& level : gpulab::kernels::transpose_levels()) {
-    d_out.fill_bytes(0xff);
+  for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    try {
+      problem->verify(index, nullptr, 0);
+    } catch (const std::runtime_error& e) {
+      throw VerificationError(e.what());
+    }
     const std::vector<gpulab::CountedLaunch> counted = gpulab::sim::count_launches([&] {
       GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-      level.launch(d_in.data(), d_out.data(), side, side, nullptr);
+      problem->launch(index, nullptr, 0);
     });
-    if (d_out.to_vector() != (level.number == 0 ? in : expected)) {
-      throw VerificationError(std::string("transpose level ") + std::string(level.name) +
-                              " gave a wrong result");
-    }
     launches.push_back(counted.at(0));
   }
   return launches;
@@ -487,11 +504,17 @@ std::pair<double, gpulab::ModelBound> modeled_gb_s(const gpulab::CountedLaunch& 
   return {bytes / m.time_s / 1e9, m.bound};
 }
 
-std::string level_label(const gpulab::kernels::Level<gpulab::kernels::TransposeLaunch>& level) {
+std::string level_label(const gpulab::kernels::OpLevel& level) {
   return std::to_string(level.number) + " " + std::string(level.name);
 }
 
+// A published figure, or "-".
+std::string figure(double gb_s) {
+  return std::isnan(gb_s) ? "-" : gpulab::format_fixed(gb_s, 1);
+}
+
 void run_harris_ladder() {
+  const gpulab::kernels::Op& op = transpose_op();
   const std::vector<gpulab::CountedLaunch> launches = count_transpose_levels(kTransposeSide);
   std::vector<gpulab::Column> columns = {{"level", "", gpulab::Align::left},
                                          {"published M2050", "GB/s", gpulab::Align::right},
@@ -504,17 +527,22 @@ void run_harris_ladder() {
   std::vector<std::vector<double>> modeled(std::size(kLadderSpecs));
   std::vector<double> m2050;
   std::vector<double> k20c;
-  for (const auto& level : gpulab::kernels::transpose_levels()) {
-    const PublishedTranspose& published = kPublishedTranspose[level.number];
+  for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    const gpulab::kernels::OpLevel& level = op.levels[index];
+    const PublishedTranspose* published = published_for(level.name);
     std::vector<std::string> row = {level_label(level),
-                                    gpulab::format_fixed(published.m2050_gb_s, 1),
-                                    gpulab::format_fixed(published.k20c_gb_s, 1)};
-    m2050.push_back(published.m2050_gb_s);
-    k20c.push_back(published.k20c_gb_s);
+                                    figure(published ? published->m2050_gb_s : kNone),
+                                    figure(published ? published->k20c_gb_s : kNone)};
+    if (published != nullptr) {
+      m2050.push_back(published->m2050_gb_s);
+      k20c.push_back(published->k20c_gb_s);
+    }
     for (std::size_t s = 0; s < std::size(kLadderSpecs); ++s) {
-      const auto [gb_s, bound] = modeled_gb_s(launches.at(level.number), kTransposeSide,
-                                              *gpulab::find_spec(kLadderSpecs[s]));
-      modeled[s].push_back(gb_s);
+      const auto [gb_s, bound] =
+          modeled_gb_s(launches.at(index), kTransposeSide, *gpulab::find_spec(kLadderSpecs[s]));
+      if (published != nullptr) {
+        modeled[s].push_back(gb_s);
+      }
       row.push_back(gpulab::format_fixed(gb_s, 1) + " (" + std::string(gpulab::to_string(bound)) +
                     ")");
     }
@@ -537,6 +565,7 @@ void run_harris_ladder() {
 }
 
 void run_h100_ladder() {
+  const gpulab::kernels::Op& op = transpose_op();
   const std::vector<gpulab::CountedLaunch> launches = count_transpose_levels(kH100Side);
   const gpulab::GpuSpec spec = *gpulab::find_spec("h100-sxm");
   gpulab::Table table({{"level", "", gpulab::Align::left},
@@ -545,13 +574,16 @@ void run_h100_ladder() {
                        {"bound", "", gpulab::Align::left},
                        {"modeled / published", "", gpulab::Align::right}});
   std::vector<double> modeled;
-  for (const auto& level : gpulab::kernels::transpose_levels()) {
-    const auto [gb_s, bound] = modeled_gb_s(launches.at(level.number), kH100Side, spec);
-    const double published = kPublishedH100[level.number];
-    modeled.push_back(gb_s);
-    table.add_row({level_label(level),
-                   std::isnan(published) ? "-" : gpulab::format_fixed(published, 1),
-                   gpulab::format_fixed(gb_s, 1), std::string(gpulab::to_string(bound)),
+  for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    const gpulab::kernels::OpLevel& level = op.levels[index];
+    const auto [gb_s, bound] = modeled_gb_s(launches.at(index), kH100Side, spec);
+    const PublishedTranspose* entry = published_for(level.name);
+    const double published = entry != nullptr ? entry->h100_gb_s : kNone;
+    if (entry != nullptr) {
+      modeled.push_back(gb_s);
+    }
+    table.add_row({level_label(level), figure(published), gpulab::format_fixed(gb_s, 1),
+                   std::string(gpulab::to_string(bound)),
                    std::isnan(published) ? "-" : gpulab::format_fixed(gb_s / published, 2)});
   }
   std::printf(

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention/attention.hpp"
+#include "catalog.hpp"
 #include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
@@ -25,7 +26,6 @@
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stats.hpp"
 #include "gpulab/core/stream.hpp"
-#include "histogram/histogram.hpp"
 #include "vector/vector_add.hpp"
 
 #if GPULAB_BACKEND_SIM
@@ -187,92 +187,22 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
 // sweep: one kernel across block sizes
 // ---------------------------------------------------------------------------------------------
 
-constexpr std::array<std::string_view, 3> kSweepKernels = {
-    "vector_add_kernel", "histogram_global_kernel", "histogram_shared_kernel"};
-
-// What the sweep needs of a kernel: a launch at a block size, a check of it against the CPU
-// reference, its DRAM traffic (for the roofline time) and the dynamic shared memory a block takes
-// (for occupancy).
-class SweepProblem {
- public:
-  virtual ~SweepProblem() = default;
-  virtual void launch(cudaStream_t stream, unsigned block_size) = 0;
-  virtual void verify(cudaStream_t stream, unsigned block_size) = 0;
-  [[nodiscard]] virtual OpCost cost() const = 0;
-  [[nodiscard]] virtual std::uint64_t dynamic_shared_bytes() const { return 0; }
-};
-
-class VectorAddSweep final : public SweepProblem {
- public:
-  explicit VectorAddSweep(std::size_t n) : problem_(n) {}
-  void launch(cudaStream_t stream, unsigned block_size) override {
-    problem_.launch(stream, block_size);
-  }
-  void verify(cudaStream_t stream, unsigned block_size) override {
-    problem_.verify(stream, block_size);
-  }
-  // One add per element; read a and b, write c.
-  [[nodiscard]] OpCost cost() const override {
-    const auto n = static_cast<double>(problem_.size());
-    return {n, 12.0 * n};
-  }
-
- private:
-  kernels::VectorAddProblem problem_;
-};
-
-// n keys in 256 bins, uniformly random (std::mt19937's output is fixed by the standard).
-class HistogramSweep final : public SweepProblem {
- public:
-  HistogramSweep(std::size_t n, bool privatized)
-      : privatized_(privatized), keys_(n), counts_(kBins), expected_(kBins) {
-    std::mt19937 random(42);
-    std::vector<unsigned> keys(n);
-    for (unsigned& key : keys) {
-      key = static_cast<unsigned>(random() % kBins);
-    }
-    kernels::histogram_reference(keys, expected_);
-    keys_.copy_from(keys);
-  }
-  void launch(cudaStream_t stream, unsigned block_size) override {
-    const auto histogram = privatized_ ? kernels::histogram_shared : kernels::histogram_global;
-    histogram(keys_.data(), keys_.size(), counts_.data(), kBins, stream, block_size);
-  }
-  void verify(cudaStream_t stream, unsigned block_size) override {
-    counts_.fill_bytes_async(0xff, stream);  // the launch zeroes the counts itself first
-    launch(stream, block_size);
-    GPULAB_CHECK(cudaStreamSynchronize(stream));
-    const std::vector<unsigned> got = counts_.to_vector();
-    for (unsigned bin = 0; bin < kBins; ++bin) {
-      if (got[bin] != expected_[bin]) {
-        throw std::runtime_error(
-            std::string(privatized_ ? "histogram_shared" : "histogram_global") + " with " +
-            std::to_string(block_size) + " threads per block counted " + std::to_string(got[bin]) +
-            " keys in bin " + std::to_string(bin) + ", expected " + std::to_string(expected_[bin]));
+// The kernels the sweep runs: the first kernel of every level of the catalog's ops whose levels
+// take a block size (kernels/catalog.hpp), in catalog order.
+const std::vector<std::string_view>& sweep_kernel_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const kernels::Op& op : kernels::catalog()) {
+      if (op.default_block == 0) {
+        continue;
+      }
+      for (const kernels::OpLevel& level : op.levels) {
+        out.push_back(level.kernels.front().name);
       }
     }
-  }
-  // No floating-point work; read the keys, write the counts.
-  [[nodiscard]] OpCost cost() const override {
-    return {0, 4.0 * static_cast<double>(keys_.size()) + 4.0 * kBins};
-  }
-  [[nodiscard]] std::uint64_t dynamic_shared_bytes() const override {
-    return privatized_ ? kBins * sizeof(unsigned) : 0;  // one counter per bin per block
-  }
-
- private:
-  static constexpr unsigned kBins = 256;
-  bool privatized_;
-  DeviceBuffer<unsigned> keys_;
-  DeviceBuffer<unsigned> counts_;
-  std::vector<unsigned> expected_;
-};
-
-std::unique_ptr<SweepProblem> make_sweep_problem(std::string_view kernel, std::size_t n) {
-  if (kernel == "vector_add_kernel") {
-    return std::make_unique<VectorAddSweep>(n);
-  }
-  return std::make_unique<HistogramSweep>(n, kernel == "histogram_shared_kernel");
+    return out;
+  }();
+  return names;
 }
 
 // The occupancy of the kernel at a block size on the spec, from the build's kernel table; the
@@ -327,15 +257,19 @@ std::optional<double> counted_model_ms(const Launch& launch, const GpuSpec& spec
 }
 
 RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
-  if (std::find(kSweepKernels.begin(), kSweepKernels.end(), options.sweep_kernel) ==
-      kSweepKernels.end()) {
-    std::string known;
-    for (const std::string_view name : kSweepKernels) {
-      known += (known.empty() ? "" : ", ") + std::string(name);
+  const std::vector<std::string_view>& known = sweep_kernel_names();
+  if (std::find(known.begin(), known.end(), options.sweep_kernel) == known.end()) {
+    std::string names;
+    for (const std::string_view name : known) {
+      names += (names.empty() ? "" : ", ") + std::string(name);
     }
     throw std::invalid_argument("the block-size sweep cannot run " + options.sweep_kernel +
-                                "; it runs " + known);
+                                "; it runs " + names);
   }
+  const kernels::KernelLevel where = kernels::find_kernel_level(options.sweep_kernel);
+  const kernels::Op& op = *where.op;
+  const std::size_t index = where.index;
+  const std::uint64_t dynamic_shared = op.levels[index].dynamic_shared_bytes();
   const std::size_t n = std::size_t{1} << (on_sim() ? (options.quick ? 16 : 20) : 24);
   // Every multiple of 32 on a GPU; powers of two on sim, where each point takes a while.
   std::vector<int> block_sizes;
@@ -344,51 +278,52 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
     block_sizes.push_back(threads);
   }
   // Made by the first step, on the worker thread, and shared by the rest.
-  auto problem = std::make_shared<std::unique_ptr<SweepProblem>>();
+  auto problem = std::make_shared<std::unique_ptr<kernels::OpProblem>>();
   RunPlan plan{"block-size sweep (" + options.sweep_kernel + ")", {}};
   const Roofline roof = make_roofline(spec, Precision::fp32);
   for (const int threads : block_sizes) {
-    plan.steps.push_back(RunStep{
-        options.sweep_kernel + " " + std::to_string(threads) + " threads",
-        [n, threads, problem, roof, spec, kernel = options.sweep_kernel,
-         quick = options.quick](std::stop_token) {
-          if (!*problem) {
-            *problem = make_sweep_problem(kernel, n);
-          }
-          SweepProblem& p = **problem;
-          const auto block = static_cast<unsigned>(threads);
-          Stream stream;
-          p.verify(stream, block);
-          const Measurement m =
-              measure([&](cudaStream_t s) { p.launch(s, block); }, stream, bench_options(quick));
-          Result result{result_kind::block_size_sweep,
-                        {{"kernel", kernel},
-                         {"block_size", std::to_string(threads)},
-                         {"n", std::to_string(n)}},
-                        {}};
-          result.metrics.push_back(Metric::measured("time_ms", m.summary.median_ms));
-          // On sim, the time modeled from the counted traffic, which the block size moves; else
-          // the roofline time, which it does not (the block size shows as occupancy and, on a
-          // GPU, as measured time).
-          const std::optional<double> counted =
-              counted_model_ms([&](cudaStream_t s) { p.launch(s, block); }, spec);
-          result.metrics.push_back(Metric::modeled(
-              "time_ms", counted.value_or(roof.modeled_time_ms(p.cost())), spec.name));
-          const SweepOccupancy occ = occupancy_at(spec, kernel, threads, p.dynamic_shared_bytes());
-          if (occ.occupancy) {
-            result.metrics.push_back(Metric::modeled(
-                "occupancy_percent", occ.occupancy->occupancy_fraction * 100, spec.name));
-            result.metrics.push_back(
-                Metric::modeled("active_blocks", occ.occupancy->active_blocks_per_sm, spec.name));
-            result.params["limiter"] = std::string(to_string(occ.occupancy->limiter));
-            // Which ptxas figures: for a GPU newer than every built architecture, an estimate.
-            result.params["figures"] = "sm_" + std::to_string(occ.sm);
-          } else {
-            result.metrics.push_back(Metric::unavailable("occupancy_percent", occ.reason));
-          }
-          result.samples_ms = m.samples_ms;
-          return std::vector<Result>{std::move(result)};
-        }});
+    plan.steps.push_back(
+        RunStep{options.sweep_kernel + " " + std::to_string(threads) + " threads",
+                [n, threads, problem, roof, spec, &op, index, dynamic_shared,
+                 kernel = options.sweep_kernel, quick = options.quick](std::stop_token) {
+                  if (!*problem) {
+                    *problem = op.make_problem(n);
+                  }
+                  kernels::OpProblem& p = **problem;
+                  const auto block = static_cast<unsigned>(threads);
+                  Stream stream;
+                  p.verify(index, stream, block);
+                  const Measurement m = measure([&](cudaStream_t s) { p.launch(index, s, block); },
+                                                stream, bench_options(quick));
+                  Result result{result_kind::block_size_sweep,
+                                {{"kernel", kernel},
+                                 {"block_size", std::to_string(threads)},
+                                 {"n", std::to_string(n)}},
+                                {}};
+                  result.metrics.push_back(Metric::measured("time_ms", m.summary.median_ms));
+                  // On sim, the time modeled from the counted traffic, which the block size moves;
+                  // else the roofline time, which it does not (the block size shows as occupancy
+                  // and, on a GPU, as measured time).
+                  const std::optional<double> counted =
+                      counted_model_ms([&](cudaStream_t s) { p.launch(index, s, block); }, spec);
+                  result.metrics.push_back(Metric::modeled(
+                      "time_ms", counted.value_or(roof.modeled_time_ms(p.cost())), spec.name));
+                  const SweepOccupancy occ = occupancy_at(spec, kernel, threads, dynamic_shared);
+                  if (occ.occupancy) {
+                    result.metrics.push_back(Metric::modeled(
+                        "occupancy_percent", occ.occupancy->occupancy_fraction * 100, spec.name));
+                    result.metrics.push_back(Metric::modeled(
+                        "active_blocks", occ.occupancy->active_blocks_per_sm, spec.name));
+                    result.params["limiter"] = std::string(to_string(occ.occupancy->limiter));
+                    // Which ptxas figures: for a GPU newer than every built architecture, an
+                    // estimate.
+                    result.params["figures"] = "sm_" + std::to_string(occ.sm);
+                  } else {
+                    result.metrics.push_back(Metric::unavailable("occupancy_percent", occ.reason));
+                  }
+                  result.samples_ms = m.samples_ms;
+                  return std::vector<Result>{std::move(result)};
+                }});
   }
   return plan;
 }
@@ -407,8 +342,8 @@ std::string_view to_string(Experiment experiment) noexcept {
   return "unknown";
 }
 
-std::span<const std::string_view> sweep_kernels() noexcept {
-  return kSweepKernels;
+std::span<const std::string_view> sweep_kernels() {
+  return sweep_kernel_names();
 }
 
 RunPlan make_plan(Experiment experiment, const ExperimentOptions& options, const GpuSpec& spec) {

@@ -120,6 +120,7 @@ inline constexpr const char* attention_bottleneck = "attention_bottleneck";  ///
 inline constexpr const char* op_cost = "op_cost";  ///< lab 03: an op placed on the roofline
 inline constexpr const char* block_size_sweep = "block_size_sweep";  ///< viewer: param kernel
 inline constexpr const char* counted_kernel = "counted_kernel";      ///< gpulab profile
+inline constexpr const char* kernel_bench = "kernel_bench";  ///< gpulab bench: params op, level
 }  // namespace result_kind
 
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).

@@ -25,9 +25,10 @@ enum class Experiment { bandwidth, components, sweep };
 /// "bandwidth", "components", "sweep".
 [[nodiscard]] std::string_view to_string(Experiment experiment) noexcept;
 
-/// Kernels the block-size sweep can run (their launchers take a block size): "vector_add_kernel",
-/// "histogram_global_kernel", "histogram_shared_kernel".
-[[nodiscard]] std::span<const std::string_view> sweep_kernels() noexcept;
+/// Kernels the block-size sweep can run: the levels of the kernel catalog's ops that take a block
+/// size (kernels/catalog.hpp), e.g. "vector_add_kernel", "histogram_global_kernel",
+/// "histogram_shared_kernel".
+[[nodiscard]] std::span<const std::string_view> sweep_kernels();
 
 /// How big the runs are.
 struct ExperimentOptions {
