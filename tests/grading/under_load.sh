@@ -1,27 +1,48 @@
 #!/usr/bin/env bash
 # Grades on sim do not depend on how busy the grading machine is: with four CPU-bound processes
-# sharing the cores, `gpulab grade` gives the solutions full marks and the untouched stubs none
-# (the graded tests run on the sim's modeled clock).
+# sharing the cores while the graded tests run, `gpulab grade` gives the solutions full marks and
+# the untouched stubs none (the graded tests run on the sim's modeled clock). The load starts when
+# the grader says it runs the graded tests: the build before them is only slower under load.
 #   under_load.sh GPULAB_EXE SOURCE_DIR
 set -euo pipefail
 gpulab="$1"
 source_dir="$2"
 log="${TMPDIR:-/tmp}/under_load.$$.log"
 busy=()
-cleanup() {
+stop_load() {
   ((${#busy[@]} == 0)) || kill "${busy[@]}" 2>/dev/null || true
+  busy=()
+}
+cleanup() {
+  stop_load
   rm -f "$log"
 }
 trap cleanup EXIT
-for _ in 1 2 3 4; do
-  sh -c 'while :; do :; done' &
-  busy+=($!)
-done
 grade() {  # grade EXPECTED_TOTAL [ARGS...]
   local expected="$1"
   shift
-  if ! "$gpulab" grade --backend sim --reseal -j2 "$@" >"$log" 2>&1; then
+  "$gpulab" grade --backend sim --reseal -j2 "$@" >"$log" 2>&1 &
+  local grader=$!
+  until grep -q "running the graded tests" "$log" 2>/dev/null || ! kill -0 "$grader" 2>/dev/null; do
+    sleep 0.1
+  done
+  if kill -0 "$grader" 2>/dev/null; then
+    for _ in 1 2 3 4; do
+      sh -c 'while :; do :; done' &
+      busy+=($!)
+    done
+  fi
+  local status=0
+  wait "$grader" || status=$?
+  local loaded=${#busy[@]}
+  stop_load
+  if ((status != 0)); then
     echo "gpulab grade $* failed:"
+    tail -40 "$log"
+    exit 1
+  fi
+  if ((loaded == 0)); then
+    echo "gpulab grade $* finished before its tests could be put under load:"
     tail -40 "$log"
     exit 1
   fi
