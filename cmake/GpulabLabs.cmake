@@ -29,7 +29,7 @@
 # Each graded test case is one ctest test, gpulab.<lab>.<variant>.<backend>/<Suite>.<Name>,
 # labelled <lab>, <variant>, <backend> and graded, run by gpulab-grade-runner (its own process
 # group, a time limit, a verdict from exit status + gtest's XML + the premature-exit file; see
-# framework/cli/grade_runner.cpp). Graded test cases are declared with
+# framework/grader/runner.cpp). Graded test cases are declared with
 # GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
 # the sources here, so ctest knows every graded test without running a binary.
 #

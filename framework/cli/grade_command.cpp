@@ -33,11 +33,11 @@
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
-#include "gpulab/core/grading.hpp"
 #include "gpulab/core/results.hpp"
-#include "gpulab/core/sha256.hpp"
+#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/process.hpp"
+#include "gpulab/grader/sha256.hpp"
 #include "labs.hpp"
-#include "process.hpp"
 
 namespace gpulab::cli {
 

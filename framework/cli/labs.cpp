@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
-#include "process.hpp"
+#include "gpulab/grader/process.hpp"
 
 namespace gpulab::cli {
 

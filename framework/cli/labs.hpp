@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/grading.hpp"
+#include "gpulab/grader/grading.hpp"
 
 namespace gpulab::cli {
 

@@ -3,7 +3,7 @@
 // temporary tree, the grade of a test from ctest's record and the runner's verdict, compiler error
 // excerpts, and the three reports: JSON, Gradescope's results.json (checked against Gradescope's
 // documented format) and JUnit XML (read back with a strict XML reader).
-#include "gpulab/core/grading.hpp"
+#include "gpulab/grader/grading.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,7 +25,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "gpulab/core/sha256.hpp"
+#include "gpulab/grader/sha256.hpp"
 #include "temp_dir.hpp"
 
 namespace gpulab {

@@ -1,7 +1,7 @@
 // Unit tests of process.hpp (the grader's way to run untrusted programs), on /bin/sh scripts:
 // exit status, signals, the time limit, processes that escape into their own session and keep the
 // output open, output capture, the environment, and a program that cannot be started.
-#include "process.hpp"
+#include "gpulab/grader/process.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-namespace gpulab::cli {
+namespace gpulab {
 namespace {
 
 namespace fs = std::filesystem;
@@ -287,4 +287,4 @@ TEST(SignalDescription, NamesTheSignal) {
 }
 
 }  // namespace
-}  // namespace gpulab::cli
+}  // namespace gpulab

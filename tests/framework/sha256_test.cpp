@@ -1,7 +1,7 @@
 // Unit tests of sha256.hpp: the FIPS 180-4 example messages (NIST "Examples with intermediate
 // values", SHA-256), lengths around the padding boundaries (55/56 bytes: whether the length field
 // still fits in the last block; 64 bytes: one full block), and sha256_file.
-#include "gpulab/core/sha256.hpp"
+#include "gpulab/grader/sha256.hpp"
 
 #include <gtest/gtest.h>
 

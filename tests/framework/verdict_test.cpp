@@ -1,7 +1,7 @@
 // Unit tests of verdict.hpp: gtest's XML result file (documents shaped like the ones gtest 1.12
 // writes with --gtest_output=xml for one test case), the verdict on a test from the evidence the
 // runner collects (every path of judge_test), and the verdict file.
-#include "gpulab/core/verdict.hpp"
+#include "gpulab/grader/verdict.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

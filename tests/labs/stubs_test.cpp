@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "gpulab/core/grading.hpp"
+#include "gpulab/grader/grading.hpp"
 #include "run_command.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "gpulab/core/verdict.hpp"
+#include "gpulab/grader/verdict.hpp"
 
 #include <algorithm>
 #include <array>

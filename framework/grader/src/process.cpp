@@ -1,4 +1,4 @@
-#include "process.hpp"
+#include "gpulab/grader/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace gpulab::cli {
+namespace gpulab {
 
 namespace {
 
@@ -319,4 +319,4 @@ ProcessResult run_process(const ProcessSpec& spec) {
   return result;
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -3,7 +3,7 @@
 // (JSON, Gradescope results.json, JUnit XML).
 //
 // A graded test earns its points only when ctest recorded a pass (the runner exited 0) AND the
-// runner's verdict file says passed (gpulab/core/verdict.hpp). Every other disposition earns
+// runner's verdict file says passed (gpulab/grader/verdict.hpp). Every other disposition earns
 // nothing and is listed with its points.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulab/core/verdict.hpp"
+#include "gpulab/grader/verdict.hpp"
 
 namespace gpulab {
 

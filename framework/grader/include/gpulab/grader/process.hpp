@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// What to run and how.
 struct ProcessSpec {
@@ -51,4 +51,4 @@ struct ProcessResult {
 /// "SIGSEGV (segmentation fault)" for SIGSEGV, and so on.
 [[nodiscard]] std::string signal_description(int signal);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -5,7 +5,7 @@
 // PROGRAM (a graded suite) runs with --gtest_filter=Suite.Name and --gtest_output=xml:DIR/...,
 // in its own process group, with the time limit (GPULAB_GRADE_TIMEOUT in the environment may
 // lower it); when it ends, every process it started is killed (see process.hpp). The verdict
-// (gpulab/core/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written after every process of
+// (gpulab/grader/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written after every process of
 // the run is dead, and decides the exit status ctest records: 0 passed, 77 skipped or not graded
 // (ctest: "skipped"), 1 anything else. `gpulab grade` gives points only where ctest recorded a
 // pass AND the verdict file agrees.
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "gpulab/core/files.hpp"
-#include "gpulab/core/verdict.hpp"
-#include "process.hpp"
+#include "gpulab/grader/process.hpp"
+#include "gpulab/grader/verdict.hpp"
 
 namespace {
 
@@ -107,14 +107,14 @@ int main(int argc, char** argv) {
       fs::remove(stale);
     }
 
-    gpulab::cli::ProcessSpec spec;
+    gpulab::ProcessSpec spec;
     spec.argv = args.program;
     spec.argv.push_back("--gtest_filter=" + args.test);
     spec.argv.push_back("--gtest_output=xml:" + xml.string());
     spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
     spec.timeout_s = args.timeout_s;
     spec.forward = true;  // ctest keeps the output (ctest --output-on-failure, the JUnit report)
-    const gpulab::cli::ProcessResult run = gpulab::cli::run_process(spec);
+    const gpulab::ProcessResult run = gpulab::run_process(spec);
 
     gpulab::TestEvidence evidence;
     evidence.test = args.test;
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     evidence.exit_code = run.exit_code;
     evidence.signal = run.signal;
     if (run.signal) {
-      evidence.signal_name = gpulab::cli::signal_description(*run.signal);
+      evidence.signal_name = gpulab::signal_description(*run.signal);
     }
     evidence.premature_exit = fs::exists(premature);
     evidence.xml = gpulab::read_file(xml);

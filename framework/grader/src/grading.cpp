@@ -1,4 +1,4 @@
-#include "gpulab/core/grading.hpp"
+#include "gpulab/grader/grading.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -10,8 +10,8 @@
 
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/json_reader.hpp"
-#include "gpulab/core/sha256.hpp"
-#include "utf8.hpp"
+#include "gpulab/core/utf8.hpp"
+#include "gpulab/grader/sha256.hpp"
 #include "xml_text.hpp"
 
 namespace gpulab {

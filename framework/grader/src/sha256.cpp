@@ -1,4 +1,4 @@
-#include "gpulab/core/sha256.hpp"
+#include "gpulab/grader/sha256.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Decoding UTF-8 from untrusted text (results files, the output of graded code). Internal to
-// gpulab.core.host.
+// Decoding UTF-8 from untrusted text (results files, the output of graded code): shared by
+// gpulab.core.host and the grader (gpulab.grader).
 #pragma once
 
 #include <cstddef>
