@@ -36,7 +36,7 @@
 # clean build pays it all: an edited kernel file (or a header it includes) reruns its own step.
 #
 # Sets GPULAB_KERNEL_TABLE_SMS (cache, internal): the architectures the table has, empty when it
-# is empty; tests/framework passes it to the table's test.
+# is empty; tests/core passes it to the table's test.
 
 # sm_70 (V100 in the spec database) is left out: CUDA 13 no longer compiles for it. The list is
 # checked against `nvcc --list-gpu-code` at configure time and unsupported entries are dropped
@@ -127,7 +127,7 @@ function(gpulab_add_kernel_table target)
   endforeach()
 
   _gpulab_kernel_table_toolchain(nvcc sms status)
-  # For tests/framework/kernel_table_test.cpp: the architectures the table has (empty: none).
+  # For tests/core/kernel_table_test.cpp: the architectures the table has (empty: none).
   set(GPULAB_KERNEL_TABLE_SMS "${sms}" CACHE INTERNAL "Architectures in the kernel table")
   if(status)
     message(STATUS "gpulab: kernel table empty: ${status}")

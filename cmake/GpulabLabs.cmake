@@ -190,7 +190,7 @@ const char* gpulab::labkit::report_variant() noexcept {
         # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
         # device skips without one, and a skip earns nothing).
         target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
-                                   "${PROJECT_SOURCE_DIR}/tests/framework")
+                                   "${PROJECT_SOURCE_DIR}/tests/support")
         set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
         math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
         foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)

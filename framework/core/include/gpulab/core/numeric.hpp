@@ -12,7 +12,7 @@
 //   never passes against a reference with a nonzero element, whatever the tolerance.
 // - A failure is reported on one line: index, expected, got, tolerance (compare_close).
 //
-// Host-only and free of gtest: tests/framework/numeric_check.hpp adapts compare_close to gtest
+// Host-only and free of gtest: tests/support/numeric_check.hpp adapts compare_close to gtest
 // and poisons device outputs with NaN before a kernel runs.
 #pragma once
 

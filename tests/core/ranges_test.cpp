@@ -195,7 +195,7 @@ TEST(Ranges, RangesFromSeveralThreadsAreAllRecordedWithPerThreadDepth) {
 }
 
 TEST(Ranges, NvtxIsEnabledExactlyWhenTheBuildFoundTheNvtx3Headers) {
-  // GPULAB_HAVE_NVTX is private to ranges.cpp; tests/framework/CMakeLists.txt passes the same
+  // GPULAB_HAVE_NVTX is private to ranges.cpp; tests/core/CMakeLists.txt passes the same
   // configure-time decision (GPULAB_NVTX_INCLUDE_DIR found or not) as GPULAB_TEST_EXPECT_NVTX.
   EXPECT_EQ(nvtx_enabled(), GPULAB_TEST_EXPECT_NVTX != 0);
   // With or without NVTX, ranges are recorded.
