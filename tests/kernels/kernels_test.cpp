@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog.hpp"
 #include "gemm/gemm.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
@@ -31,16 +32,6 @@ namespace {
 using gpulab::testing::all_close;
 using gpulab::testing::for_each_schedule;
 using gpulab::testing::poison;
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> out(n);
-  for (float& x : out) {
-    x = value(random);
-  }
-  return out;
-}
 
 // The tolerance of a float result accumulated over k terms, for a tensor whose typical
 // magnitude is `scale`: fp32's, times sqrt(k), atol times scale.

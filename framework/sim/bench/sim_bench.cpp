@@ -35,7 +35,6 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -58,6 +57,8 @@
 #include "vector/vector_add.hpp"
 
 namespace {
+
+using gpulab::kernels::random_floats;
 
 constexpr int kSuccess = 0;
 constexpr int kFailure = 1;
@@ -86,16 +87,6 @@ class VerificationError : public std::runtime_error {
 // must be redone (google/benchmark's DoNotOptimize and ClobberMemory in one).
 void escape(const void* pointer) {
   asm volatile("" : : "g"(pointer) : "memory");
-}
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> out(n);
-  for (float& x : out) {
-    x = value(random);
-  }
-  return out;
 }
 
 // ------------------------------------------------------------------------------------------------
