@@ -230,162 +230,157 @@ void save_reports(const GradeReport& report, const GradeOptions& options) {
   }
 }
 
-int grade(const GradeOptions& options) {
-  const LabManifest manifest = build_manifest();
-  const std::vector<const LabEntry*> labs = select_labs(manifest, options.labs);
-  const std::string backend =
-      choose_backend(manifest, options.backend == "auto" ? "" : options.backend);
-  if (options.timeout_s > manifest.test_timeout_s) {
-    throw UsageError("--timeout " + std::to_string(options.timeout_s) +
-                     " is above the build's limit of " + std::to_string(manifest.test_timeout_s) +
-                     " s (reconfigure with -DGPULAB_LAB_TEST_TIMEOUT=...)");
-  }
-  const fs::path root =
-      options.submission.empty() ? manifest.source_dir / "labs" : fs::path(options.submission);
-  if (!fs::is_directory(root)) {
-    throw UsageError("--submission " + root.string() + ": no such directory");
-  }
-  const fs::path build = build_dir();
-  const fs::path grading = build / "grading";
-  const BuildLock lock(grading / "grade.lock");
-
-  const ResultsContext context = make_context(backend, "", "");
-  GradeReport report;
-  report.submission = fs::absolute(root).lexically_normal().string();
-  report.backend = backend;
-  report.date = context.date;
-  report.gpulab_version = context.gpulab_version;
-  std::vector<const LabRun*> runs;
-  for (const LabEntry* lab : labs) {
-    const LabRun* run = find_run(*lab, "submission", backend);
-    if (run == nullptr || run->tests.empty()) {
-      throw std::runtime_error(lab->id + " has no graded tests in this build (configured with " +
-                               "GPULAB_BUILD_TESTS=OFF?)");
+// One grading, as steps: the seal is checked (or written), each lab's student files are staged
+// and its graded suite built, the graded tests run through ctest (each through the test runner),
+// their verdicts are collected, and the seal is checked once more. Every step fills `report_`;
+// finish() totals, prints and saves it whatever happened.
+class Grading {
+ public:
+  explicit Grading(const GradeOptions& options)
+      : options_(options),
+        manifest_(build_manifest()),
+        labs_(select_labs(manifest_, options.labs)),
+        backend_(choose_backend(manifest_, options.backend == "auto" ? "" : options.backend)),
+        root_(options.submission.empty() ? manifest_.source_dir / "labs"
+                                         : fs::path(options.submission)),
+        build_(build_dir()),
+        grading_(build_ / "grading"),
+        seal_path_(grading_ / "instructor.sha256"),
+        jobs_(options.jobs > 0
+                  ? options.jobs
+                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
+    if (options.timeout_s > manifest_.test_timeout_s) {
+      throw UsageError("--timeout " + std::to_string(options.timeout_s) +
+                       " is above the build's limit of " +
+                       std::to_string(manifest_.test_timeout_s) +
+                       " s (reconfigure with -DGPULAB_LAB_TEST_TIMEOUT=...)");
     }
-    runs.push_back(run);
-    LabGrade grade{lab->id, lab->title, 0, 0, {}, {}};
-    for (const GradedTest& test : run->tests) {
-      grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
+    if (!fs::is_directory(root_)) {
+      throw UsageError("--submission " + root_.string() + ": no such directory");
     }
-    report.labs.push_back(std::move(grade));
-  }
-  const auto finish = [&](int code) {
-    for (LabGrade& lab : report.labs) {
-      total_lab(lab);
-    }
-    print_report(report, options.verbose);
-    save_reports(report, options);
-    return code;
-  };
-  const auto mark_all = [&](Disposition disposition, const std::string& detail) {
-    for (LabGrade& lab : report.labs) {
-      for (TestGrade& test : lab.tests) {
-        test.earned = 0;
-        test.verdict = {disposition, detail, {}};
+    const ResultsContext context = make_context(backend_, "", "");
+    report_.submission = fs::absolute(root_).lexically_normal().string();
+    report_.backend = backend_;
+    report_.date = context.date;
+    report_.gpulab_version = context.gpulab_version;
+    for (const LabEntry* lab : labs_) {
+      const LabRun* run = find_run(*lab, "submission", backend_);
+      if (run == nullptr || run->tests.empty()) {
+        throw std::runtime_error(lab->id + " has no graded tests in this build (configured " +
+                                 "with GPULAB_BUILD_TESTS=OFF?)");
       }
+      runs_.push_back(run);
+      LabGrade grade{lab->id, lab->title, 0, 0, {}, {}};
+      for (const GradedTest& test : run->tests) {
+        grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
+      }
+      report_.labs.push_back(std::move(grade));
     }
-  };
-
-  // 1. The seal.
-  const fs::path seal_path = grading / "instructor.sha256";
-  std::vector<SealedFile> seal;
-  if (const std::optional<std::string> text = read_file(seal_path); text && !options.reseal) {
-    seal = parse_seal(*text, seal_path.string());
-    report.integrity = check_integrity(manifest, seal);
-    if (!report.integrity.ok()) {
-      print_integrity(report.integrity, seal_path);
-      mark_all(Disposition::not_run, "integrity failure: the instructor files changed");
-      report.problems.push_back("integrity failure before grading; nothing was graded");
-      return finish(kIntegrityFailure);
-    }
-  } else {
-    seal = seal_files(manifest, instructor_files(manifest));
-    write_file_atomically(seal_path, format_seal(seal));
-    report.integrity.checked = true;
-    std::cout << "gpulab grade: sealed " << seal.size() << " instructor files in "
-              << seal_path.string() << " (later gradings check them; --reseal after editing)\n";
   }
-  report.ignored = changed_instructor_copies(root, seal);
 
-  // 2-3. Stage and build each lab.
-  const int jobs = options.jobs > 0
-                       ? options.jobs
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  std::cout << "gpulab grade: " << report.submission << ", " << labs.size() << " lab(s), "
-            << backend << " backend" << std::endl;
-  std::string regex;
-  for (std::size_t i = 0; i < labs.size(); ++i) {
-    const LabEntry& lab = *labs[i];
-    LabGrade& grade = report.labs[i];
+  Grading(const Grading&) = delete;
+  Grading& operator=(const Grading&) = delete;
+
+  [[nodiscard]] const fs::path& grading_dir() const { return grading_; }
+  [[nodiscard]] std::size_t lab_count() const { return labs_.size(); }
+
+  // 1. The instructor files against the seal; the seal written instead on the first grading of
+  // this build or with --reseal. False (every test not run) when they differ.
+  bool check_seal() {
+    if (const std::optional<std::string> text = read_file(seal_path_); text && !options_.reseal) {
+      seal_ = parse_seal(*text, seal_path_.string());
+      report_.integrity = check_integrity(manifest_, seal_);
+      if (!report_.integrity.ok()) {
+        print_integrity(report_.integrity, seal_path_);
+        mark_all(Disposition::not_run, "integrity failure: the instructor files changed");
+        report_.problems.push_back("integrity failure before grading; nothing was graded");
+        return false;
+      }
+    } else {
+      seal_ = seal_files(manifest_, instructor_files(manifest_));
+      write_file_atomically(seal_path_, format_seal(seal_));
+      report_.integrity.checked = true;
+      std::cout << "gpulab grade: sealed " << seal_.size() << " instructor files in "
+                << seal_path_.string() << " (later gradings check them; --reseal after editing)\n";
+    }
+    report_.ignored = changed_instructor_copies(root_, seal_);
+    std::cout << "gpulab grade: " << report_.submission << ", " << labs_.size() << " lab(s), "
+              << backend_ << " backend" << std::endl;
+    return true;
+  }
+
+  // 2. Lab `i`'s student files staged into the build and its graded suite built. False (every
+  // test of the lab build_failed) when a file is missing or the build fails.
+  bool build_lab(std::size_t i) {
+    const LabEntry& lab = *labs_[i];
     std::cout << "  building " << lab.id << " ... " << std::flush;
     std::vector<std::string> missing;
     for (const std::string& file : lab.student_files) {
-      const std::optional<fs::path> found = find_student_file(root, lab, file);
+      const std::optional<fs::path> found = find_student_file(root_, lab, file);
       if (!found) {
         missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
         continue;
       }
-      stage_file(*found, grading / "submission" / lab.dir / file);
+      stage_file(*found, grading_ / "submission" / lab.dir / file);
     }
-    const auto build_failed = [&grade](std::vector<std::string> errors) {
-      grade.build_errors = std::move(errors);
-      for (TestGrade& test : grade.tests) {
-        test.verdict = {Disposition::build_failed, grade.build_errors.front(), {}};
-      }
-    };
     if (!missing.empty()) {
       std::cout << "missing files\n";
-      build_failed(missing);
-      continue;
+      build_failed(i, missing);
+      return false;
     }
     ProcessSpec build_spec;
     build_spec.argv = {GPULAB_CMAKE_COMMAND,
                        "--build",
-                       build.string(),
+                       build_.string(),
                        "--target",
-                       "gpulab.test." + lab.id + ".submission." + backend,
+                       "gpulab.test." + lab.id + ".submission." + backend_,
                        "-j",
-                       std::to_string(jobs)};
+                       std::to_string(jobs_)};
     build_spec.timeout_s = kBuildTimeoutS;
     build_spec.keep_bytes = 1 << 20;
     const ProcessResult built = run_process(build_spec);
-    write_file_atomically(grading / "build" / (lab.id + ".log"), built.output);
+    const fs::path log = grading_ / "build" / (lab.id + ".log");
+    write_file_atomically(log, built.output);
     if (!built.started || built.timed_out || built.exit_code != 0) {
-      std::cout << "did not compile (" << (grading / "build" / (lab.id + ".log")).string() << ")\n";
-      build_failed(!built.started    ? std::vector<std::string>{built.start_error}
-                   : built.timed_out ? std::vector<std::string>{"the build took too long"}
-                                     : compiler_errors(built.output));
-      continue;
+      std::cout << "did not compile (" << log.string() << ")\n";
+      build_failed(i, !built.started    ? std::vector<std::string>{built.start_error}
+                      : built.timed_out ? std::vector<std::string>{"the build took too long"}
+                                        : compiler_errors(built.output));
+      return false;
     }
     std::cout << "ok (" << static_cast<int>(built.duration_s) << " s)" << std::endl;
-    regex += (regex.empty() ? "" : "|") + lab.id;
-    const fs::path results = grading / "results" / (lab.id + ".submission." + backend);
-    fs::remove_all(results);  // no verdict of an earlier grading can count
+    fs::remove_all(results_dir(i));  // no verdict of an earlier grading can count
+    return true;
   }
 
-  // 4. ctest.
-  if (!regex.empty()) {
-    const fs::path junit = grading / "ctest-junit.xml";
-    const fs::path log = grading / "ctest.log";
+  // 3. The graded tests of the labs `built` through ctest, each case through the test runner;
+  // ctest's outcome per test from its JUnit file (empty, with a problem noted, when it wrote none).
+  std::map<std::string, TestOutcome> run_graded_tests(const std::vector<std::size_t>& built) {
+    std::string regex;
+    for (const std::size_t i : built) {
+      regex += (regex.empty() ? "" : "|") + labs_[i]->id;
+    }
+    const fs::path junit = grading_ / "ctest-junit.xml";
+    const fs::path log = grading_ / "ctest.log";
     fs::remove(junit);
-    std::cout << "  running the graded tests with ctest (-j" << jobs << "; log: " << log.string()
+    std::cout << "  running the graded tests with ctest (-j" << jobs_ << "; log: " << log.string()
               << ")" << std::endl;
     ProcessSpec ctest;
     ctest.argv = {GPULAB_CTEST_COMMAND,
                   "--test-dir",
-                  build.string(),
+                  build_.string(),
                   "-R",
-                  "^gpulab\\.(" + regex + ")\\.submission\\." + backend + "/",
+                  "^gpulab\\.(" + regex + ")\\.submission\\." + backend_ + "/",
                   "-j",
-                  std::to_string(jobs),
+                  std::to_string(jobs_),
                   "--output-junit",
                   junit.string(),
                   "--output-log",
                   log.string(),
                   "--progress"};
-    if (options.timeout_s > 0) {
+    if (options_.timeout_s > 0) {
       std::ostringstream seconds;
-      seconds << options.timeout_s;
+      seconds << options_.timeout_s;
       ctest.env = {{"GPULAB_GRADE_TIMEOUT", seconds.str()}};
     }
     ctest.forward = isatty(STDOUT_FILENO) != 0;
@@ -395,24 +390,26 @@ int grade(const GradeOptions& options) {
       try {
         outcomes = parse_ctest_junit(*xml);
       } catch (const std::exception& e) {
-        report.problems.push_back(junit.string() + ": " + e.what());
+        report_.problems.push_back(junit.string() + ": " + e.what());
       }
     } else {
-      report.problems.push_back(
+      report_.problems.push_back(
           "ctest wrote no results (" +
           (ran.started ? "exit " + std::to_string(ran.exit_code.value_or(-1)) : ran.start_error) +
           "); see " + log.string());
     }
-    for (std::size_t i = 0; i < labs.size(); ++i) {
-      if (!report.labs[i].build_errors.empty()) {
-        continue;
-      }
-      const fs::path results = grading / "results" / (labs[i]->id + ".submission." + backend);
-      for (std::size_t k = 0; k < runs[i]->tests.size(); ++k) {
-        const GradedTest& test = runs[i]->tests[k];
+    return outcomes;
+  }
+
+  // 4. Each test of the labs `built` graded from ctest's outcome and the runner's verdict file.
+  void collect_verdicts(const std::vector<std::size_t>& built,
+                        const std::map<std::string, TestOutcome>& outcomes) {
+    for (const std::size_t i : built) {
+      for (std::size_t k = 0; k < runs_[i]->tests.size(); ++k) {
+        const GradedTest& test = runs_[i]->tests[k];
         const auto outcome = outcomes.find(test.name);
         std::optional<Verdict> verdict;
-        const fs::path file = results / (test_case_of(test.name) + ".verdict.json");
+        const fs::path file = results_dir(i) / (test_case_of(test.name) + ".verdict.json");
         if (const std::optional<std::string> text = read_file(file)) {
           try {
             verdict = parse_verdict_json(*text, file.string());
@@ -420,23 +417,92 @@ int grade(const GradeOptions& options) {
             verdict = Verdict{Disposition::failed, e.what(), {}};
           }
         }
-        report.labs[i].tests[k] = grade_test(
+        report_.labs[i].tests[k] = grade_test(
             test, outcome == outcomes.end() ? TestOutcome::missing : outcome->second, verdict);
       }
     }
   }
 
-  // 5. The instructor files once more.
-  const IntegrityCheck after = check_integrity(manifest, seal);
-  if (!after.ok()) {
-    report.integrity = after;
-    print_integrity(after, seal_path);
+  // 5. The instructor files once more: false (no points) when the graded code changed them.
+  bool recheck_seal() {
+    const IntegrityCheck after = check_integrity(manifest_, seal_);
+    if (after.ok()) {
+      return true;
+    }
+    report_.integrity = after;
+    print_integrity(after, seal_path_);
     mark_all(Disposition::failed,
              "integrity failure: instructor files changed while this submission was graded");
-    report.problems.push_back("the instructor files changed during grading; no points given");
-    return finish(kIntegrityFailure);
+    report_.problems.push_back("the instructor files changed during grading; no points given");
+    return false;
   }
-  return finish(report.problems.empty() ? kSuccess : kFailure);
+
+  // The report totalled, printed and saved; returns `code`, or kFailure for a grading with
+  // problems that would otherwise succeed.
+  int finish(int code) {
+    for (LabGrade& lab : report_.labs) {
+      total_lab(lab);
+    }
+    print_report(report_, options_.verbose);
+    save_reports(report_, options_);
+    return code == kSuccess && !report_.problems.empty() ? kFailure : code;
+  }
+
+ private:
+  [[nodiscard]] fs::path results_dir(std::size_t i) const {
+    return grading_ / "results" / (labs_[i]->id + ".submission." + backend_);
+  }
+
+  void build_failed(std::size_t i, std::vector<std::string> errors) {
+    LabGrade& grade = report_.labs[i];
+    grade.build_errors = std::move(errors);
+    for (TestGrade& test : grade.tests) {
+      test.verdict = {Disposition::build_failed, grade.build_errors.front(), {}};
+    }
+  }
+
+  void mark_all(Disposition disposition, const std::string& detail) {
+    for (LabGrade& lab : report_.labs) {
+      for (TestGrade& test : lab.tests) {
+        test.earned = 0;
+        test.verdict = {disposition, detail, {}};
+      }
+    }
+  }
+
+  const GradeOptions& options_;
+  LabManifest manifest_;
+  std::vector<const LabEntry*> labs_;
+  std::string backend_;
+  fs::path root_;
+  fs::path build_;
+  fs::path grading_;
+  fs::path seal_path_;
+  int jobs_;
+  std::vector<const LabRun*> runs_;
+  std::vector<SealedFile> seal_;
+  GradeReport report_;
+};
+
+int grade(const GradeOptions& options) {
+  Grading grading(options);
+  const BuildLock lock(grading.grading_dir() / "grade.lock");
+  if (!grading.check_seal()) {
+    return grading.finish(kIntegrityFailure);
+  }
+  std::vector<std::size_t> built;
+  for (std::size_t i = 0; i < grading.lab_count(); ++i) {
+    if (grading.build_lab(i)) {
+      built.push_back(i);
+    }
+  }
+  if (!built.empty()) {
+    grading.collect_verdicts(built, grading.run_graded_tests(built));
+  }
+  if (!grading.recheck_seal()) {
+    return grading.finish(kIntegrityFailure);
+  }
+  return grading.finish(kSuccess);
 }
 
 }  // namespace
