@@ -33,6 +33,16 @@ std::size_t Op::level_index(int number) const {
   return static_cast<std::size_t>(level - levels.data());
 }
 
+std::unique_ptr<OpProblem> Op::make_problem(std::size_t size) const {
+  if (size == 0 || (max_size != 0 && size > max_size)) {
+    throw std::invalid_argument(
+        std::string(name) + ": the size (" + std::string(size_means) + ") must be " +
+        (max_size == 0 ? std::string("at least 1") : "1 to " + std::to_string(max_size)) +
+        ", not " + std::to_string(size));
+  }
+  return new_problem(size);
+}
+
 std::span<const Op> catalog() {
   static const std::vector<Op> ops = {vector_add_op(), reduction_op(), histogram_op(),
                                       transpose_op(),  gemm_op(),      attention_op()};

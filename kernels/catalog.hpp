@@ -72,8 +72,13 @@ struct Op {
   std::vector<std::size_t> test_sizes;  ///< edge cases every level is verified at by the tests
   unsigned default_block = 0;           ///< threads per block; 0: the levels fix their shape
   std::vector<OpLevel> levels;          ///< the ladder, in order
-  /// The problem at `size` (std::invalid_argument for a size the op cannot take).
-  std::unique_ptr<OpProblem> (*make_problem)(std::size_t size) = nullptr;
+  std::size_t max_size = 0;             ///< the largest size the op takes; 0: no bound
+  /// Constructs the problem at a size make_problem has checked.
+  std::unique_ptr<OpProblem> (*new_problem)(std::size_t size) = nullptr;
+
+  /// The problem at `size`; std::invalid_argument naming the op, what a size means and the sizes
+  /// it takes, for a size of 0 or above max_size.
+  [[nodiscard]] std::unique_ptr<OpProblem> make_problem(std::size_t size) const;
 
   /// The level whose number is `number`, or nullptr.
   [[nodiscard]] const OpLevel* find_level(int number) const noexcept;

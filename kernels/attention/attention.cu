@@ -630,22 +630,21 @@ class AttentionProblem final : public OpProblem {
 }  // namespace
 
 Op attention_op() {
-  return {"attention",
-          "one attention layer's forward pass: batch 1, d_model 64, 4 heads",
-          "tokens per sequence",
-          2048,
-          128,
-          {1, 17, 64},
-          0,
-          erase_levels(attention_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0 || n > 65536) {
-              throw std::invalid_argument("attention: the size must be 1 to 65536 tokens, not " +
-                                          std::to_string(n));
-            }
-            return std::make_unique<AttentionProblem>(
-                AttentionConfig{1, static_cast<int>(n), 64, 4, false});
-          }};
+  return {
+      .name = "attention",
+      .summary = "one attention layer's forward pass: batch 1, d_model 64, 4 heads",
+      .size_means = "tokens per sequence",
+      .default_size = 2048,
+      .sim_size = 128,
+      .test_sizes = {1, 17, 64},
+      .default_block = 0,
+      .levels = erase_levels(attention_levels()),
+      .max_size = 65536,
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<AttentionProblem>(
+            AttentionConfig{1, static_cast<int>(n), 64, 4, false});
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

@@ -183,21 +183,20 @@ class GemmProblem final : public OpProblem {
 }  // namespace
 
 Op gemm_op() {
-  return {"gemm",
-          "C = A * B in fp32, square n x n matrices",
-          "rows (and columns) of each matrix",
-          2048,
-          128,
-          {1, 16, 37, 100},
-          0,
-          erase_levels(gemm_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0 || n > 16384) {
-              throw std::invalid_argument("gemm: the size must be 1 to 16384, not " +
-                                          std::to_string(n));
-            }
-            return std::make_unique<GemmProblem>(static_cast<int>(n));
-          }};
+  return {
+      .name = "gemm",
+      .summary = "C = A * B in fp32, square n x n matrices",
+      .size_means = "rows (and columns) of each matrix",
+      .default_size = 2048,
+      .sim_size = 128,
+      .test_sizes = {1, 16, 37, 100},
+      .default_block = 0,
+      .levels = erase_levels(gemm_levels()),
+      .max_size = 16384,
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<GemmProblem>(static_cast<int>(n));
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

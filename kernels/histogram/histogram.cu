@@ -177,20 +177,19 @@ class HistogramProblem final : public OpProblem {
 }  // namespace
 
 Op histogram_op() {
-  return {"histogram",
-          "counts of n random keys in 256 bins, with atomics",
-          "keys counted",
-          std::size_t{1} << 26,
-          std::size_t{1} << 20,
-          {1, 1000, 100000},
-          256,
-          erase_levels(histogram_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0) {
-              throw std::invalid_argument("histogram: the size must be at least 1");
-            }
-            return std::make_unique<HistogramProblem>(n);
-          }};
+  return {
+      .name = "histogram",
+      .summary = "counts of n random keys in 256 bins, with atomics",
+      .size_means = "keys counted",
+      .default_size = std::size_t{1} << 26,
+      .sim_size = std::size_t{1} << 20,
+      .test_sizes = {1, 1000, 100000},
+      .default_block = 256,
+      .levels = erase_levels(histogram_levels()),
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<HistogramProblem>(n);
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

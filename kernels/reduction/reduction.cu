@@ -192,20 +192,19 @@ class ReductionProblem final : public OpProblem {
 }  // namespace
 
 Op reduction_op() {
-  return {"reduction",
-          "the sum of n floats, deterministic (fixed order, no atomics)",
-          "floats summed",
-          std::size_t{1} << 26,
-          std::size_t{1} << 20,
-          {1, 31, 256, 257, 1000, 65536, 65536 * 4 + 3},
-          0,
-          erase_levels(reduction_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0) {
-              throw std::invalid_argument("reduction: the size must be at least 1");
-            }
-            return std::make_unique<ReductionProblem>(n);
-          }};
+  return {
+      .name = "reduction",
+      .summary = "the sum of n floats, deterministic (fixed order, no atomics)",
+      .size_means = "floats summed",
+      .default_size = std::size_t{1} << 26,
+      .sim_size = std::size_t{1} << 20,
+      .test_sizes = {1, 31, 256, 257, 1000, 65536, 65536 * 4 + 3},
+      .default_block = 0,
+      .levels = erase_levels(reduction_levels()),
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<ReductionProblem>(n);
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

@@ -201,21 +201,20 @@ class TransposeProblem final : public OpProblem {
 }  // namespace
 
 Op transpose_op() {
-  return {"transpose",
-          "out = in^T of a square matrix of floats",
-          "rows (and columns) of the matrix",
-          8192,
-          1024,
-          {1, 32, 33, 100},
-          0,
-          erase_levels(transpose_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0 || n > 65536) {
-              throw std::invalid_argument("transpose: the size must be 1 to 65536, not " +
-                                          std::to_string(n));
-            }
-            return std::make_unique<TransposeProblem>(static_cast<int>(n));
-          }};
+  return {
+      .name = "transpose",
+      .summary = "out = in^T of a square matrix of floats",
+      .size_means = "rows (and columns) of the matrix",
+      .default_size = 8192,
+      .sim_size = 1024,
+      .test_sizes = {1, 32, 33, 100},
+      .default_block = 0,
+      .levels = erase_levels(transpose_levels()),
+      .max_size = 65536,
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<TransposeProblem>(static_cast<int>(n));
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

@@ -151,20 +151,19 @@ class VectorAddOpProblem final : public OpProblem {
 }  // namespace
 
 Op vector_add_op() {
-  return {"vector_add",
-          "c = a + b: the smallest memory-bound kernel, 12 bytes per FLOP",
-          "floats per vector",
-          std::size_t{1} << 26,
-          std::size_t{1} << 20,
-          {1, 255, 256, 1000, 1 << 16},
-          256,
-          erase_levels(vector_add_levels()),
-          [](std::size_t n) -> std::unique_ptr<OpProblem> {
-            if (n == 0) {
-              throw std::invalid_argument("vector_add: the size must be at least 1");
-            }
-            return std::make_unique<VectorAddOpProblem>(n);
-          }};
+  return {
+      .name = "vector_add",
+      .summary = "c = a + b: the smallest memory-bound kernel, 12 bytes per FLOP",
+      .size_means = "floats per vector",
+      .default_size = std::size_t{1} << 26,
+      .sim_size = std::size_t{1} << 20,
+      .test_sizes = {1, 255, 256, 1000, 1 << 16},
+      .default_block = 256,
+      .levels = erase_levels(vector_add_levels()),
+      .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
+        return std::make_unique<VectorAddOpProblem>(n);
+      },
+  };
 }
 
 }  // namespace gpulab::kernels

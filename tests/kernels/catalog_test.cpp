@@ -131,7 +131,7 @@ TEST(Catalog, OpsAndLevelsAreNamedOnceAndFoundByName) {
     EXPECT_FALSE(op.summary.empty() || op.size_means.empty()) << op.name;
     EXPECT_GT(op.default_size, 0u) << op.name;
     EXPECT_GT(op.sim_size, 0u) << op.name;
-    EXPECT_NE(op.make_problem, nullptr) << op.name;
+    EXPECT_NE(op.new_problem, nullptr) << op.name;
     ASSERT_FALSE(op.levels.empty()) << op.name << " has no levels";
     std::set<int> numbers;
     for (const OpLevel& level : op.levels) {
@@ -162,6 +162,14 @@ TEST(Catalog, ALevelThatDoesNotExistIsRefusedWithTheOpsLevels) {
     EXPECT_NE(std::string(e.what()).find("1 (naive)"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)transpose->make_problem(0), std::invalid_argument);
+  try {
+    (void)transpose->make_problem(transpose->max_size + 1);
+    FAIL() << "a size above transpose's largest was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("1 to " + std::to_string(transpose->max_size)),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Catalog, EachKernelIsFoundFromItsLevel) {
