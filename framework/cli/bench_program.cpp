@@ -13,7 +13,6 @@
 // verification or the run failed, 2 on bad arguments.
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -31,10 +30,6 @@
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/stream.hpp"
-
-#if GPULAB_BACKEND_SIM
-#include "gpulab/sim/runtime.hpp"
-#endif
 
 namespace {
 
@@ -68,16 +63,6 @@ void list_ops(std::ostream& out) {
       out << "  level " << level.number << "  " << level.name << ": " << level.teaches << "\n";
     }
   }
-}
-
-// What the times are: the sim's modeled clock, its host clock, or the GPU's.
-gpulab::TimingClock current_clock() {
-#if GPULAB_BACKEND_SIM
-  return gpulab::sim::clock_mode() == gpulab::sim::ClockMode::modeled ? gpulab::TimingClock::modeled
-                                                                      : gpulab::TimingClock::host;
-#else
-  return gpulab::TimingClock::gpu;
-#endif
 }
 
 // The harness's options: on the modeled clock every sample is the same, so a few do.
@@ -133,16 +118,9 @@ int bench(const Options& options) {
     }
   }
   const std::string backend = gpulab::backend_name();
-#if GPULAB_BACKEND_SIM
-  // Before the first CUDA call: the simulated device follows the spec, and events read the
+  // Before the first CUDA call: on sim the simulated device follows the spec, and events read the
   // modeled clock unless GPULAB_SIM_CLOCK chose otherwise or the build cannot count.
-  if (chosen) {
-    ::setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
-  }
-  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr && gpulab::sim::counting_available()) {
-    ::setenv("GPULAB_SIM_CLOCK", "modeled", 1);
-  }
-#endif
+  gpulab::prepare_sim_device(chosen ? chosen->key : "");
   const gpulab::DeviceQuery query = gpulab::query_devices();
   if (!query.usable()) {
     std::cerr << "gpulab bench: error: no usable " << backend
@@ -152,7 +130,7 @@ int bench(const Options& options) {
   }
   const gpulab::DeviceInfo& device = query.devices.front();
   const gpulab::GpuSpec spec = chosen ? *chosen : gpulab::spec_for_device(device);
-  const gpulab::TimingClock clock = current_clock();
+  const gpulab::TimingClock clock = gpulab::event_clock();
   const unsigned block = options.block.value_or(op->default_block);
   const std::size_t size =
       options.size.value_or(backend == "sim" ? op->sim_size : op->default_size);

@@ -9,6 +9,10 @@
 #include "gpulab/core/specs.hpp"
 #include "test_device.hpp"
 
+#if GPULAB_BACKEND_SIM
+#include "gpulab/sim/runtime.hpp"
+#endif
+
 namespace {
 
 TEST(DeviceQuery, ReportsItsBackend) {
@@ -16,6 +20,7 @@ TEST(DeviceQuery, ReportsItsBackend) {
 #if GPULAB_BACKEND_CUDA
   EXPECT_EQ(query.backend, "cuda");
   EXPECT_STREQ(gpulab::backend_name(), "cuda");
+  EXPECT_EQ(gpulab::event_clock(), gpulab::TimingClock::gpu);
 #else
   EXPECT_EQ(query.backend, "sim");
   EXPECT_STREQ(gpulab::backend_name(), "sim");
@@ -122,6 +127,32 @@ TEST(SimDeviceDeathTest, SpecComesFromTheEnvironment) {
         const gpulab::DeviceQuery query = gpulab::query_devices();
         const bool ok = query.usable() && query.devices[0].name == "gpulab sim (L4)" &&
                         query.devices[0].sm_count == 58;
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// A child again: prepare_sim_device must come before the first CUDA call of its process.
+TEST(SimDeviceDeathTest, PrepareSetsTheSpecAndTheModeledClockButKeepsAChosenClock) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("GPULAB_SIM_CLOCK");
+        gpulab::prepare_sim_device("l4");
+        const gpulab::DeviceQuery query = gpulab::query_devices();
+        const bool counting = gpulab::sim::counting_available();
+        const gpulab::TimingClock expected =
+            counting ? gpulab::TimingClock::modeled : gpulab::TimingClock::host;
+        bool ok = query.usable() && query.devices[0].name == "gpulab sim (L4)" &&
+                  gpulab::event_clock() == expected;
+        // An explicit choice stays, and an empty key leaves the spec alone.
+        setenv("GPULAB_SIM_CLOCK", "host", 1);
+        gpulab::prepare_sim_device("");
+        ok = ok && std::string(std::getenv("GPULAB_SIM_CLOCK")) == "host" &&
+             std::string(std::getenv("GPULAB_SIM_SPEC")) == "l4";
+        // The clock events read follows the sim's setting.
+        gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::host);
+        ok = ok && gpulab::event_clock() == gpulab::TimingClock::host;
         std::exit(ok ? 0 : 1);
       },
       testing::ExitedWithCode(0), "");

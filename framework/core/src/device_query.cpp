@@ -1,6 +1,7 @@
 // query_devices(): the CUDA runtime's view of this backend's devices. Built once per backend.
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "gpulab/core/device.hpp"
@@ -103,6 +104,27 @@ const char* backend_name() noexcept {
   return "cuda";
 #else
   return "sim";
+#endif
+}
+
+void prepare_sim_device(const std::string& sim_spec_key) {
+#if GPULAB_BACKEND_SIM
+  if (!sim_spec_key.empty()) {
+    ::setenv("GPULAB_SIM_SPEC", sim_spec_key.c_str(), 1);
+  }
+  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr && sim::counting_available()) {
+    ::setenv("GPULAB_SIM_CLOCK", "modeled", 1);
+  }
+#else
+  (void)sim_spec_key;
+#endif
+}
+
+TimingClock event_clock() noexcept {
+#if GPULAB_BACKEND_SIM
+  return sim::clock_mode() == sim::ClockMode::modeled ? TimingClock::modeled : TimingClock::host;
+#else
+  return TimingClock::gpu;
 #endif
 }
 

@@ -1,7 +1,6 @@
 #include "gpulab/labkit/lab_main.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -9,10 +8,6 @@
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/lab.hpp"
-
-#if GPULAB_BACKEND_SIM
-#include "gpulab/sim/runtime.hpp"
-#endif
 
 namespace gpulab::labkit {
 
@@ -25,24 +20,6 @@ std::string LabContext::modeled_label() const {
 }
 
 namespace {
-
-// On sim, the reports time with the modeled clock, so that what a student's timing code prints
-// says something about a GPU, unless GPULAB_SIM_CLOCK chose otherwise or the build cannot count.
-void choose_sim_clock() {
-#if GPULAB_BACKEND_SIM
-  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr && sim::counting_available()) {
-    ::setenv("GPULAB_SIM_CLOCK", "modeled", 1);
-  }
-#endif
-}
-
-TimingClock current_clock() {
-#if GPULAB_BACKEND_SIM
-  return sim::clock_mode() == sim::ClockMode::modeled ? TimingClock::modeled : TimingClock::host;
-#else
-  return TimingClock::gpu;
-#endif
-}
 
 void print_header(const LabContext& context) {
   std::ostream& out = *context.out;
@@ -112,14 +89,10 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
                      lab.c_str(), spec_name.c_str());
         return 2;
       }
-      if (context.on_sim()) {
-        // The simulated device follows the spec too; set before the first CUDA call.
-        ::setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
-      }
     }
-    if (context.on_sim()) {
-      choose_sim_clock();  // before the first CUDA call, which reads it
-    }
+    // On sim the simulated device follows the spec too, and the reports time with the modeled
+    // clock, so that what a student's timing code prints says something about a GPU.
+    prepare_sim_device(chosen ? chosen->key : "");
     const DeviceQuery query = query_devices();
     if (!query.usable()) {
       std::fprintf(stderr, "gpulab %s: error: no usable %s device: %s\n", lab.c_str(),
@@ -130,7 +103,7 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     const DeviceInfo& device = query.devices.front();
     context.device = device.name;
     context.spec = chosen ? *chosen : spec_for_device(device);
-    context.clock = current_clock();
+    context.clock = event_clock();
     context.results.context = make_context(context.backend, context.device, context.spec.name);
     context.results.context.clock = context.clock;
     print_header(context);
