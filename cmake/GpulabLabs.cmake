@@ -33,12 +33,48 @@
 # GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
 # the sources here, so ctest knows every graded test without running a binary.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json: every lab, its student files,
-# runs and graded tests with their points, for `gpulab run` and `gpulab grade`.
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 3): every lab,
+# its student files, and per variant and backend the report program, the graded suites' target,
+# program, result folder and environment, and each graded test with its points. `gpulab run`
+# starts the report programs it names; `gpulab grade` builds the targets and runs each graded test
+# through the runner with the arguments ctest uses, then reads the verdicts from the result folder.
 
 set(GPULAB_LAB_TEST_TIMEOUT 120 CACHE STRING "Timeout of each graded lab test case, in seconds")
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
+
+# `text` as a JSON string: quotes, backslashes and control characters escaped.
+function(_gpulab_json_string out text)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "\n" "\\n" text "${text}")
+  string(REPLACE "\r" "\\r" text "${text}")
+  string(REPLACE "\t" "\\t" text "${text}")
+  set(${out} "\"${text}\"" PARENT_SCOPE)
+endfunction()
+
+# Sets string member `key` of the JSON object in variable `var`.
+function(_gpulab_json_set_string var key text)
+  _gpulab_json_string(quoted "${text}")
+  string(JSON value SET "${${var}}" "${key}" "${quoted}")
+  set(${var} "${value}" PARENT_SCOPE)
+endfunction()
+
+# Appends JSON `value` (text) to the JSON array in variable `var`.
+function(_gpulab_json_append var value)
+  string(JSON length LENGTH "${${var}}")
+  string(JSON array SET "${${var}}" ${length} "${value}")
+  set(${var} "${array}" PARENT_SCOPE)
+endfunction()
+
+# Where an executable target of this project is written (CMAKE_RUNTIME_OUTPUT_DIRECTORY).
+function(_gpulab_program_path out target)
+  get_target_property(dir ${target} RUNTIME_OUTPUT_DIRECTORY)
+  if(NOT dir)
+    message(FATAL_ERROR "${target} has no RUNTIME_OUTPUT_DIRECTORY")
+  endif()
+  set(${out} "${dir}/${target}${CMAKE_EXECUTABLE_SUFFIX}" PARENT_SCOPE)
+endfunction()
 
 function(_gpulab_scan_graded_tests out_names out_points)
   set(names "")
@@ -123,7 +159,7 @@ function(gpulab_add_lab lab)
                                GPULAB_LAB_TITLE="${ARG_TITLE}")
   endforeach()
 
-  set(runs_json "")
+  set(runs "[]")
   foreach(variant IN LISTS variants)
     if(variant STREQUAL "student")
       set(variant_dir "${lab_dir}")
@@ -134,10 +170,13 @@ function(gpulab_add_lab lab)
     endif()
     set(sources "")
     foreach(file IN LISTS ARG_STUDENT_FILES)
-      if(variant STREQUAL "submission" AND NOT EXISTS "${variant_dir}/${file}")
-        # Until `gpulab grade` copies a submission here: the stub, compiled as if from labs/.
-        file(READ "${lab_dir}/${file}" stub)
-        file(WRITE "${variant_dir}/${file}" "#line 1 \"${lab_dir}/${file}\"\n${stub}")
+      if(variant STREQUAL "submission")
+        # `gpulab grade` stages the files it grades here. Until it does (or after a clean), the
+        # stub, staged the same way by the same code; a file already staged is kept.
+        add_custom_command(OUTPUT "${variant_dir}/${file}"
+          COMMAND gpulab-grade-runner --stage-stub "${lab_dir}/${file}" "${variant_dir}/${file}"
+          COMMENT "Staging the stub labs/${ARG_DIR}/${file} for gpulab grade"
+          VERBATIM)
       elseif(NOT EXISTS "${variant_dir}/${file}")
         message(FATAL_ERROR "${lab}: ${variant_dir}/${file} is missing")
       endif()
@@ -175,15 +214,25 @@ const char* gpulab::labkit::report_variant() noexcept {
         LINK_BACKEND gpulab.${lab}.${variant})
     endif()
     foreach(backend IN LISTS GPULAB_BACKENDS)
-      set(tests_json "")
-      set(runner "gpulab.${lab}.${variant}.run.${backend}")
+      set(run "{}")
+      _gpulab_json_set_string(run variant "${variant}")
+      _gpulab_json_set_string(run backend "${backend}")
       if(variant STREQUAL "submission")
-        set(runner "")
         # Built by `gpulab grade` only.
         set_target_properties(gpulab.${lab}.${variant}.${backend} PROPERTIES EXCLUDE_FROM_ALL ON)
+        set(report "")
+      else()
+        _gpulab_program_path(report gpulab.${lab}.${variant}.run.${backend})
       endif()
+      _gpulab_json_set_string(run report "${report}")
+      set(tests "[]")
+      set(environment "{}")
+      set(exe "")
+      set(exe_path "")
+      set(out_dir "")
       if(GPULAB_BUILD_TESTS)
         set(exe gpulab.test.${lab}.${variant}.${backend})
+        _gpulab_program_path(exe_path ${exe})
         if(variant STREQUAL "submission")
           set_target_properties(${exe} PROPERTIES EXCLUDE_FROM_ALL ON)
         endif()
@@ -192,6 +241,17 @@ const char* gpulab::labkit::report_variant() noexcept {
         target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
                                    "${PROJECT_SOURCE_DIR}/tests/support")
         set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
+        # On sim, events read the modeled clock (docs/sim.md): timings are modeled from the
+        # counted traffic, the same on a busy machine as on an idle one, so a grade does not
+        # depend on the load of the grading machine.
+        set(env_pairs "")
+        if(backend STREQUAL "sim" AND GPULAB_SIM_COUNTING)
+          set(env_pairs "GPULAB_SIM_CLOCK=modeled")
+        endif()
+        foreach(pair IN LISTS env_pairs)
+          string(REGEX MATCH "^([^=]+)=(.*)$" unused "${pair}")
+          _gpulab_json_set_string(environment "${CMAKE_MATCH_1}" "${CMAKE_MATCH_2}")
+        endforeach()
         math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
         foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
@@ -204,44 +264,53 @@ const char* gpulab::labkit::report_variant() noexcept {
             LABELS "${lab};${variant};${backend};graded"
             SKIP_RETURN_CODE 77
             TIMEOUT ${backstop})
-          # On sim, events read the modeled clock (docs/sim.md): timings are modeled from the
-          # counted traffic, the same on a busy machine as on an idle one, so a grade does not
-          # depend on the load of the grading machine.
-          if(backend STREQUAL "sim" AND GPULAB_SIM_COUNTING)
-            set_tests_properties("${test}" PROPERTIES ENVIRONMENT "GPULAB_SIM_CLOCK=modeled")
+          if(env_pairs)
+            set_tests_properties("${test}" PROPERTIES ENVIRONMENT "${env_pairs}")
           endif()
-          if(tests_json)
-            string(APPEND tests_json ",")
-          endif()
-          string(APPEND tests_json
-            "{\"name\": \"${test}\", \"points\": ${point}, \"hidden\": ${hidden}}")
+          _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}}")
         endforeach()
       endif()
-      if(runs_json)
-        string(APPEND runs_json ",")
-      endif()
-      string(APPEND runs_json
-        "\n      {\"variant\": \"${variant}\", \"backend\": \"${backend}\", "
-        "\"runner\": \"${runner}\", \"tests\": [${tests_json}]}")
+      _gpulab_json_set_string(run tests_target "${exe}")
+      _gpulab_json_set_string(run tests_program "${exe_path}")
+      _gpulab_json_set_string(run results_dir "${out_dir}")
+      string(JSON run SET "${run}" environment "${environment}")
+      string(JSON run SET "${run}" tests "${tests}")
+      _gpulab_json_append(runs "${run}")
     endforeach()
   endforeach()
 
-  set(files_json "")
+  set(entry "{}")
+  _gpulab_json_set_string(entry id "${lab}")
+  _gpulab_json_set_string(entry title "${ARG_TITLE}")
+  _gpulab_json_set_string(entry dir "${ARG_DIR}")
+  set(files "[]")
   foreach(file IN LISTS ARG_STUDENT_FILES)
-    if(files_json)
-      string(APPEND files_json ", ")
-    endif()
-    string(APPEND files_json "\"${file}\"")
+    _gpulab_json_string(quoted "${file}")
+    _gpulab_json_append(files "${quoted}")
   endforeach()
-  string(CONCAT entry
-    "\n    {\"id\": \"${lab}\", \"title\": \"${ARG_TITLE}\", \"dir\": \"${ARG_DIR}\", "
-    "\"student_files\": [${files_json}], \"runs\": [${runs_json}]}")
+  string(JSON entry SET "${entry}" student_files "${files}")
+  string(JSON entry SET "${entry}" runs "${runs}")
+  # A JSON object holds no ';' outside strings, and its strings none (paths with ';' do not build).
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES "${entry}")
 endfunction()
 
 function(gpulab_write_lab_manifest)
   get_property(entries GLOBAL PROPERTY GPULAB_LAB_MANIFEST_ENTRIES)
-  list(JOIN entries "," joined)
-  file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/grading/manifest.json" CONTENT
-    "{\n  \"schema_version\": 2,\n  \"source_dir\": \"${PROJECT_SOURCE_DIR}\",\n  \"extra_tests_dir\": \"${GPULAB_EXTRA_TESTS_DIR}\",\n  \"test_timeout_s\": ${GPULAB_LAB_TEST_TIMEOUT},\n  \"labs\": [${joined}\n  ]\n}\n")
+  set(labs "[]")
+  foreach(entry IN LISTS entries)
+    _gpulab_json_append(labs "${entry}")
+  endforeach()
+  set(manifest "{}")
+  string(JSON manifest SET "${manifest}" schema_version 3)
+  _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
+  _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")
+  string(JSON manifest SET "${manifest}" test_timeout_s ${GPULAB_LAB_TEST_TIMEOUT})
+  _gpulab_program_path(runner gpulab-grade-runner)
+  _gpulab_json_set_string(manifest grade_runner "${runner}")
+  string(JSON manifest SET "${manifest}" labs "${labs}")
+  # Rewritten only when it changed, so what depends on it does not rerun for nothing.
+  file(WRITE "${PROJECT_BINARY_DIR}/grading/manifest.json.new" "${manifest}\n")
+  file(COPY_FILE "${PROJECT_BINARY_DIR}/grading/manifest.json.new"
+       "${PROJECT_BINARY_DIR}/grading/manifest.json" ONLY_IF_DIFFERENT)
+  file(REMOVE "${PROJECT_BINARY_DIR}/grading/manifest.json.new")
 endfunction()

@@ -7,9 +7,9 @@
 //      copy of an instructor file is ignored and listed.
 //   3. Each lab's graded suite is built on its own: a lab that does not compile scores 0 with the
 //      compiler's first errors, and the other labs are still graded.
-//   4. ctest runs every graded test case through gpulab-grade-runner (own process group, time
-//      limit, verdict from evidence) and the points are those of tests ctest recorded as passed
-//      whose verdict file agrees.
+//   4. Every graded test case runs through gpulab-grade-runner, as ctest runs it (own process
+//      group, time limit, verdict from evidence), -j at a time; the points are those of tests
+//      whose runner exited 0 and whose verdict file agrees.
 //   5. The instructor files are checked again: code that changed them while it ran gets nothing.
 // A report is always printed and written (--json, --gradescope, --junit). Exit code: 0 when
 // grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
@@ -23,8 +23,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +47,8 @@ namespace fs = std::filesystem;
 
 constexpr int kIntegrityFailure = 3;
 constexpr double kBuildTimeoutS = 1800;
+// How long past a test's time limit its runner may take to kill it and write the verdict.
+constexpr double kRunnerGraceS = 30;
 
 struct GradeOptions {
   std::vector<std::string> labs;
@@ -91,28 +93,6 @@ std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& 
     }
   }
   return std::nullopt;
-}
-
-// Copies a student file into the build's submission folder, with a #line directive so compiler
-// errors and __FILE__ name the submitted file. Written only when it changed: an unchanged
-// submission is not rebuilt.
-void stage_file(const fs::path& from, const fs::path& to) {
-  std::string why_not;
-  const std::optional<std::string> text = read_file(from, &why_not);
-  if (!text) {
-    throw std::runtime_error("cannot read " + from.string() + ": " + why_not);
-  }
-  std::string escaped;
-  for (const char c : fs::absolute(from).lexically_normal().string()) {
-    if (c == '"' || c == '\\') {
-      escaped += '\\';
-    }
-    escaped += c;
-  }
-  const std::string staged = "#line 1 \"" + escaped + "\"\n" + *text;
-  if (read_file(to) != staged) {
-    write_file_atomically(to, staged);
-  }
 }
 
 // Submitted files that are instructor files and differ from the instructor's copy: they are not
@@ -231,9 +211,9 @@ void save_reports(const GradeReport& report, const GradeOptions& options) {
 }
 
 // One grading, as steps: the seal is checked (or written), each lab's student files are staged
-// and its graded suite built, the graded tests run through ctest (each through the test runner),
-// their verdicts are collected, and the seal is checked once more. Every step fills `report_`;
-// finish() totals, prints and saves it whatever happened.
+// and its graded suite built, the graded tests run (each through the test runner) and graded from
+// their verdicts, and the seal is checked once more. Every step fills `report_`; finish()
+// totals, prints and saves it whatever happened.
 class Grading {
  public:
   explicit Grading(const GradeOptions& options)
@@ -321,7 +301,7 @@ class Grading {
         missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
         continue;
       }
-      stage_file(*found, grading_ / "submission" / lab.dir / file);
+      stage_student_file(*found, grading_ / "submission" / lab.dir / file);
     }
     if (!missing.empty()) {
       std::cout << "missing files\n";
@@ -329,13 +309,8 @@ class Grading {
       return false;
     }
     ProcessSpec build_spec;
-    build_spec.argv = {GPULAB_CMAKE_COMMAND,
-                       "--build",
-                       build_.string(),
-                       "--target",
-                       "gpulab.test." + lab.id + ".submission." + backend_,
-                       "-j",
-                       std::to_string(jobs_)};
+    build_spec.argv = {GPULAB_CMAKE_COMMAND,   "--build", build_.string(),      "--target",
+                       runs_[i]->tests_target, "-j",      std::to_string(jobs_)};
     build_spec.timeout_s = kBuildTimeoutS;
     build_spec.keep_bytes = 1 << 20;
     const ProcessResult built = run_process(build_spec);
@@ -349,78 +324,75 @@ class Grading {
       return false;
     }
     std::cout << "ok (" << static_cast<int>(built.duration_s) << " s)" << std::endl;
-    fs::remove_all(results_dir(i));  // no verdict of an earlier grading can count
+    fs::remove_all(runs_[i]->results_dir);  // no verdict of an earlier grading can count
     return true;
   }
 
-  // 3. The graded tests of the labs `built` through ctest, each case through the test runner;
-  // ctest's outcome per test from its JUnit file (empty, with a problem noted, when it wrote none).
-  std::map<std::string, TestOutcome> run_graded_tests(const std::vector<std::size_t>& built) {
-    std::string regex;
-    for (const std::size_t i : built) {
-      regex += (regex.empty() ? "" : "|") + labs_[i]->id;
-    }
-    const fs::path junit = grading_ / "ctest-junit.xml";
-    const fs::path log = grading_ / "ctest.log";
-    fs::remove(junit);
-    std::cout << "  running the graded tests with ctest (-j" << jobs_ << "; log: " << log.string()
-              << ")" << std::endl;
-    ProcessSpec ctest;
-    ctest.argv = {GPULAB_CTEST_COMMAND,
-                  "--test-dir",
-                  build_.string(),
-                  "-R",
-                  "^gpulab\\.(" + regex + ")\\.submission\\." + backend_ + "/",
-                  "-j",
-                  std::to_string(jobs_),
-                  "--output-junit",
-                  junit.string(),
-                  "--output-log",
-                  log.string(),
-                  "--progress"};
-    if (options_.timeout_s > 0) {
-      std::ostringstream seconds;
-      seconds << options_.timeout_s;
-      ctest.env = {{"GPULAB_GRADE_TIMEOUT", seconds.str()}};
-    }
-    ctest.forward = isatty(STDOUT_FILENO) != 0;
-    const ProcessResult ran = run_process(ctest);
-    std::map<std::string, TestOutcome> outcomes;
-    if (const std::optional<std::string> xml = read_file(junit)) {
-      try {
-        outcomes = parse_ctest_junit(*xml);
-      } catch (const std::exception& e) {
-        report_.problems.push_back(junit.string() + ": " + e.what());
-      }
-    } else {
-      report_.problems.push_back(
-          "ctest wrote no results (" +
-          (ran.started ? "exit " + std::to_string(ran.exit_code.value_or(-1)) : ran.start_error) +
-          "); see " + log.string());
-    }
-    return outcomes;
-  }
-
-  // 4. Each test of the labs `built` graded from ctest's outcome and the runner's verdict file.
-  void collect_verdicts(const std::vector<std::size_t>& built,
-                        const std::map<std::string, TestOutcome>& outcomes) {
+  // 3. and 4. Every graded test of the labs `built`, `jobs_` at a time, each through the test
+  // runner as ctest runs it; each graded from the runner's exit and its verdict file. The
+  // runners' output goes to one log, test by test.
+  void run_graded_tests(const std::vector<std::size_t>& built) {
+    struct Case {
+      std::size_t lab;
+      std::size_t test;
+    };
+    std::vector<Case> cases;
     for (const std::size_t i : built) {
       for (std::size_t k = 0; k < runs_[i]->tests.size(); ++k) {
-        const GradedTest& test = runs_[i]->tests[k];
-        const auto outcome = outcomes.find(test.name);
-        std::optional<Verdict> verdict;
-        const fs::path file = results_dir(i) / (test_case_of(test.name) + ".verdict.json");
-        if (const std::optional<std::string> text = read_file(file)) {
-          try {
-            verdict = parse_verdict_json(*text, file.string());
-          } catch (const std::exception& e) {
-            verdict = Verdict{Disposition::failed, e.what(), {}};
-          }
-        }
-        report_.labs[i].tests[k] = grade_test(
-            test, outcome == outcomes.end() ? TestOutcome::missing : outcome->second, verdict);
+        cases.push_back({i, k});
       }
     }
+    const double timeout_s =
+        options_.timeout_s > 0 ? options_.timeout_s : static_cast<double>(manifest_.test_timeout_s);
+    const fs::path log = grading_ / "tests.log";
+    std::cout << "  running " << cases.size() << " graded tests, " << jobs_
+              << " at a time (their output: " << log.string() << ")" << std::endl;
+    std::vector<std::string> outputs(cases.size());
+    std::mutex mutex;  // guards `next`, `done` and the console
+    std::size_t next = 0;
+    std::size_t done = 0;
+    const auto work = [&] {
+      for (;;) {
+        std::size_t c = 0;
+        {
+          const std::lock_guard lock(mutex);
+          if (next == cases.size()) {
+            return;
+          }
+          c = next++;
+        }
+        const LabRun& run = *runs_[cases[c].lab];
+        const GradedTest& test = run.tests[cases[c].test];
+        ProcessSpec spec;
+        spec.argv = runner_command(manifest_, run, test, timeout_s);
+        spec.env = run.environment;
+        spec.timeout_s = timeout_s + kRunnerGraceS;  // the runner's own limit comes first
+        const ProcessResult ran = run_process(spec);
+        report_.labs[cases[c].lab].tests[cases[c].test] =
+            grade_test(test, runner_outcome(ran), read_verdict(run, test));
+        const Verdict& verdict = report_.labs[cases[c].lab].tests[cases[c].test].verdict;
+        const std::lock_guard lock(mutex);
+        if (!ran.started && report_.problems.empty()) {
+          report_.problems.push_back("the test runner did not start: " + ran.start_error);
+        }
+        outputs[c] = "==== " + labs_[cases[c].lab]->id + " " + test.name + ": " +
+                     std::string(to_string(verdict.disposition)) + "\n" + ran.output + "\n";
+        std::cout << "  [" << ++done << "/" << cases.size() << "] " << labs_[cases[c].lab]->id
+                  << " " << test.name << ": " << display_name(verdict.disposition) << std::endl;
+      }
+    };
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::min<int>(jobs_, static_cast<int>(cases.size())); ++w) {
+      workers.emplace_back(work);
+    }
+    for (std::thread& worker : workers) {
+      worker.join();
+    }
+    std::string text;
+    for (const std::string& output : outputs) {
+      text += output;
+    }
+    write_file_atomically(log, text);
   }
 
   // 5. The instructor files once more: false (no points) when the graded code changed them.
@@ -449,8 +421,18 @@ class Grading {
   }
 
  private:
-  [[nodiscard]] fs::path results_dir(std::size_t i) const {
-    return grading_ / "results" / (labs_[i]->id + ".submission." + backend_);
+  // The runner's verdict of `test`; nullopt when it wrote none.
+  static std::optional<Verdict> read_verdict(const LabRun& run, const GradedTest& test) {
+    const fs::path file = run.results_dir / (test.name + ".verdict.json");
+    const std::optional<std::string> text = read_file(file);
+    if (!text) {
+      return std::nullopt;
+    }
+    try {
+      return parse_verdict_json(*text, file.string());
+    } catch (const std::exception& e) {
+      return Verdict{Disposition::failed, e.what(), {}};
+    }
   }
 
   void build_failed(std::size_t i, std::vector<std::string> errors) {
@@ -496,9 +478,7 @@ int grade(const GradeOptions& options) {
       built.push_back(i);
     }
   }
-  if (!built.empty()) {
-    grading.collect_verdicts(built, grading.run_graded_tests(built));
-  }
+  grading.run_graded_tests(built);
   if (!grading.recheck_seal()) {
     return grading.finish(kIntegrityFailure);
   }

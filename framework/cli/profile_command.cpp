@@ -101,7 +101,7 @@ std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Opti
     throw std::runtime_error(labs.front()->id + " has no " + variant + " build for the " + backend +
                              " backend");
   }
-  return {build_dir() / "bin" / run->runner, args};
+  return {run->report, args};
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -61,7 +61,7 @@ int run(const RunOptions& options) {
       lab_args.insert(lab_args.end(), {"--json", json_for(options.json, lab->id, labs.size() > 1)});
     }
     std::cout << std::flush;
-    const int status = run_program(build_dir() / "bin" / lab_run->runner, lab_args);
+    const int status = run_program(lab_run->report, lab_args);
     outcomes.emplace_back(lab->id, status);
     if (labs.size() > 1) {
       std::cout << "\n" << std::string(100, '=') << "\n\n";

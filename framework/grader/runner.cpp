@@ -1,25 +1,28 @@
-// gpulab-grade-runner: runs ONE graded test case for ctest and judges it.
+// gpulab-grade-runner: runs ONE graded test case and judges it, for ctest and `gpulab grade`.
 //
 //   gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- PROGRAM [ARGS...]
+//   gpulab-grade-runner --stage-stub FILE STAGED
 //
 // PROGRAM (a graded suite) runs with --gtest_filter=Suite.Name and --gtest_output=xml:DIR/...,
-// in its own process group, with the time limit (GPULAB_GRADE_TIMEOUT in the environment may
-// lower it); when it ends, every process it started is killed (see process.hpp). The verdict
-// (gpulab/grader/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written after every process of
-// the run is dead, and decides the exit status ctest records: 0 passed, 77 skipped or not graded
-// (ctest: "skipped"), 1 anything else. `gpulab grade` gives points only where ctest recorded a
-// pass AND the verdict file agrees.
-#include <unistd.h>
+// in its own process group, with the time limit; when it ends, every process it started is
+// killed (see process.hpp). The verdict (gpulab/grader/verdict.hpp) goes to
+// DIR/Suite.Name.verdict.json, written after every process of the run is dead, and decides the
+// exit status: 0 passed, 77 skipped or not graded (ctest: "skipped"), 1 anything else. A test
+// earns points only where the runner exited 0 AND the verdict file agrees.
+//
+// --stage-stub stages a lab's stub for the build's submission variant the way `gpulab grade`
+// stages the files it grades (stage_student_file), unless STAGED exists: the build runs it for a
+// submission not staged yet (cmake/GpulabLabs.cmake).
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpulab/core/files.hpp"
+#include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/verdict.hpp"
 
@@ -37,7 +40,7 @@ struct Arguments {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "gpulab-grade-runner: " << problem
             << "\nusage: gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- "
-               "PROGRAM [ARGS...]\n";
+               "PROGRAM [ARGS...]\n       gpulab-grade-runner --stage-stub FILE STAGED\n";
   std::exit(2);
 }
 
@@ -88,15 +91,24 @@ Arguments parse(int argc, char** argv) {
   if (args.out.empty() || args.timeout_s <= 0 || args.program.empty()) {
     usage("--out, --timeout and the program are required");
   }
-  if (const char* lower = std::getenv("GPULAB_GRADE_TIMEOUT"); lower != nullptr && *lower != 0) {
-    args.timeout_s = std::min(args.timeout_s, parse_seconds(lower, "GPULAB_GRADE_TIMEOUT"));
-  }
   return args;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--stage-stub") {
+    if (argc != 4) {
+      usage("--stage-stub takes FILE and STAGED");
+    }
+    try {
+      gpulab::stage_student_file(argv[2], argv[3], /*keep_existing=*/true);
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "gpulab-grade-runner: " << e.what() << std::endl;
+      return 1;
+    }
+  }
   const Arguments args = parse(argc, argv);
   try {
     fs::create_directories(args.out);
@@ -113,7 +125,7 @@ int main(int argc, char** argv) {
     spec.argv.push_back("--gtest_output=xml:" + xml.string());
     spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
     spec.timeout_s = args.timeout_s;
-    spec.forward = true;  // ctest keeps the output (ctest --output-on-failure, the JUnit report)
+    spec.forward = true;  // for ctest --output-on-failure, and `gpulab grade`'s log
     const gpulab::ProcessResult run = gpulab::run_process(spec);
 
     gpulab::TestEvidence evidence;

@@ -1,8 +1,8 @@
-// Unit tests of grading.hpp: the lab manifest (schema_version 2), ctest's JUnit report (a document
-// shaped like the one ctest 3.25 --output-junit writes), the seal of the instructor files on a
-// temporary tree, the grade of a test from ctest's record and the runner's verdict, compiler error
-// excerpts, and the three reports: JSON, Gradescope's results.json (checked against Gradescope's
-// documented format) and JUnit XML (read back with a strict XML reader).
+// Unit tests of grading.hpp: the lab manifest (schema_version 3), the test runner's command and
+// outcome, staging student files, the seal of the instructor files on a temporary tree, the grade
+// of a test from the runner's exit and its verdict, compiler error excerpts, and the three reports:
+// JSON, Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML
+// (read back with a strict XML reader).
 #include "gpulab/grader/grading.hpp"
 
 #include <gtest/gtest.h>
@@ -79,20 +79,24 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 2,
+    "schema_version": 3,
     "source_dir": "/src/gpulab",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
     "test_timeout_s": 120,
+    "grade_runner": "/b/bin/gpulab-grade-runner",
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
        "runs": [
-         {"variant": "student", "backend": "sim", "runner": "gpulab.lab01.student.run.sim",
-          "tests": [{"name": "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean",
-                     "points": 5, "hidden": false},
-                    {"name": "gpulab.lab01.student.sim/Lab01Hidden.Robustness",
-                     "points": 10, "hidden": true}]},
-         {"variant": "submission", "backend": "cuda", "runner": "", "tests": []}
+         {"variant": "student", "backend": "sim", "report": "/b/bin/gpulab.lab01.student.run.sim",
+          "tests_target": "gpulab.test.lab01.student.sim",
+          "tests_program": "/b/bin/gpulab.test.lab01.student.sim",
+          "results_dir": "/b/grading/results/lab01.student.sim",
+          "environment": {"GPULAB_SIM_CLOCK": "modeled"},
+          "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false},
+                    {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true}]},
+         {"variant": "submission", "backend": "cuda", "report": "", "tests_target": "",
+          "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
        ]},
       {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck",
        "student_files": [], "runs": []}
@@ -105,6 +109,7 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.source_dir, fs::path("/src/gpulab"));
   EXPECT_EQ(m.extra_tests_dir, fs::path("/src/gpulab/tests/hidden"));
   EXPECT_EQ(m.test_timeout_s, 120);
+  EXPECT_EQ(m.grade_runner, fs::path("/b/bin/gpulab-grade-runner"));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
   EXPECT_EQ(lab.id, "lab01");
@@ -114,16 +119,22 @@ TEST(LabManifest, ParsesEveryField) {
   ASSERT_EQ(lab.runs.size(), 2u);
   EXPECT_EQ(lab.runs[0].variant, "student");
   EXPECT_EQ(lab.runs[0].backend, "sim");
-  EXPECT_EQ(lab.runs[0].runner, "gpulab.lab01.student.run.sim");
+  EXPECT_EQ(lab.runs[0].report, fs::path("/b/bin/gpulab.lab01.student.run.sim"));
+  EXPECT_EQ(lab.runs[0].tests_target, "gpulab.test.lab01.student.sim");
+  EXPECT_EQ(lab.runs[0].tests_program, fs::path("/b/bin/gpulab.test.lab01.student.sim"));
+  EXPECT_EQ(lab.runs[0].results_dir, fs::path("/b/grading/results/lab01.student.sim"));
+  using Environment = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(lab.runs[0].environment, (Environment{{"GPULAB_SIM_CLOCK", "modeled"}}));
   ASSERT_EQ(lab.runs[0].tests.size(), 2u);
-  EXPECT_EQ(lab.runs[0].tests[0].name, "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean");
+  EXPECT_EQ(lab.runs[0].tests[0].name, "Lab01Summary.CountMinMaxAndMean");
   EXPECT_EQ(lab.runs[0].tests[0].points, 5);
   EXPECT_FALSE(lab.runs[0].tests[0].hidden);
   EXPECT_EQ(lab.runs[0].tests[1].points, 10);
   EXPECT_TRUE(lab.runs[0].tests[1].hidden);
   EXPECT_EQ(lab.runs[1].variant, "submission");
   EXPECT_EQ(lab.runs[1].backend, "cuda");
-  EXPECT_EQ(lab.runs[1].runner, "");
+  EXPECT_EQ(lab.runs[1].report, fs::path());
+  EXPECT_TRUE(lab.runs[1].environment.empty());
   EXPECT_TRUE(lab.runs[1].tests.empty());
   EXPECT_EQ(m.labs[1].id, "lab03");
   EXPECT_TRUE(m.labs[1].student_files.empty());
@@ -141,7 +152,7 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {1, 3}) {
+  for (const int version : {2, 4}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -174,10 +185,11 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "2"},
+      {"", "schema_version", "3"},
       {"", "source_dir", 7},
       {"", "extra_tests_dir", json::array()},
       {"", "test_timeout_s", "120"},
+      {"", "grade_runner", 1},
       {"", "labs", json::object()},
       {"/labs/0", "id", 1},
       {"/labs/0", "title", false},
@@ -186,7 +198,11 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0", "runs", json::object()},
       {"/labs/0/runs/0", "variant", 0},
       {"/labs/0/runs/0", "backend", json::array({"sim"})},
-      {"/labs/0/runs/0", "runner", 1.5},
+      {"/labs/0/runs/0", "report", 1.5},
+      {"/labs/0/runs/0", "tests_target", false},
+      {"/labs/0/runs/0", "tests_program", json::array()},
+      {"/labs/0/runs/0", "results_dir", 2},
+      {"/labs/0/runs/0", "environment", json::array()},
       {"/labs/0/runs/0", "tests", "none"},
       {"/labs/0/runs/0/tests/1", "name", 3},
       {"/labs/0/runs/0/tests/1", "points", "five"},
@@ -265,143 +281,67 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 2})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 3})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
   EXPECT_TRUE(contains(message, "source_dir")) << message;
 }
 
-TEST(TestCaseOf, StripsTheCtestPrefix) {
-  EXPECT_EQ(test_case_of("gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean"),
-            "Lab01Summary.CountMinMaxAndMean");
-  EXPECT_EQ(test_case_of("Lab01Summary.CountMinMaxAndMean"), "Lab01Summary.CountMinMaxAndMean");
-  EXPECT_EQ(test_case_of("prefix/"), "");
-  EXPECT_EQ(test_case_of(""), "");
+TEST(LabManifest, AnEnvironmentValueThatIsNotAStringIsARuntimeError) {
+  json doc = valid_manifest();
+  doc["labs"][0]["runs"][0]["environment"]["GPULAB_SIM_CLOCK"] = 1;
+  const std::string message =
+      runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); });
+  EXPECT_TRUE(contains(message, "labs[0].runs[0].environment.GPULAB_SIM_CLOCK")) << message;
+}
+
+TEST(LabManifest, GradedTestsNeedAProgramAndAResultFolder) {
+  for (const char* key : {"tests_program", "results_dir"}) {
+    json doc = valid_manifest();
+    doc["labs"][0]["runs"][0][key] = "";
+    const std::string message =
+        runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); });
+    EXPECT_TRUE(contains(message, "labs[0].runs[0]")) << key << ": " << message;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// ctest's JUnit report
+// Running a graded test: the runner's command and what its exit says
 // ---------------------------------------------------------------------------------------------
 
-// What ctest 3.25 writes (cmCTestTestHandler::WriteJUnitXML) for gpulab-grade-runner tests:
-// testsuite attributes one per line; status "run" / "fail" (a time-out too) / "notrun" (skip
-// return code, missing program; with a <skipped> element) / "disabled"; system-out with &lt;
-// &gt; &amp; entities. The last case has its attributes on new lines, as other JUnit writers
-// (and a hand-edited report) put them.
-constexpr const char* kJunit = R"xml(<?xml version="1.0" encoding="UTF-8"?>
-<testsuite name="(empty)"
-	tests="7"
-	failures="2"
-	disabled="1"
-	skipped="2"
-	hostname=""
-	time="1"
-	timestamp="2026-11-22T04:32:12"
-	>
-	<testcase name="gpulab.lab01.student.sim/S.Pass" classname="gpulab.lab01.student.sim/S.Pass" time="0.00509222" status="run">
-		<system-out>Running main() from ./googletest/src/gtest_main.cc
-Note: Google Test filter = S.Pass
-[ RUN      ] S.Pass
-[       OK ] S.Pass (0 ms)
-[  PASSED  ] 1 test.
-</system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/S.Fail" classname="gpulab.lab01.student.sim/S.Fail" time="0.00313992" status="fail">
-		<failure message=""/>
-		<system-out>[ RUN      ] S.Fail
-t.cpp:4: Failure
-a&lt;b &amp; "c" 'd'
-&lt;testcase name="Forged.Pass" status="run"&gt;
-[  FAILED  ] S.Fail (0 ms)
-</system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/S.Skip" classname="gpulab.lab01.student.sim/S.Skip" time="0.00299893" status="notrun">
-		<skipped message="SKIP_RETURN_CODE=77"/>
-		<system-out>&lt;skip&gt; &amp; "q"
-</system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/S.Missing" classname="gpulab.lab01.student.sim/S.Missing" time="0" status="notrun">
-		<skipped message="Unable to find executable"/>
-		<system-out>Unable to find executable: /nonexistent/prog</system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/S.Timeout" classname="gpulab.lab01.student.sim/S.Timeout" time="1.00367" status="fail">
-		<failure message=""/>
-		<system-out></system-out>
-	</testcase>
-	<testcase name="gpulab.lab01.student.sim/S.Disabled" classname="gpulab.lab01.student.sim/S.Disabled" time="0" status="disabled">
-		<system-out>Disabled</system-out>
-	</testcase>
-	<testcase
-		name="Escaped&lt;float&gt;.A&amp;B"
-		classname="Escaped&lt;float&gt;.A&amp;B"
-		time="0.5"
-		status="run">
-	</testcase>
-</testsuite>
-)xml";
+TEST(RunnerCommand, IsTheCommandCtestRuns) {
+  const LabManifest m = parse_lab_manifest(valid_manifest().dump(), "manifest.json");
+  const LabRun& run = m.labs[0].runs[0];
+  EXPECT_EQ(runner_command(m, run, run.tests[1], 120),
+            (Lines{"/b/bin/gpulab-grade-runner", "--test", "Lab01Hidden.Robustness", "--out",
+                   "/b/grading/results/lab01.student.sim", "--timeout", "120", "--",
+                   "/b/bin/gpulab.test.lab01.student.sim"}));
+  EXPECT_EQ(runner_command(m, run, run.tests[0], 2.5)[6], "2.5");
+}
 
-TEST(CtestJunit, ReadsEveryTestcaseWithItsOutcome) {
-  const std::map<std::string, TestOutcome> expected = {
-      {"gpulab.lab01.student.sim/S.Pass", TestOutcome::passed},
-      {"gpulab.lab01.student.sim/S.Fail", TestOutcome::failed},
-      {"gpulab.lab01.student.sim/S.Skip", TestOutcome::skipped},
-      {"gpulab.lab01.student.sim/S.Missing", TestOutcome::skipped},
-      {"gpulab.lab01.student.sim/S.Timeout", TestOutcome::failed},
-      {"gpulab.lab01.student.sim/S.Disabled", TestOutcome::skipped},
-      {"Escaped<float>.A&B", TestOutcome::passed},
-  };
-  const std::map<std::string, TestOutcome> got = parse_ctest_junit(kJunit);
-  EXPECT_EQ(got.size(), expected.size());
-  for (const auto& [name, outcome] : expected) {
-    const auto found = got.find(name);
-    ASSERT_NE(found, got.end()) << name;
-    EXPECT_EQ(found->second, outcome)
-        << name << ": expected " << to_string(outcome) << ", got " << to_string(found->second);
+ProcessResult exited(int code) {
+  ProcessResult result;
+  result.started = true;
+  result.exit_code = code;
+  return result;
+}
+
+TEST(RunnerOutcome, FollowsTheRunnersExitStatus) {
+  EXPECT_EQ(runner_outcome(exited(0)), TestOutcome::passed);
+  EXPECT_EQ(runner_outcome(exited(77)), TestOutcome::skipped);
+  for (const int code : {1, 2, 76, 78, 255}) {
+    EXPECT_EQ(runner_outcome(exited(code)), TestOutcome::failed) << code;
   }
-}
-
-TEST(CtestJunit, ATestcaseInTheOutputIsNotATestcase) {
-  // ctest escapes '<' in the output: a test cannot print a passing <testcase> of its own.
-  EXPECT_EQ(parse_ctest_junit(kJunit).count("Forged.Pass"), 0u);
-}
-
-TEST(CtestJunit, AnEmptySuiteHasNoCases) {
-  EXPECT_TRUE(parse_ctest_junit(R"xml(<?xml version="1.0" encoding="UTF-8"?>
-<testsuite name="(empty)"
-	tests="0"
-	>
-</testsuite>
-)xml")
-                  .empty());
-}
-
-TEST(CtestJunit, TextThatIsNotAReportIsARuntimeError) {
-  for (const char* text : {"", "<html><body>hello</body></html>", "{\"tests\": []}",
-                           "gpulab.lab01.student.sim/S.Pass ... Passed"}) {
-    EXPECT_THROW((void)parse_ctest_junit(text), std::runtime_error) << "\"" << text << "\"";
-  }
-}
-
-TEST(CtestJunit, ATruncatedReportIsARuntimeError) {
-  EXPECT_THROW((void)parse_ctest_junit("<testsuite>\n<testcase name=\"a\" status=\"run\""),
-               std::runtime_error);
-}
-
-TEST(CtestJunit, ATestcaseWithoutNameOrStatusIsARuntimeError) {
-  EXPECT_THROW((void)parse_ctest_junit("<testsuite><testcase name=\"a\"></testcase></testsuite>"),
-               std::runtime_error);
-  EXPECT_THROW(
-      (void)parse_ctest_junit("<testsuite><testcase status=\"run\"></testcase></testsuite>"),
-      std::runtime_error);
-}
-
-TEST(CtestJunit, AMalformedCharacterReferenceIsARuntimeError) {
-  for (const char* reference : {"&#xZZ;", "&#99999999999999999999999;", "&#12a;"}) {
-    const std::string xml = std::string("<testsuite><testcase name=\"a") + reference +
-                            "\" status=\"run\"></testcase></testsuite>";
-    EXPECT_THROW((void)parse_ctest_junit(xml), std::runtime_error) << reference;
-  }
+  ProcessResult signalled = exited(0);
+  signalled.exit_code.reset();
+  signalled.signal = 9;
+  EXPECT_EQ(runner_outcome(signalled), TestOutcome::failed);
+  ProcessResult timed_out = exited(0);
+  timed_out.exit_code.reset();
+  timed_out.timed_out = true;
+  EXPECT_EQ(runner_outcome(timed_out), TestOutcome::failed);
+  EXPECT_EQ(runner_outcome(ProcessResult{}), TestOutcome::missing);
 }
 
 TEST(TestOutcome, Names) {
@@ -409,6 +349,61 @@ TEST(TestOutcome, Names) {
   EXPECT_EQ(to_string(TestOutcome::failed), "failed");
   EXPECT_EQ(to_string(TestOutcome::skipped), "skipped");
   EXPECT_EQ(to_string(TestOutcome::missing), "missing");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staging student files
+// ---------------------------------------------------------------------------------------------
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(StageStudentFile, WritesTheFileBehindALineDirectiveNamingTheOriginal) {
+  const TempDir dir("gpulab-grading-test-stage");
+  const fs::path from = dir.path() / "sub mission" / "a\"b\\c.cu";
+  write_file(from, "int x;\n");
+  const fs::path to = dir.path() / "staged" / "deep" / "a.cu";
+  EXPECT_TRUE(stage_student_file(from, to));
+  EXPECT_EQ(read_text(to),
+            "#line 1 \"" + (dir.path() / "sub mission").string() + "/a\\\"b\\\\c.cu\"\nint x;\n");
+}
+
+TEST(StageStudentFile, RewritesOnlyWhatChanged) {
+  const TempDir dir("gpulab-grading-test-restage");
+  const fs::path from = dir.path() / "a.cu";
+  const fs::path to = dir.path() / "staged" / "a.cu";
+  write_file(from, "int x;\n");
+  ASSERT_TRUE(stage_student_file(from, to));
+  const auto written = fs::last_write_time(to);
+  EXPECT_FALSE(stage_student_file(from, to)) << "unchanged: not written again";
+  EXPECT_EQ(fs::last_write_time(to), written);
+  write_file(from, "int y;\n");
+  EXPECT_TRUE(stage_student_file(from, to));
+  EXPECT_TRUE(contains(read_text(to), "int y;"));
+}
+
+TEST(StageStudentFile, KeepExistingLeavesAStagedFileAlone) {
+  const TempDir dir("gpulab-grading-test-keep");
+  const fs::path from = dir.path() / "stub.cu";
+  const fs::path to = dir.path() / "staged.cu";
+  write_file(from, "stub\n");
+  write_file(to, "the submission\n");
+  EXPECT_FALSE(stage_student_file(from, to, /*keep_existing=*/true));
+  EXPECT_EQ(read_text(to), "the submission\n");
+  fs::remove(to);
+  EXPECT_TRUE(stage_student_file(from, to, /*keep_existing=*/true));
+  EXPECT_TRUE(contains(read_text(to), "stub\n"));
+}
+
+TEST(StageStudentFile, AnUnreadableFileIsARuntimeErrorNamingIt) {
+  const TempDir dir("gpulab-grading-test-stage-missing");
+  const fs::path from = dir.path() / "missing.cu";
+  const std::string message =
+      runtime_error_of([&] { (void)stage_student_file(from, dir.path() / "staged.cu"); });
+  EXPECT_TRUE(contains(message, from.string())) << message;
+  EXPECT_FALSE(fs::exists(dir.path() / "staged.cu"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -629,14 +624,14 @@ TEST(IntegrityCheck, ADefaultCheckWasNotMade) {
 // grade_test, total_lab
 // ---------------------------------------------------------------------------------------------
 
-const GradedTest kTest{"gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean", 5, false};
+const GradedTest kTest{"Lab01Summary.CountMinMaxAndMean", 5, false};
 
 std::string describe(const TestGrade& grade) {
   return std::string(to_string(grade.verdict.disposition)) + " " + std::to_string(grade.earned) +
          "/" + std::to_string(grade.points) + ": " + grade.verdict.detail;
 }
 
-TEST(GradeTest, PassedByCtestAndTheVerdictEarnsThePoints) {
+TEST(GradeTest, PassedByTheRunnerAndTheVerdictEarnsThePoints) {
   const TestGrade grade =
       grade_test(kTest, TestOutcome::passed, Verdict{Disposition::passed, "", {}});
   EXPECT_EQ(grade.name, "Lab01Summary.CountMinMaxAndMean");
@@ -647,38 +642,38 @@ TEST(GradeTest, PassedByCtestAndTheVerdictEarnsThePoints) {
 }
 
 TEST(GradeTest, HiddenIsKept) {
-  const GradedTest hidden{"gpulab.lab01.student.sim/Lab01Hidden.Robustness", 10, true};
+  const GradedTest hidden{"Lab01Hidden.Robustness", 10, true};
   const TestGrade grade =
       grade_test(hidden, TestOutcome::passed, Verdict{Disposition::passed, "", {}});
   EXPECT_TRUE(grade.hidden);
   EXPECT_EQ(grade.earned, 10);
 }
 
-TEST(GradeTest, AVerdictOfPassedThatCtestDisagreesWithEarnsNothing) {
-  for (const TestOutcome ctest :
+TEST(GradeTest, AVerdictOfPassedThatTheRunnersExitDisagreesWithEarnsNothing) {
+  for (const TestOutcome runner :
        {TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
-    const TestGrade grade = grade_test(kTest, ctest, Verdict{Disposition::passed, "", {}});
+    const TestGrade grade = grade_test(kTest, runner, Verdict{Disposition::passed, "", {}});
     EXPECT_EQ(grade.earned, 0) << describe(grade);
     EXPECT_EQ(grade.verdict.disposition, Disposition::failed) << describe(grade);
     EXPECT_TRUE(contains(grade.verdict.detail, "verdict file says passed")) << describe(grade);
-    EXPECT_TRUE(contains(grade.verdict.detail, "ctest recorded " + std::string(to_string(ctest))))
+    EXPECT_TRUE(contains(grade.verdict.detail, "exit says " + std::string(to_string(runner))))
         << describe(grade);
   }
 }
 
 TEST(GradeTest, NoVerdictIsNotRun) {
-  for (const TestOutcome ctest :
+  for (const TestOutcome runner :
        {TestOutcome::passed, TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
-    const TestGrade grade = grade_test(kTest, ctest, std::nullopt);
+    const TestGrade grade = grade_test(kTest, runner, std::nullopt);
     EXPECT_EQ(grade.earned, 0) << describe(grade);
     EXPECT_EQ(grade.points, 5);
     EXPECT_EQ(grade.verdict.disposition, Disposition::not_run) << describe(grade);
     EXPECT_FALSE(grade.verdict.detail.empty());
   }
   EXPECT_TRUE(contains(grade_test(kTest, TestOutcome::passed, std::nullopt).verdict.detail,
-                       "no verdict file (ctest: passed)"));
+                       "no verdict file (the test runner: passed)"));
   EXPECT_TRUE(contains(grade_test(kTest, TestOutcome::missing, std::nullopt).verdict.detail,
-                       "ctest did not run it"));
+                       "the test runner did not run it"));
 }
 
 TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
@@ -687,13 +682,13 @@ TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
     if (disposition == Disposition::passed) {
       continue;
     }
-    for (const TestOutcome ctest :
+    for (const TestOutcome runner :
          {TestOutcome::passed, TestOutcome::failed, TestOutcome::skipped, TestOutcome::missing}) {
       const Verdict verdict{disposition, "why", {"line 1", "line 2"}};
-      const TestGrade grade = grade_test(kTest, ctest, verdict);
-      EXPECT_EQ(grade.earned, 0) << to_string(disposition) << "/" << to_string(ctest);
+      const TestGrade grade = grade_test(kTest, runner, verdict);
+      EXPECT_EQ(grade.earned, 0) << to_string(disposition) << "/" << to_string(runner);
       EXPECT_EQ(grade.points, 5);
-      EXPECT_EQ(grade.verdict.disposition, disposition) << to_string(ctest);
+      EXPECT_EQ(grade.verdict.disposition, disposition) << to_string(runner);
       EXPECT_EQ(grade.verdict.detail, "why");
       EXPECT_EQ(grade.verdict.excerpt, (Lines{"line 1", "line 2"}));
     }
@@ -701,8 +696,7 @@ TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
 }
 
 TestGrade graded(const std::string& name, int points, bool passed, bool hidden = false) {
-  return grade_test({"gpulab.lab01.student.sim/" + name, points, hidden},
-                    passed ? TestOutcome::passed : TestOutcome::failed,
+  return grade_test({name, points, hidden}, passed ? TestOutcome::passed : TestOutcome::failed,
                     Verdict{passed ? Disposition::passed : Disposition::failed, "", {}});
 }
 
@@ -830,17 +824,17 @@ GradeReport sample_report() {
   LabGrade lab01;
   lab01.lab = "lab01";
   lab01.title = "Benchmarking a kernel correctly";
-  lab01.tests.push_back(grade_test({"gpulab.lab01.submission.sim/Lab01Summary.Count", 5, false},
-                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
+  lab01.tests.push_back(grade_test({"Lab01Summary.Count", 5, false}, TestOutcome::passed,
+                                   Verdict{Disposition::passed, "", {}}));
   lab01.tests.push_back(grade_test(
-      {"gpulab.lab01.submission.sim/Lab01Summary.Median", 10, false}, TestOutcome::failed,
+      {"Lab01Summary.Median", 10, false}, TestOutcome::failed,
       Verdict{Disposition::failed,
               "Expected equality of these values:",
               {"lab01_test.cpp:73", "Expected equality of these values:", "  median(x)"}}));
-  lab01.tests.push_back(grade_test({"gpulab.lab01.submission.sim/Lab01Hidden.Big", 20, true},
-                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
+  lab01.tests.push_back(grade_test({"Lab01Hidden.Big", 20, true}, TestOutcome::passed,
+                                   Verdict{Disposition::passed, "", {}}));
   lab01.tests.push_back(
-      grade_test({"gpulab.lab01.submission.sim/Lab01Hidden.Slow", 15, true}, TestOutcome::failed,
+      grade_test({"Lab01Hidden.Slow", 15, true}, TestOutcome::failed,
                  Verdict{Disposition::timed_out, "killed after 120 s", {"still running"}}));
   total_lab(lab01);
 
@@ -849,7 +843,7 @@ GradeReport sample_report() {
   lab02.title = "Profiling";
   lab02.build_errors = {"kernels.cu(27): error: identifier \"blockIdxx\" is undefined"};
   lab02.tests.push_back(
-      grade_test({"gpulab.lab02.submission.sim/Lab02.Copy", 50, false}, TestOutcome::failed,
+      grade_test({"Lab02.Copy", 50, false}, TestOutcome::failed,
                  Verdict{Disposition::build_failed, "the lab's code did not compile", {}}));
   total_lab(lab02);
 
@@ -1050,7 +1044,7 @@ TEST(GradescopeJson, EachTestHasItsScoreVisibilityAndOutput) {
 
 TEST(GradescopeJson, AFailedTestWorthNothingIsStillFailed) {
   GradeReport report = sample_report();
-  report.labs[0].tests[1] = grade_test({"x/S.Zero", 0, false}, TestOutcome::failed,
+  report.labs[0].tests[1] = grade_test({"S.Zero", 0, false}, TestOutcome::failed,
                                        Verdict{Disposition::crashed, "killed by SIGSEGV", {}});
   const json doc = json::parse(gradescope_json(report));
   EXPECT_EQ(doc.at("tests")[1].at("status"), "failed");

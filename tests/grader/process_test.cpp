@@ -171,6 +171,29 @@ TEST(RunProcess, CountsEachStrayOnce) {
   }
 }
 
+TEST(RunProcess, RunsInOtherThreadsAreLeftAlone) {
+  // `gpulab grade` runs several tests at once, one thread each: one run's clean-up (killing and
+  // reaping what it left behind) must neither kill nor reap another run's program.
+  const std::string duration = "300." + std::to_string(getpid()) + "9";
+  ProcessResult slow;
+  std::thread other([&] { slow = run_process(shell("sleep 1.5; echo slow done; exit 3", 20)); });
+  std::vector<int> strays;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) {
+    strays.push_back(run_process(shell("sleep " + duration + " & exit 0", 20)).strays_killed);
+  }
+  other.join();
+  ASSERT_TRUE(slow.exit_code.has_value()) << "the other thread's run was killed or reaped";
+  EXPECT_EQ(*slow.exit_code, 3);
+  EXPECT_TRUE(contains(slow.output, "slow done")) << slow.output;
+  EXPECT_EQ(slow.strays_killed, 0);
+  ASSERT_FALSE(strays.empty());
+  for (const int count : strays) {
+    EXPECT_EQ(count, 1) << "each quick run leaves exactly one process behind";
+  }
+  EXPECT_TRUE(processes_with_argument(duration).empty());
+}
+
 TEST(RunProcess, CapturesStdoutAndStderr) {
   const ProcessResult result = run_process(shell("echo to-stdout; echo to-stderr >&2"));
   EXPECT_TRUE(contains(result.output, "to-stdout\n")) << result.output;

@@ -195,6 +195,14 @@ TEST(GtestXml, ATestcaseWithoutNameOrStatusIsARuntimeError) {
                std::runtime_error);
 }
 
+TEST(GtestXml, AMalformedCharacterReferenceIsARuntimeError) {
+  for (const char* reference : {"&#xZZ;", "&#99999999999999999999999;", "&#12a;"}) {
+    const std::string xml = std::string("<testsuites tests=\"1\"><testcase name=\"A") + reference +
+                            "\" classname=\"S\" status=\"run\" /></testsuites>";
+    EXPECT_THROW((void)parse_gtest_xml(xml), std::runtime_error) << reference;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // judge_test
 // ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ grade() {  # grade EXPECTED_TOTAL [ARGS...]
   shift
   "$gpulab" grade --backend sim --reseal -j2 "$@" >"$log" 2>&1 &
   local grader=$!
-  until grep -q "running the graded tests" "$log" 2>/dev/null || ! kill -0 "$grader" 2>/dev/null; do
+  until grep -Eq "running [0-9]+ graded tests" "$log" 2>/dev/null || ! kill -0 "$grader" 2>/dev/null; do
     sleep 0.1
   done
   if kill -0 "$grader" 2>/dev/null; then

@@ -29,11 +29,8 @@ TEST(LabStubs, EveryGradedTestFailsOnTheUntouchedStubs) {
       ASSERT_FALSE(run.tests.empty()) << lab.id << " has no graded tests";
       int points = 0;
       for (const gpulab::GradedTest& test : run.tests) {
-        const std::string name = test.name.substr(test.name.find('/') + 1);
-        const std::filesystem::path exe =
-            build / "bin" / ("gpulab.test." + lab.id + ".student.sim");
-        const gpulab::testing::Outcome outcome =
-            run_command(shell_quote(exe.string()) + " --gtest_filter=" + shell_quote(name));
+        const gpulab::testing::Outcome outcome = run_command(
+            shell_quote(run.tests_program.string()) + " --gtest_filter=" + shell_quote(test.name));
         EXPECT_EQ(outcome.exit_code, 1)
             << test.name << " (" << test.points << " points) on the untouched stub: expected a "
             << "failure (exit 1), got exit " << outcome.exit_code << "\n"

@@ -12,7 +12,6 @@
 #include "gpulab/core/json_reader.hpp"
 #include "gpulab/core/utf8.hpp"
 #include "gpulab/grader/sha256.hpp"
-#include "xml_text.hpp"
 
 namespace gpulab {
 
@@ -137,14 +136,15 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 2) {
-    fail(source, "schema_version: this gpulab reads version 2 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 3) {
+    fail(source, "schema_version: this gpulab reads version 3 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
   manifest.extra_tests_dir = text(doc, "extra_tests_dir", source, "manifest");
   manifest.test_timeout_s =
       field(doc, "test_timeout_s", json::value_t::number_integer, source, "manifest").get<int>();
+  manifest.grade_runner = text(doc, "grade_runner", source, "manifest");
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
     const std::string where = "labs[" + std::to_string(i) + "]";
@@ -162,10 +162,20 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
     const json& runs = field(labs[i], "runs", array, source, where);
     for (std::size_t j = 0; j < runs.size(); ++j) {
       const std::string run_where = where + ".runs[" + std::to_string(j) + "]";
-      LabRun run{text(runs[j], "variant", source, run_where),
-                 text(runs[j], "backend", source, run_where),
-                 text(runs[j], "runner", source, run_where),
-                 {}};
+      LabRun run;
+      run.variant = text(runs[j], "variant", source, run_where);
+      run.backend = text(runs[j], "backend", source, run_where);
+      run.report = text(runs[j], "report", source, run_where);
+      run.tests_target = text(runs[j], "tests_target", source, run_where);
+      run.tests_program = text(runs[j], "tests_program", source, run_where);
+      run.results_dir = text(runs[j], "results_dir", source, run_where);
+      for (const auto& [key, value] :
+           field(runs[j], "environment", json::value_t::object, source, run_where).items()) {
+        if (!value.is_string()) {
+          fail(source, run_where + ".environment." + key + ": a value must be a string");
+        }
+        run.environment.emplace_back(key, value.get<std::string>());
+      }
       const json& tests = field(runs[j], "tests", array, source, run_where);
       for (std::size_t k = 0; k < tests.size(); ++k) {
         const std::string test_where = run_where + ".tests[" + std::to_string(k) + "]";
@@ -174,6 +184,9 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
              field(tests[k], "points", json::value_t::number_integer, source, test_where)
                  .get<int>(),
              field(tests[k], "hidden", json::value_t::boolean, source, test_where).get<bool>()});
+      }
+      if (!run.tests.empty() && (run.tests_program.empty() || run.results_dir.empty())) {
+        fail(source, run_where + ": graded tests without a tests_program and results_dir");
       }
       lab.runs.push_back(std::move(run));
     }
@@ -191,9 +204,38 @@ LabManifest load_lab_manifest(const std::filesystem::path& path) {
   return parse_lab_manifest(*contents, path.string());
 }
 
-std::string test_case_of(std::string_view ctest_name) {
-  const std::size_t slash = ctest_name.find('/');
-  return std::string(slash == std::string_view::npos ? ctest_name : ctest_name.substr(slash + 1));
+std::vector<std::string> runner_command(const LabManifest& manifest, const LabRun& run,
+                                        const GradedTest& test, double timeout_s) {
+  std::ostringstream seconds;
+  seconds << timeout_s;
+  return {manifest.grade_runner.string(), "--test",    test.name,     "--out",
+          run.results_dir.string(),       "--timeout", seconds.str(), "--",
+          run.tests_program.string()};
+}
+
+bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_existing) {
+  std::error_code error;
+  if (keep_existing && fs::exists(to, error)) {
+    return false;
+  }
+  std::string why_not;
+  const std::optional<std::string> contents = read_file(from, &why_not);
+  if (!contents) {
+    throw std::runtime_error("cannot read " + from.string() + ": " + why_not);
+  }
+  std::string staged = "#line 1 \"";
+  for (const char c : fs::absolute(from).lexically_normal().string()) {
+    if (c == '"' || c == '\\') {
+      staged += '\\';
+    }
+    staged += c;
+  }
+  staged += "\"\n" + *contents;
+  if (read_file(to) == staged) {
+    return false;
+  }
+  write_file_atomically(to, staged);
+  return true;
 }
 
 std::string_view to_string(TestOutcome outcome) noexcept {
@@ -210,29 +252,16 @@ std::string_view to_string(TestOutcome outcome) noexcept {
   return "?";
 }
 
-std::map<std::string, TestOutcome> parse_ctest_junit(std::string_view xml) {
-  if (xml.find("<testsuite") == std::string_view::npos) {
-    throw std::runtime_error("not a ctest JUnit report (no <testsuite> element)");
+TestOutcome runner_outcome(const ProcessResult& runner) {
+  if (!runner.started) {
+    return TestOutcome::missing;
   }
-  std::map<std::string, TestOutcome> cases;
-  std::size_t pos = 0;
-  while ((pos = xml.find("<testcase", pos)) != std::string_view::npos) {
-    const std::size_t tag_end = xml.find('>', pos);
-    if (tag_end == std::string_view::npos) {
-      throw std::runtime_error("truncated ctest JUnit report");
-    }
-    const std::string_view tag = xml.substr(pos, tag_end - pos);
-    const std::optional<std::string> name = detail::attribute(tag, "name");
-    const std::optional<std::string> status = detail::attribute(tag, "status");
-    if (!name || !status) {
-      throw std::runtime_error("ctest JUnit report: a <testcase> without name or status");
-    }
-    cases[*name] = *status == "run"    ? TestOutcome::passed
-                   : *status == "fail" ? TestOutcome::failed
-                                       : TestOutcome::skipped;
-    pos = tag_end;
+  if (runner.timed_out || !runner.exit_code) {
+    return TestOutcome::failed;
   }
-  return cases;
+  return *runner.exit_code == 0    ? TestOutcome::passed
+         : *runner.exit_code == 77 ? TestOutcome::skipped
+                                   : TestOutcome::failed;
 }
 
 // ---- seal --------------------------------------------------------------------------------------
@@ -348,25 +377,24 @@ IntegrityCheck check_integrity(const LabManifest& manifest, const std::vector<Se
 
 // ---- grades ------------------------------------------------------------------------------------
 
-TestGrade grade_test(const GradedTest& test, TestOutcome ctest,
+TestGrade grade_test(const GradedTest& test, TestOutcome runner,
                      const std::optional<Verdict>& verdict) {
-  TestGrade grade{test_case_of(test.name), test.points, 0, test.hidden, {}};
+  TestGrade grade{test.name, test.points, 0, test.hidden, {}};
   if (!verdict) {
-    grade.verdict = {Disposition::not_run,
-                     ctest == TestOutcome::missing
-                         ? std::string("ctest did not run it")
-                         : "no verdict file (ctest: " + std::string(to_string(ctest)) + ")",
-                     {}};
+    grade.verdict = {
+        Disposition::not_run,
+        runner == TestOutcome::missing
+            ? std::string("the test runner did not run it")
+            : "no verdict file (the test runner: " + std::string(to_string(runner)) + ")",
+        {}};
     return grade;
   }
   grade.verdict = *verdict;
-  const bool verdict_passed = verdict->disposition == Disposition::passed;
-  if (verdict_passed && ctest != TestOutcome::passed) {
+  if (verdict->disposition == Disposition::passed && runner != TestOutcome::passed) {
     grade.verdict = {Disposition::failed,
-                     "the verdict file says passed but ctest recorded " +
-                         std::string(to_string(ctest)) +
-                         " (a verdict file written by the code "
-                         "under test?)",
+                     "the verdict file says passed but the test runner's exit says " +
+                         std::string(to_string(runner)) +
+                         " (a verdict file written by the code under test?)",
                      {}};
   }
   grade.earned = grade.verdict.disposition == Disposition::passed ? test.points : 0;

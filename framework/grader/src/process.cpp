@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -57,31 +58,55 @@ std::vector<pid_t> own_children() {
   return children;
 }
 
-// Kills every process this one is the parent of (the run's direct child, and the strays the
-// subreaper inherited), reaps them, and repeats until none is left: killing a stray re-parents
-// its own children here. `child` leads its own process group. Returns how many were killed besides
+// The direct children of the run_process calls in progress, in any thread: one run's clean-up
+// must not kill or reap another run's program. Held across fork, so a child is registered
+// before any other run can see it.
+std::mutex runs_mutex;
+std::set<pid_t> running;
+
+// Reaps `pid` if it has ended (its exit status to `status`), and takes it off the runs in
+// progress while no other run can fork: until it is reaped its pid cannot be reused.
+bool reap(pid_t pid, int& status) {
+  const std::lock_guard lock(runs_mutex);
+  if (waitpid(pid, &status, WNOHANG) != pid) {
+    return false;
+  }
+  running.erase(pid);
+  return true;
+}
+
+// This process's children that belong to no other run in progress: `child` and the strays the
+// subreaper inherited.
+std::vector<pid_t> children_of_run(pid_t child) {
+  std::vector<pid_t> mine;
+  const std::lock_guard lock(runs_mutex);
+  for (const pid_t pid : own_children()) {
+    if (pid == child || !running.contains(pid)) {
+      mine.push_back(pid);
+    }
+  }
+  return mine;
+}
+
+// Kills the run's direct child and every stray the subreaper inherited (processes of no other run
+// in progress), reaps them, and repeats until none is left: killing a stray re-parents its own
+// children here. `child` leads its own process group. Returns how many were killed besides
 // `child`.
 int kill_descendants(pid_t child) {
-  const auto reap = [] {
-    int status = 0;
-    while (waitpid(-1, &status, WNOHANG) > 0) {
-    }
-  };
   // A process killed in one round may still be listed in the next (not yet dead, or a zombie not
   // yet reaped): each counts once. The orphans already here are counted before the group is
   // killed, or those of the run's own group could die and be reaped uncounted.
   std::set<pid_t> strays;
-  reap();
-  for (const pid_t pid : own_children()) {
-    if (pid != child) {
+  for (const pid_t pid : children_of_run(child)) {
+    int status = 0;
+    if (pid != child && !reap(pid, status)) {  // a stray that already ended is not killed
       strays.insert(pid);
     }
   }
   kill(-child, SIGKILL);
   const Clock::time_point start = Clock::now();
   while (seconds_since(start) < 10) {
-    reap();
-    const std::vector<pid_t> children = own_children();
+    const std::vector<pid_t> children = children_of_run(child);
     if (children.empty()) {
       break;
     }
@@ -91,6 +116,8 @@ int kill_descendants(pid_t child) {
         kill(-pgid, SIGKILL);
       }
       kill(pid, SIGKILL);
+      int status = 0;
+      reap(pid, status);
       if (pid != child) {
         strays.insert(pid);
       }
@@ -224,9 +251,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
     throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
   }
   const Clock::time_point start = Clock::now();
+  std::unique_lock registering(runs_mutex);
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;
+    registering.unlock();
     close_all({pipe_fds[0], pipe_fds[1], exec_fds[0], exec_fds[1]});
     throw std::runtime_error(std::string("run_process: fork: ") + std::strerror(error));
   }
@@ -246,6 +275,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     (void)!write(exec_fds[1], &error, sizeof error);
     _exit(127);
   }
+  running.insert(pid);
+  registering.unlock();
   if (capture) {
     setpgid(pid, pid);  // also here: no race with the child's own call
     close(pipe_fds[1]);
@@ -284,8 +315,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   };
   while (!exited) {
     drain(20);
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
+    if (reap(pid, status)) {
       exited = true;
     } else if (spec.timeout_s > 0 && seconds_since(start) > spec.timeout_s) {
       result.timed_out = true;

@@ -1,5 +1,5 @@
-// Reading the few XML files the grader meets (ctest's JUnit report, gtest's result files):
-// attribute values of a start tag and character entities. Internal to gpulab.core.host.
+// Reading the XML the grader meets (gtest's result files): attribute values of a start tag and
+// character entities. Internal to gpulab.grader.
 #pragma once
 
 #include <charconv>

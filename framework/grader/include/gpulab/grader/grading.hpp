@@ -1,37 +1,41 @@
-// Grades: the lab manifest the build writes (cmake/GpulabLabs.cmake), the instructor files' seal,
-// the grade of each graded test from ctest's record and the runner's verdict, and the reports
-// (JSON, Gradescope results.json, JUnit XML).
+// Grades: the lab manifest the build writes (cmake/GpulabLabs.cmake), the staging of student
+// files, the instructor files' seal, the grade of each graded test from the test runner's exit
+// status and its verdict, and the reports (JSON, Gradescope results.json, JUnit XML).
 //
-// A graded test earns its points only when ctest recorded a pass (the runner exited 0) AND the
-// runner's verdict file says passed (gpulab/grader/verdict.hpp). Every other disposition earns
+// A graded test earns its points only when the test runner (framework/grader/runner.cpp) exited
+// 0 AND its verdict file says passed (gpulab/grader/verdict.hpp). Every other disposition earns
 // nothing and is listed with its points.
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "gpulab/grader/process.hpp"
 #include "gpulab/grader/verdict.hpp"
 
 namespace gpulab {
 
-/// One graded test case as ctest knows it.
+/// One graded test case.
 struct GradedTest {
-  std::string
-      name;        ///< ctest name, e.g. "gpulab.lab01.student.sim/Lab01Summary.CountMinMaxAndMean"
-  int points = 0;  ///< what it is worth
+  std::string name;  ///< the gtest case, "Suite.Name" (ctest: "<lab>.<variant>.<backend>/" first)
+  int points = 0;    ///< what it is worth
   bool hidden = false;  ///< from a hidden suite (GPULAB_EXTRA_TESTS_DIR): not shipped to students
 };
 
 /// One build of a lab: which code (variant), which backend, its report program and its tests.
 struct LabRun {
-  std::string variant;  ///< "student", "solution" or "submission"
-  std::string backend;  ///< "cuda" or "sim"
-  std::string runner;   ///< report program in the build's bin/ ("" for the submission variant)
-  std::vector<GradedTest> tests;  ///< the graded tests of this build
+  std::string variant;                  ///< "student", "solution" or "submission"
+  std::string backend;                  ///< "cuda" or "sim"
+  std::filesystem::path report;         ///< the report program (empty for the submission variant)
+  std::string tests_target;             ///< the graded suites' build target ("" without tests)
+  std::filesystem::path tests_program;  ///< the graded suites' program
+  std::filesystem::path results_dir;    ///< where the test runner writes each test's verdict
+  std::vector<std::pair<std::string, std::string>> environment;  ///< set for every graded test
+  std::vector<GradedTest> tests;                                 ///< the graded tests of this build
 };
 
 /// One lab of the manifest.
@@ -48,33 +52,43 @@ struct LabManifest {
   std::filesystem::path source_dir;       ///< the source tree the build was configured from
   std::filesystem::path extra_tests_dir;  ///< hidden suites (GPULAB_EXTRA_TESTS_DIR)
   int test_timeout_s = 0;                 ///< each graded test's time limit
+  std::filesystem::path grade_runner;     ///< gpulab-grade-runner, which runs one graded test
   std::vector<LabEntry> labs;             ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 2); throws std::runtime_error naming
+/// Reads the manifest from JSON text (schema_version 3); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
 [[nodiscard]] LabManifest load_lab_manifest(const std::filesystem::path& path);
 
-/// The test case of a ctest name: "Suite.Name" of "gpulab.lab01.student.sim/Suite.Name".
-[[nodiscard]] std::string test_case_of(std::string_view ctest_name);
+/// The command that runs one graded test of `run` through the test runner, as ctest runs it:
+/// grade_runner --test Suite.Name --out results_dir --timeout S -- tests_program. (The run's
+/// environment is set apart, as ctest sets it.)
+[[nodiscard]] std::vector<std::string> runner_command(const LabManifest& manifest,
+                                                      const LabRun& run, const GradedTest& test,
+                                                      double timeout_s);
 
-/// What ctest recorded for one test.
+/// Copies a student file to `to` (its folders created) behind a `#line 1 "<from>"` directive, so
+/// compiler errors and __FILE__ name the file the student wrote. Writes only when the staged text
+/// differs (an unchanged file is not rebuilt), and not at all when `keep_existing` and `to`
+/// exists. Returns whether it wrote; throws std::runtime_error when `from` cannot be read.
+bool stage_student_file(const std::filesystem::path& from, const std::filesystem::path& to,
+                        bool keep_existing = false);
+
+/// What the test runner's exit said about one test.
 enum class TestOutcome {
-  passed,   ///< ran and passed
-  failed,   ///< ran and failed, crashed or timed out
-  skipped,  ///< skipped or not run
-  missing,  ///< not in ctest's report at all
+  passed,   ///< exit 0
+  failed,   ///< any other exit, a signal, or the grader's own time limit
+  skipped,  ///< exit 77: skipped or not graded
+  missing,  ///< not run at all (it could not be started)
 };
 
 /// "passed", "failed", "skipped", "missing".
 [[nodiscard]] std::string_view to_string(TestOutcome outcome) noexcept;
 
-/// Parses ctest's JUnit XML (ctest --output-junit): test name -> outcome (status "run" passed,
-/// "fail" failed, anything else skipped). Throws std::runtime_error when the text is not such a
-/// report.
-[[nodiscard]] std::map<std::string, TestOutcome> parse_ctest_junit(std::string_view xml);
+/// The outcome of a test runner's process.
+[[nodiscard]] TestOutcome runner_outcome(const ProcessResult& runner);
 
 // ---- the seal of the instructor files ------------------------------------------------------
 
@@ -123,9 +137,9 @@ struct TestGrade {
   Verdict verdict;  ///< disposition, detail, excerpt
 };
 
-/// A test's grade from ctest's record and the runner's verdict (nullopt: no verdict file).
+/// A test's grade from the test runner's exit and its verdict (nullopt: no verdict file).
 /// Passed only when both say so; a disagreement is a failure that says so.
-[[nodiscard]] TestGrade grade_test(const GradedTest& test, TestOutcome ctest,
+[[nodiscard]] TestGrade grade_test(const GradedTest& test, TestOutcome runner,
                                    const std::optional<Verdict>& verdict);
 
 /// The grade of one lab.
