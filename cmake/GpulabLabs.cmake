@@ -8,6 +8,10 @@
 #                                              folder; solutions/<folder>/ has the same names
 #     REPORT <file>                            the instructor-owned report program in labs/<folder>
 #     TESTS <files...>                         graded suites, relative to tests/labs/<folder>
+#     [FORBIDDEN_CALLS <names...>]             framework functions that do the lab's work, which
+#                                              its code must not call (demangled name prefixes,
+#                                              e.g. "gpulab::summarize("); part of the contract
+#                                              the lab's header states
 #     [LINK <targets...>] [LINK_BACKEND <pairs...>])
 #
 # Hidden suites: every *.cpp in ${GPULAB_EXTRA_TESTS_DIR}/<folder>/ is graded with the public
@@ -103,7 +107,8 @@ function(_gpulab_scan_graded_tests out_names out_points)
 endfunction()
 
 function(gpulab_add_lab lab)
-  cmake_parse_arguments(ARG "" "DIR;TITLE;REPORT" "STUDENT_FILES;TESTS;LINK;LINK_BACKEND" ${ARGN})
+  cmake_parse_arguments(ARG "" "DIR;TITLE;REPORT"
+                        "STUDENT_FILES;TESTS;FORBIDDEN_CALLS;LINK;LINK_BACKEND" ${ARGN})
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${ARG_DIR}")
   set(variants student)
   if(EXISTS "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
@@ -187,6 +192,13 @@ function(gpulab_add_lab lab)
       PUBLIC_INCLUDE_DIRS ${lab_dir}
       LINK ${ARG_LINK}
       LINK_BACKEND ${ARG_LINK_BACKEND})
+    if(NOT variant STREQUAL "solution")
+      # Student code: its warnings are never errors (cmake/GpulabWarnings.cmake).
+      foreach(backend IN LISTS GPULAB_BACKENDS)
+        set_target_properties(gpulab.${lab}.${variant}.${backend} PROPERTIES
+                              GPULAB_STUDENT_CODE ON)
+      endforeach()
+    endif()
     if(NOT variant STREQUAL "submission")
       set(variant_source "${PROJECT_BINARY_DIR}/generated/labs/${variant}_variant.cpp")
       file(CONFIGURE OUTPUT "${variant_source}" CONTENT [[
@@ -225,6 +237,8 @@ const char* gpulab::labkit::report_variant() noexcept {
         _gpulab_program_path(report gpulab.${lab}.${variant}.run.${backend})
       endif()
       _gpulab_json_set_string(run report "${report}")
+      # The student files' library: `gpulab grade` checks its object code (code_checks.hpp).
+      _gpulab_json_set_string(run library "${CMAKE_CURRENT_BINARY_DIR}/${CMAKE_STATIC_LIBRARY_PREFIX}gpulab.${lab}.${variant}.${backend}${CMAKE_STATIC_LIBRARY_SUFFIX}")
       set(tests "[]")
       set(environment "{}")
       set(exe "")
@@ -289,6 +303,12 @@ const char* gpulab::labkit::report_variant() noexcept {
     _gpulab_json_append(files "${quoted}")
   endforeach()
   string(JSON entry SET "${entry}" student_files "${files}")
+  set(forbidden "[]")
+  foreach(name IN LISTS ARG_FORBIDDEN_CALLS)
+    _gpulab_json_string(quoted "${name}")
+    _gpulab_json_append(forbidden "${quoted}")
+  endforeach()
+  string(JSON entry SET "${entry}" forbidden_calls "${forbidden}")
   string(JSON entry SET "${entry}" runs "${runs}")
   # A JSON object holds no ';' outside strings, and its strings none (paths with ';' do not build).
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES "${entry}")
@@ -307,6 +327,8 @@ function(gpulab_write_lab_manifest)
   string(JSON manifest SET "${manifest}" test_timeout_s ${GPULAB_LAB_TEST_TIMEOUT})
   _gpulab_program_path(runner gpulab-grade-runner)
   _gpulab_json_set_string(manifest grade_runner "${runner}")
+  _gpulab_json_set_string(manifest nm "${CMAKE_NM}")
+  _gpulab_json_set_string(manifest objdump "${CMAKE_OBJDUMP}")
   string(JSON manifest SET "${manifest}" labs "${labs}")
   # Rewritten only when it changed, so what depends on it does not rerun for nothing.
   file(WRITE "${PROJECT_BINARY_DIR}/grading/manifest.json.new" "${manifest}\n")

@@ -34,6 +34,7 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
@@ -148,6 +149,18 @@ void print_report(const GradeReport& report, bool verbose) {
         std::cout << "    " << line << "\n";
       }
     }
+    if (!lab.rejected_for.empty()) {
+      std::cout << "  rejected before any test ran (lab code must not do this):\n";
+      for (const std::string& line : lab.rejected_for) {
+        std::cout << "    " << line << "\n";
+      }
+    }
+    if (!lab.build_warnings.empty()) {
+      std::cout << "  compiler warnings (worth fixing; no points lost):\n";
+      for (const std::string& line : lab.build_warnings) {
+        std::cout << "    " << line << "\n";
+      }
+    }
     Table table({{"test", "", Align::left},
                  {"points", ""},
                  {"result", "", Align::left},
@@ -162,8 +175,8 @@ void print_report(const GradeReport& report, bool verbose) {
                      display_name(test.verdict.disposition), detail});
     }
     std::cout << table;
-    if (!lab.build_errors.empty()) {
-      continue;  // every test says "build failed"; the errors are above
+    if (!lab.build_errors.empty() || !lab.rejected_for.empty()) {
+      continue;  // every test says "build failed" or "rejected"; the reasons are above
     }
     int shown = 0;
     for (const TestGrade& test : lab.tests) {
@@ -250,7 +263,7 @@ class Grading {
                                  "with GPULAB_BUILD_TESTS=OFF?)");
       }
       runs_.push_back(run);
-      LabGrade grade{lab->id, lab->title, 0, 0, {}, {}};
+      LabGrade grade{lab->id, lab->title, 0, 0, {}, {}, {}, {}};
       for (const GradedTest& test : run->tests) {
         grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
       }
@@ -301,7 +314,10 @@ class Grading {
         missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
         continue;
       }
-      stage_student_file(*found, grading_ / "submission" / lab.dir / file);
+      const fs::path staged = grading_ / "submission" / lab.dir / file;
+      stage_student_file(*found, staged);
+      // Compiled again even when unchanged, so the report lists its warnings every time.
+      fs::last_write_time(staged, fs::file_time_type::clock::now());
     }
     if (!missing.empty()) {
       std::cout << "missing files\n";
@@ -323,9 +339,40 @@ class Grading {
                                         : compiler_errors(built.output));
       return false;
     }
-    std::cout << "ok (" << static_cast<int>(built.duration_s) << " s)" << std::endl;
+    report_.labs[i].build_warnings = compiler_warnings(built.output);
+    std::cout << "ok (" << static_cast<int>(built.duration_s) << " s"
+              << (report_.labs[i].build_warnings.empty() ? "" : ", with warnings") << ")"
+              << std::endl;
+    if (!check_code(i)) {
+      return false;
+    }
     fs::remove_all(runs_[i]->results_dir);  // no verdict of an earlier grading can count
     return true;
+  }
+
+  // 2b. The object code of lab `i`'s student files against what lab code must not do
+  // (code_checks.hpp). False (every test of the lab rejected, none run) when it breaks a rule.
+  bool check_code(std::size_t i) {
+    const LabEntry& lab = *labs_[i];
+    const CodeRules rules{"gpulab::" + lab.id, lab.forbidden_calls, backend_ == "cuda"};
+    std::vector<std::string> findings;
+    try {
+      findings = check_object_code(
+          read_object_code(runs_[i]->library, manifest_.nm, manifest_.objdump), rules);
+    } catch (const std::exception& e) {
+      findings = {std::string("its code could not be checked: ") + e.what()};
+      report_.problems.push_back(lab.id + ": " + findings.front());
+    }
+    if (findings.empty()) {
+      return true;
+    }
+    std::cout << "  " << lab.id << " rejected: " << findings.front() << std::endl;
+    LabGrade& grade = report_.labs[i];
+    grade.rejected_for = std::move(findings);
+    for (TestGrade& test : grade.tests) {
+      test.verdict = {Disposition::rejected, grade.rejected_for.front(), {}};
+    }
+    return false;
   }
 
   // 3. and 4. Every graded test of the labs `built`, `jobs_` at a time, each through the test

@@ -4,6 +4,12 @@
 // The contracts below are what the graded tests check. The framework's harness
 // (gpulab/core/bench.hpp) implements the same ideas and is what every later lab uses; your
 // version is graded against it and against kernels whose duration is known.
+//
+// Your code must not call the framework functions that do this lab's work: gpulab::summarize,
+// gpulab::quantile, gpulab::measure, gpulab::bandwidth_gb_s, gpulab::flop_rate_gflop_s and
+// gpulab::fraction_of_peak. `gpulab grade` rejects code that does (labs/CMakeLists.txt lists
+// them), as it rejects code that ends the process, runs code before main or at exit, starts
+// processes or threads, or uses GoogleTest (docs/grading.md).
 #pragma once
 
 #include <cuda_runtime_api.h>

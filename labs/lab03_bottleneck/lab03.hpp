@@ -2,7 +2,12 @@
 // bottleneck.cpp (this header is the instructor's: do not edit it).
 //
 // You build the roofline analysis yourself, from the formulas, and use it to answer the question
-// every optimization starts with: which component takes the time, and what limits it?
+// every optimization starts with: which component takes the time, and what limits it? So your
+// code must not call the framework functions that already do it: gpulab::make_roofline,
+// gpulab::Roofline's members, gpulab::peak_flop_s and gpulab::kernels::component_cost.
+// `gpulab grade` rejects code that does (labs/CMakeLists.txt lists them), as it rejects code that
+// ends the process, runs code before main or at exit, starts processes or threads, or uses
+// GoogleTest (docs/grading.md).
 //
 //   op cost           FLOPs and DRAM bytes of a GEMM, a softmax, an elementwise op, a layernorm
 //   intensity         FLOPs per byte moved

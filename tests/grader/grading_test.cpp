@@ -84,22 +84,27 @@ json valid_manifest() {
     "extra_tests_dir": "/src/gpulab/tests/hidden",
     "test_timeout_s": 120,
     "grade_runner": "/b/bin/gpulab-grade-runner",
+    "nm": "/usr/bin/nm",
+    "objdump": "/usr/bin/objdump",
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
+       "forbidden_calls": ["gpulab::summarize("],
        "runs": [
          {"variant": "student", "backend": "sim", "report": "/b/bin/gpulab.lab01.student.run.sim",
+          "library": "/b/labs/libgpulab.lab01.student.sim.a",
           "tests_target": "gpulab.test.lab01.student.sim",
           "tests_program": "/b/bin/gpulab.test.lab01.student.sim",
           "results_dir": "/b/grading/results/lab01.student.sim",
           "environment": {"GPULAB_SIM_CLOCK": "modeled"},
           "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false},
                     {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true}]},
-         {"variant": "submission", "backend": "cuda", "report": "", "tests_target": "",
+         {"variant": "submission", "backend": "cuda", "report": "", "library": "/b/l.a",
+          "tests_target": "",
           "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
        ]},
       {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck",
-       "student_files": [], "runs": []}
+       "student_files": [], "forbidden_calls": [], "runs": []}
     ]
   })");
 }
@@ -110,16 +115,20 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.extra_tests_dir, fs::path("/src/gpulab/tests/hidden"));
   EXPECT_EQ(m.test_timeout_s, 120);
   EXPECT_EQ(m.grade_runner, fs::path("/b/bin/gpulab-grade-runner"));
+  EXPECT_EQ(m.nm, fs::path("/usr/bin/nm"));
+  EXPECT_EQ(m.objdump, fs::path("/usr/bin/objdump"));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
   EXPECT_EQ(lab.id, "lab01");
   EXPECT_EQ(lab.title, "Benchmarking a kernel correctly");
   EXPECT_EQ(lab.dir, "lab01_benchmarking");
   EXPECT_EQ(lab.student_files, (Lines{"benchmark.cpp", "timing/timer.cu"}));
+  EXPECT_EQ(lab.forbidden_calls, (Lines{"gpulab::summarize("}));
   ASSERT_EQ(lab.runs.size(), 2u);
   EXPECT_EQ(lab.runs[0].variant, "student");
   EXPECT_EQ(lab.runs[0].backend, "sim");
   EXPECT_EQ(lab.runs[0].report, fs::path("/b/bin/gpulab.lab01.student.run.sim"));
+  EXPECT_EQ(lab.runs[0].library, fs::path("/b/labs/libgpulab.lab01.student.sim.a"));
   EXPECT_EQ(lab.runs[0].tests_target, "gpulab.test.lab01.student.sim");
   EXPECT_EQ(lab.runs[0].tests_program, fs::path("/b/bin/gpulab.test.lab01.student.sim"));
   EXPECT_EQ(lab.runs[0].results_dir, fs::path("/b/grading/results/lab01.student.sim"));
@@ -190,15 +199,19 @@ const std::vector<RequiredField>& required_fields() {
       {"", "extra_tests_dir", json::array()},
       {"", "test_timeout_s", "120"},
       {"", "grade_runner", 1},
+      {"", "nm", false},
+      {"", "objdump", 2},
       {"", "labs", json::object()},
       {"/labs/0", "id", 1},
       {"/labs/0", "title", false},
       {"/labs/0", "dir", nullptr},
       {"/labs/0", "student_files", "benchmark.cpp"},
+      {"/labs/0", "forbidden_calls", "gpulab::summarize("},
       {"/labs/0", "runs", json::object()},
       {"/labs/0/runs/0", "variant", 0},
       {"/labs/0/runs/0", "backend", json::array({"sim"})},
       {"/labs/0/runs/0", "report", 1.5},
+      {"/labs/0/runs/0", "library", 7},
       {"/labs/0/runs/0", "tests_target", false},
       {"/labs/0/runs/0", "tests_program", json::array()},
       {"/labs/0/runs/0", "results_dir", 2},
@@ -479,8 +492,8 @@ class SealTree : public ::testing::Test {
     write_file(hidden() / "lab01_x/hidden_test.cpp", "hidden test\n");
     manifest_.source_dir = root();
     manifest_.extra_tests_dir = hidden();
-    manifest_.labs = {{"lab01", "One", "lab01_x", {"student.cu", "sub/part.cpp"}, {}},
-                      {"lab02", "Two", "lab02_y", {"other.cu"}, {}}};
+    manifest_.labs = {{"lab01", "One", "lab01_x", {"student.cu", "sub/part.cpp"}, {}, {}},
+                      {"lab02", "Two", "lab02_y", {"other.cu"}, {}, {}}};
   }
 
   [[nodiscard]] fs::path root() const { return dir_.path() / "src"; }
@@ -677,7 +690,7 @@ TEST(GradeTest, NoVerdictIsNotRun) {
 }
 
 TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < kDispositionCount; ++i) {
     const auto disposition = static_cast<Disposition>(i);
     if (disposition == Disposition::passed) {
       continue;
@@ -785,6 +798,48 @@ TEST(CompilerErrors, AtMostMaxLines) {
   EXPECT_EQ(compiler_errors(output).size(), 12u);
 }
 
+TEST(CompilerWarnings, GccAndNvccWarningsWithTheSourceLineAfterEach) {
+  const std::string output =
+      "[1/3] Building CXX object labs/CMakeFiles/lab01.dir/benchmark.cpp.o\n"
+      "/home/a/sub/benchmark.cpp: In function 'double total(const std::vector<double>&)':\n"
+      "/home/a/sub/benchmark.cpp:31:10: warning: use of old-style cast to 'double' "
+      "[-Wold-style-cast]\n"
+      "   31 |   return (double)n;\n"
+      "      |          ^~~~~~~~\n"
+      "/home/a/sub/kernels.cu(27): warning #177-D: variable \"x\" was declared but never "
+      "referenced\n"
+      "      int x = 0;\n"
+      "[2/3] Linking CXX static library labs/liblab01.a\n";
+  const Lines expected = {
+      "/home/a/sub/benchmark.cpp:31:10: warning: use of old-style cast to 'double' "
+      "[-Wold-style-cast]",
+      "   31 |   return (double)n;",
+      "/home/a/sub/kernels.cu(27): warning #177-D: variable \"x\" was declared but never "
+      "referenced",
+      "      int x = 0;",
+  };
+  EXPECT_EQ(compiler_warnings(output), expected) << joined(compiler_warnings(output));
+}
+
+TEST(CompilerWarnings, NoneWithoutAWarningAndErrorsAreNotWarnings) {
+  EXPECT_TRUE(compiler_warnings("").empty());
+  EXPECT_TRUE(compiler_warnings("[1/2] Building CXX object a.o\n[2/2] Linking a\n").empty());
+  EXPECT_TRUE(compiler_warnings("x.cpp:3:7: error: unused variable 'n' [-Werror=unused-variable]\n")
+                  .empty());
+  EXPECT_TRUE(compiler_warnings("-Wall -Wextra -Wno-warning-option-name\n").empty());
+}
+
+TEST(CompilerWarnings, AtMostMaxLines) {
+  std::string output;
+  for (int i = 0; i < 20; ++i) {
+    output += "x.cpp:" + std::to_string(i) + ":1: warning: w" + std::to_string(i) + "\n";
+  }
+  const Lines got = compiler_warnings(output, 5);
+  ASSERT_EQ(got.size(), 5u) << joined(got);
+  EXPECT_EQ(got.back(), "x.cpp:4:1: warning: w4");
+  EXPECT_EQ(compiler_warnings(output).size(), 12u);
+}
+
 TEST(CompilerErrors, WithoutAnErrorLineTheLastLines) {
   std::string output;
   for (int i = 0; i < 20; ++i) {
@@ -824,6 +879,8 @@ GradeReport sample_report() {
   LabGrade lab01;
   lab01.lab = "lab01";
   lab01.title = "Benchmarking a kernel correctly";
+  lab01.build_warnings = {"benchmark.cu:31:10: warning: use of old-style cast to 'double'",
+                          "   31 |   return (double)n;"};
   lab01.tests.push_back(grade_test({"Lab01Summary.Count", 5, false}, TestOutcome::passed,
                                    Verdict{Disposition::passed, "", {}}));
   lab01.tests.push_back(grade_test(
@@ -886,6 +943,10 @@ TEST(ReportJson, HasEveryField) {
   EXPECT_EQ(labs[0].at("earned"), 25);
   EXPECT_EQ(labs[0].at("possible"), 50);
   EXPECT_EQ(labs[0].at("build_errors"), json::array());
+  EXPECT_EQ(labs[0].at("build_warnings"),
+            json({"benchmark.cu:31:10: warning: use of old-style cast to 'double'",
+                  "   31 |   return (double)n;"}));
+  EXPECT_EQ(labs[1].at("build_warnings"), json::array());
   ASSERT_EQ(labs[0].at("tests").size(), 4u);
   const json& median = labs[0].at("tests")[1];
   EXPECT_EQ(median.at("name"), "Lab01Summary.Median");
@@ -1058,6 +1119,8 @@ TEST(GradescopeJson, TheOutputSummarizesTheGrade) {
   EXPECT_TRUE(contains(output, "lab01 Benchmarking a kernel correctly: 25/50")) << output;
   EXPECT_TRUE(contains(output, "did not compile")) << output;
   EXPECT_TRUE(contains(output, "blockIdxx")) << output;
+  EXPECT_TRUE(contains(output, "compiler warnings (no points lost):\n    benchmark.cu:31:10"))
+      << output;
   EXPECT_TRUE(contains(output, "integrity failure")) << output;
   EXPECT_TRUE(contains(output, "problem: lab03: no runner")) << output;
   EXPECT_TRUE(contains(output, "ignored: tests/labs/lab01_benchmarking/lab01_test.cpp")) << output;

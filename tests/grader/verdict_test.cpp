@@ -488,7 +488,7 @@ TEST(VerdictJson, RoundTrip) {
 }
 
 TEST(VerdictJson, EveryDispositionRoundTrips) {
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < kDispositionCount; ++i) {
     const auto disposition = static_cast<Disposition>(i);
     const Verdict back =
         parse_verdict_json(verdict_to_json("S.T", {disposition, "d", {}}, 0), "v.json");
@@ -544,10 +544,12 @@ TEST(VerdictJson, AMalformedFileIsARuntimeErrorNamingTheSource) {
 // Names and sticky errors
 // ---------------------------------------------------------------------------------------------
 
-TEST(DispositionNames, RoundTripForAllTen) {
-  const char* names[] = {"passed",       "failed",  "timed_out",  "crashed",      "out_of_memory",
-                         "exited_early", "skipped", "not_graded", "build_failed", "not_run"};
-  for (int i = 0; i < 10; ++i) {
+TEST(DispositionNames, RoundTripForAll) {
+  const char* names[] = {"passed",        "failed",       "timed_out", "crashed",
+                         "out_of_memory", "exited_early", "skipped",   "not_graded",
+                         "build_failed",  "rejected",     "not_run"};
+  static_assert(std::size(names) == kDispositionCount);
+  for (int i = 0; i < kDispositionCount; ++i) {
     const auto disposition = static_cast<Disposition>(i);
     EXPECT_EQ(to_string(disposition), names[i]);
     EXPECT_EQ(parse_disposition(names[i]), disposition) << names[i];

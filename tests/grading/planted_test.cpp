@@ -25,6 +25,8 @@
 //   "detail_contains"  {"Suite.Name": "SIGSEGV"}: text the test's detail must contain (on sim)
 //   "ignored_contains" text one of the report's "ignored" lines must contain
 //   "build_error_contains" {"lab03": "expected"}: text among the lab's compiler errors
+//   "build_warning_contains" {"lab03": "old-style cast"}: text among the lab's compiler warnings
+//   "rejected_for_contains" {"lab03": "calls fork"}: text among what the code checks found
 //   "tamper_seal"  an instructor file whose digest is changed in the build's seal before grading
 //                  (the seal is restored afterwards): grading must report an integrity failure
 //   "exit_code"    gpulab grade's exit code (default 0)
@@ -38,6 +40,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -222,12 +225,16 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
             << name << ": " << test_name << " detail: " << test.at("detail");
       }
     }
-    if (const json errors = member(spec, "build_error_contains", json::object());
-        errors.contains(lab.at("lab").get<std::string>())) {
-      const std::string text = lab.at("build_errors").dump();
-      EXPECT_NE(text.find(errors[lab.at("lab").get<std::string>()].get<std::string>()),
-                std::string::npos)
-          << name << ": build errors of " << lab.at("lab") << ": " << text;
+    for (const auto& [key, spec_key] : {std::pair{"build_errors", "build_error_contains"},
+                                        std::pair{"build_warnings", "build_warning_contains"},
+                                        std::pair{"rejected_for", "rejected_for_contains"}}) {
+      const json wanted = member(spec, spec_key, json::object());
+      if (wanted.contains(lab.at("lab").get<std::string>())) {
+        const std::string text = lab.at(key).dump();
+        EXPECT_NE(text.find(wanted[lab.at("lab").get<std::string>()].get<std::string>()),
+                  std::string::npos)
+            << name << ": " << key << " of " << lab.at("lab") << ": " << text;
+      }
     }
   }
   for (const auto& [test_name, verdict] : verdicts.items()) {

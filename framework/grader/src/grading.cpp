@@ -126,6 +126,13 @@ bool says_error(std::string_view line) {
   return false;
 }
 
+// A compiler's line that reports a warning: GCC and Clang "file:line:col: warning: ...", nvcc
+// "file(line): warning #...".
+bool says_warning(std::string_view line) {
+  return line.find(": warning:") != std::string_view::npos ||
+         line.find("): warning") != std::string_view::npos;
+}
+
 // ninja's own last line ("ninja: build stopped: subcommand failed."): not the compiler's.
 bool is_build_tool_line(std::string_view line) {
   return line.starts_with("ninja: build stopped");
@@ -145,6 +152,8 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
   manifest.test_timeout_s =
       field(doc, "test_timeout_s", json::value_t::number_integer, source, "manifest").get<int>();
   manifest.grade_runner = text(doc, "grade_runner", source, "manifest");
+  manifest.nm = text(doc, "nm", source, "manifest");
+  manifest.objdump = text(doc, "objdump", source, "manifest");
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
     const std::string where = "labs[" + std::to_string(i) + "]";
@@ -152,12 +161,16 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
                  text(labs[i], "title", source, where),
                  text(labs[i], "dir", source, where),
                  {},
+                 {},
                  {}};
-    for (const json& file : field(labs[i], "student_files", array, source, where)) {
-      if (!file.is_string()) {
-        fail(source, where + ".student_files: a file name must be a string");
+    for (const auto& [key, out] : {std::pair{"student_files", &lab.student_files},
+                                   std::pair{"forbidden_calls", &lab.forbidden_calls}}) {
+      for (const json& item : field(labs[i], key, array, source, where)) {
+        if (!item.is_string()) {
+          fail(source, where + "." + key + ": each entry must be a string");
+        }
+        out->push_back(item.get<std::string>());
       }
-      lab.student_files.push_back(file.get<std::string>());
     }
     const json& runs = field(labs[i], "runs", array, source, where);
     for (std::size_t j = 0; j < runs.size(); ++j) {
@@ -166,6 +179,7 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
       run.variant = text(runs[j], "variant", source, run_where);
       run.backend = text(runs[j], "backend", source, run_where);
       run.report = text(runs[j], "report", source, run_where);
+      run.library = text(runs[j], "library", source, run_where);
       run.tests_target = text(runs[j], "tests_target", source, run_where);
       run.tests_program = text(runs[j], "tests_program", source, run_where);
       run.results_dir = text(runs[j], "results_dir", source, run_where);
@@ -410,28 +424,52 @@ void total_lab(LabGrade& lab) {
   }
 }
 
-std::vector<std::string> compiler_errors(std::string_view output, std::size_t max_lines) {
+namespace {
+
+// The lines of a build's output that `pick` chooses, each with the line after it (the source
+// line a compiler quotes) unless that one is picked too; at most `max_lines`.
+template <typename Pick>
+std::vector<std::string> picked_lines(const std::vector<std::string>& all, std::size_t max_lines,
+                                      Pick pick) {
   std::vector<std::string> lines;
-  std::istringstream in{std::string(output)};
-  std::string line;
-  std::vector<std::string> all;
-  while (std::getline(in, line)) {
-    all.push_back(clean_text(line));
-  }
   for (std::size_t i = 0; i < all.size() && lines.size() < max_lines; ++i) {
-    if (says_error(all[i]) && !is_build_tool_line(all[i])) {
+    if (pick(all[i])) {
       lines.push_back(all[i]);
-      if (i + 1 < all.size() && lines.size() < max_lines && !says_error(all[i + 1]) &&
+      if (i + 1 < all.size() && lines.size() < max_lines && !pick(all[i + 1]) &&
           !is_build_tool_line(all[i + 1])) {
         lines.push_back(all[++i]);
       }
     }
   }
+  return lines;
+}
+
+std::vector<std::string> output_lines(std::string_view output) {
+  std::vector<std::string> all;
+  std::istringstream in{std::string(output)};
+  std::string line;
+  while (std::getline(in, line)) {
+    all.push_back(clean_text(line));
+  }
+  return all;
+}
+
+}  // namespace
+
+std::vector<std::string> compiler_errors(std::string_view output, std::size_t max_lines) {
+  const std::vector<std::string> all = output_lines(output);
+  std::vector<std::string> lines = picked_lines(all, max_lines, [](std::string_view line) {
+    return says_error(line) && !is_build_tool_line(line);
+  });
   if (lines.empty()) {
     const std::size_t first = all.size() > max_lines ? all.size() - max_lines : 0;
     lines.assign(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
   }
   return lines;
+}
+
+std::vector<std::string> compiler_warnings(std::string_view output, std::size_t max_lines) {
+  return picked_lines(output_lines(output), max_lines, says_warning);
 }
 
 int GradeReport::earned() const {
@@ -468,6 +506,8 @@ std::string report_json(const GradeReport& report) {
                     {"earned", lab.earned},
                     {"possible", lab.possible},
                     {"build_errors", lab.build_errors},
+                    {"build_warnings", lab.build_warnings},
+                    {"rejected_for", lab.rejected_for},
                     {"tests", tests}});
   }
   const json integrity = {{"checked", report.integrity.checked},
@@ -511,6 +551,18 @@ std::string gradescope_json(const GradeReport& report) {
     if (!lab.build_errors.empty()) {
       output += "  did not compile:\n";
       for (const std::string& line : lab.build_errors) {
+        output += "    " + line + "\n";
+      }
+    }
+    if (!lab.rejected_for.empty()) {
+      output += "  rejected before any test ran:\n";
+      for (const std::string& line : lab.rejected_for) {
+        output += "    " + line + "\n";
+      }
+    }
+    if (!lab.build_warnings.empty()) {
+      output += "  compiler warnings (no points lost):\n";
+      for (const std::string& line : lab.build_warnings) {
         output += "    " + line + "\n";
       }
     }

@@ -17,7 +17,7 @@ namespace gpulab {
 
 namespace {
 
-constexpr std::array<std::pair<Disposition, std::string_view>, 10> kNames{{
+constexpr std::array<std::pair<Disposition, std::string_view>, kDispositionCount> kNames{{
     {Disposition::passed, "passed"},
     {Disposition::failed, "failed"},
     {Disposition::timed_out, "timed_out"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<Disposition, std::string_view>, 10> kNames{{
     {Disposition::skipped, "skipped"},
     {Disposition::not_graded, "not_graded"},
     {Disposition::build_failed, "build_failed"},
+    {Disposition::rejected, "rejected"},
     {Disposition::not_run, "not_run"},
 }};
 

@@ -31,6 +31,7 @@ struct LabRun {
   std::string variant;                  ///< "student", "solution" or "submission"
   std::string backend;                  ///< "cuda" or "sim"
   std::filesystem::path report;         ///< the report program (empty for the submission variant)
+  std::filesystem::path library;        ///< the student files' static library
   std::string tests_target;             ///< the graded suites' build target ("" without tests)
   std::filesystem::path tests_program;  ///< the graded suites' program
   std::filesystem::path results_dir;    ///< where the test runner writes each test's verdict
@@ -44,6 +45,8 @@ struct LabEntry {
   std::string title;                       ///< "Benchmarking a kernel correctly"
   std::string dir;                         ///< "lab01_benchmarking"
   std::vector<std::string> student_files;  ///< the TODO files, relative to labs/<dir>
+  /// Framework functions the lab's code must not call (demangled prefixes; code_checks.hpp).
+  std::vector<std::string> forbidden_calls;
   std::vector<LabRun> runs;
 };
 
@@ -53,6 +56,8 @@ struct LabManifest {
   std::filesystem::path extra_tests_dir;  ///< hidden suites (GPULAB_EXTRA_TESTS_DIR)
   int test_timeout_s = 0;                 ///< each graded test's time limit
   std::filesystem::path grade_runner;     ///< gpulab-grade-runner, which runs one graded test
+  std::filesystem::path nm;               ///< the toolchain's nm, to check lab code
+  std::filesystem::path objdump;          ///< the toolchain's objdump, likewise
   std::vector<LabEntry> labs;             ///< in lab order
 };
 
@@ -149,6 +154,10 @@ struct LabGrade {
   int earned = 0;                         ///< sum of earned points
   int possible = 0;                       ///< sum of points
   std::vector<std::string> build_errors;  ///< the compiler's first errors when it did not build
+  /// The compiler's warnings (never fatal: no points lost).
+  std::vector<std::string> build_warnings;
+  /// What its code does that lab code must not (code_checks.hpp): no test ran.
+  std::vector<std::string> rejected_for;
   std::vector<TestGrade> tests;
 };
 
@@ -159,6 +168,11 @@ void total_lab(LabGrade& lab);
 /// most `max_lines`; the last lines when none says "error".
 [[nodiscard]] std::vector<std::string> compiler_errors(std::string_view output,
                                                        std::size_t max_lines = 12);
+
+/// The compiler's warnings in a build's output (each warning line and the one after it, the
+/// source line), at most `max_lines`; none when it warned of nothing.
+[[nodiscard]] std::vector<std::string> compiler_warnings(std::string_view output,
+                                                         std::size_t max_lines = 12);
 
 /// A whole grading: one submission, one backend, every lab graded.
 struct GradeReport {

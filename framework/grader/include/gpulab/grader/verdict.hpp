@@ -28,8 +28,11 @@ enum class Disposition {
   skipped,        ///< the test skipped itself (reason in the detail)
   not_graded,     ///< it cannot run here, e.g. it needs a CUDA device
   build_failed,   ///< the lab's code did not compile
+  rejected,       ///< the lab's code does what lab code must not (code_checks.hpp)
   not_run,        ///< never ran (e.g. grading stopped, or its program is missing)
 };
+/// How many Disposition values there are (they count up from 0).
+inline constexpr int kDispositionCount = 11;
 
 /// "passed", "failed", "timed_out", ... (the JSON name; the console writes '_' as a space).
 [[nodiscard]] std::string_view to_string(Disposition disposition) noexcept;

@@ -1,0 +1,80 @@
+// What the grader checks in the object code of a lab's student files before any test runs: the
+// things lab code must never do, because a graded test could not tell them from a pass.
+//
+//   - end the process, or arrange for code to run when it ends (exit, _exit, quick_exit, atexit,
+//     static objects with destructors, thread-local ones), or make a system call itself (syscall(),
+//     a syscall instruction in inline assembly): a test that never finishes can leave behind a
+//     result file it wrote itself;
+//   - run code before main (a global object with dynamic initialization, a constructor function):
+//     it runs before any test can look;
+//   - start processes or threads, or load code at run time (fork, exec*, system, popen,
+//     pthread_create, dlopen, dlsym);
+//   - define or call into GoogleTest (testing::), or define symbols outside the lab's namespace:
+//     a strong definition can replace a test's own helper at link time;
+//   - call the framework functions the lab's contract lists as doing its work.
+//
+// The checks read `nm` and `objdump` output of the lab's student library (one archive member per
+// student file). An object built from a header that includes <iostream> (GCC 12 gives each such
+// file a static std::ios_base::Init) and nvcc's fatbinary registration are allowed.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulab {
+
+/// One symbol of an object file, as `nm` lists it.
+struct ObjectSymbol {
+  std::string name;  ///< mangled
+  char type = '?';   ///< nm's letter: 'U' undefined, 'T' text, 'W' weak, ...
+};
+
+/// What one function's machine code refers to, as `objdump -dr` shows it.
+struct FunctionCode {
+  std::set<std::string> references;  ///< relocation targets (mangled; offsets removed)
+  bool system_call = false;          ///< a syscall, sysenter or int $0x80 instruction
+};
+
+/// One object file of the student library.
+struct ObjectCode {
+  std::string member;  ///< e.g. "benchmark.cu.cpp.o"
+  std::vector<ObjectSymbol> symbols;
+  std::map<std::string, FunctionCode> functions;  ///< by mangled name
+  int before_main_entries = 0;  ///< function pointers in .init_array, .ctors and .preinit_array
+};
+
+/// What a lab's code may do.
+struct CodeRules {
+  std::string lab_namespace;  ///< "gpulab::lab01": where every strong definition must be
+  /// The lab's contract: framework functions lab code must not call (demangled name prefixes,
+  /// e.g. "gpulab::summarize(").
+  std::vector<std::string> forbidden_calls;
+  bool nvcc = false;  ///< objects compiled by nvcc: its fatbinary registration runs before main
+};
+
+/// Parses `nm -A ARCHIVE`, `objdump -dr ARCHIVE` and `objdump -h ARCHIVE` into one ObjectCode per
+/// member. Throws std::runtime_error on text that is not such output.
+[[nodiscard]] std::vector<ObjectCode> parse_object_code(std::string_view nm,
+                                                        std::string_view disassembly,
+                                                        std::string_view headers);
+
+/// Runs nm and objdump (the paths the build found) on a static library and parses what they say.
+/// Throws std::runtime_error when a tool fails.
+[[nodiscard]] std::vector<ObjectCode> read_object_code(const std::filesystem::path& archive,
+                                                       const std::filesystem::path& nm,
+                                                       const std::filesystem::path& objdump);
+
+/// Every rule `objects` break, one line each: the student's file, the function and what it does,
+/// e.g. "benchmark.cu: gpulab::lab01::time_kernel(...) calls exit: lab code must not end the
+/// process". Empty when the code may be graded.
+[[nodiscard]] std::vector<std::string> check_object_code(const std::vector<ObjectCode>& objects,
+                                                         const CodeRules& rules);
+
+/// A mangled C++ name demangled (the name itself when it is not a C++ name).
+[[nodiscard]] std::string demangle(const std::string& name);
+
+}  // namespace gpulab

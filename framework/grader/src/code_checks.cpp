@@ -1,0 +1,457 @@
+#include "gpulab/grader/code_checks.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "gpulab/grader/process.hpp"
+
+namespace gpulab {
+
+namespace {
+
+// C library functions lab code must not reach, with the reason a student reads.
+struct ForbiddenFunction {
+  std::string_view name;
+  std::string_view reason;
+};
+
+constexpr std::string_view kEnds = "lab code must not end the process";
+constexpr std::string_view kAtExit =
+    "lab code must not run code when the process ends (a static or thread_local object with a "
+    "destructor does: make it constexpr or trivially destructible, or a local variable)";
+constexpr std::string_view kSyscall = "lab code must not make system calls itself";
+constexpr std::string_view kProcesses = "lab code must not start processes";
+constexpr std::string_view kLoads = "lab code must not load code at run time";
+
+constexpr std::array kForbidden = {
+    ForbiddenFunction{"exit", kEnds},
+    ForbiddenFunction{"_exit", kEnds},
+    ForbiddenFunction{"_Exit", kEnds},
+    ForbiddenFunction{"quick_exit", kEnds},
+    ForbiddenFunction{"atexit", kAtExit},
+    ForbiddenFunction{"at_quick_exit", kAtExit},
+    ForbiddenFunction{"on_exit", kAtExit},
+    ForbiddenFunction{"__cxa_atexit", kAtExit},
+    ForbiddenFunction{"__cxa_thread_atexit", kAtExit},
+    ForbiddenFunction{"__cxa_thread_atexit_impl", kAtExit},
+    ForbiddenFunction{"syscall", kSyscall},
+    ForbiddenFunction{"fork", kProcesses},
+    ForbiddenFunction{"vfork", kProcesses},
+    ForbiddenFunction{"clone", kProcesses},
+    ForbiddenFunction{"clone3", kProcesses},
+    ForbiddenFunction{"execv", kProcesses},
+    ForbiddenFunction{"execve", kProcesses},
+    ForbiddenFunction{"execvp", kProcesses},
+    ForbiddenFunction{"execvpe", kProcesses},
+    ForbiddenFunction{"execl", kProcesses},
+    ForbiddenFunction{"execle", kProcesses},
+    ForbiddenFunction{"execlp", kProcesses},
+    ForbiddenFunction{"fexecve", kProcesses},
+    ForbiddenFunction{"posix_spawn", kProcesses},
+    ForbiddenFunction{"posix_spawnp", kProcesses},
+    ForbiddenFunction{"system", kProcesses},
+    ForbiddenFunction{"popen", kProcesses},
+    ForbiddenFunction{"pthread_create", "lab code must not start threads"},
+    ForbiddenFunction{"dlopen", kLoads},
+    ForbiddenFunction{"dlmopen", kLoads},
+    ForbiddenFunction{"dlsym", kLoads},
+    ForbiddenFunction{"dlvsym", kLoads},
+};
+
+// What GCC 12's static std::ios_base::Init (one per file that includes <iostream>) references
+// from the file's initializer.
+bool iostream_only(const FunctionCode& initializer) {
+  static const std::set<std::string> allowed = {"_ZNSt8ios_base4InitC1Ev",
+                                                "_ZNSt8ios_base4InitD1Ev",
+                                                "__cxa_atexit",
+                                                "__dso_handle",
+                                                "_ZStL8__ioinit",
+                                                ".bss",
+                                                "_GLOBAL_OFFSET_TABLE_"};
+  return std::all_of(initializer.references.begin(), initializer.references.end(),
+                     [](const std::string& target) { return allowed.contains(target); });
+}
+
+bool is_initializer(const std::string& function) {
+  return function.starts_with("_GLOBAL__sub_I_");
+}
+
+// nvcc's registration of a .cu file's fatbinary: runs before main and registers its clean-up
+// with atexit.
+constexpr std::string_view kNvccRegistration = "_ZL24__sti____cudaRegisterAllv";
+
+// The student's file an archive member was compiled from: "benchmark.cu.cpp.o" (the sim's
+// translation) and "benchmark.cu.o" are benchmark.cu.
+std::string source_of(std::string member) {
+  if (member.ends_with(".o")) {
+    member.resize(member.size() - 2);
+  }
+  if (member.ends_with(".cu.cpp")) {
+    member.resize(member.size() - 4);
+  }
+  return member;
+}
+
+// The namespaces and classes a mangled name starts with: {"gpulab", "lab01", "time_kernel"} for
+// _ZN6gpulab5lab0111time_kernelE..., also for special names about an entity (vtables, typeinfo,
+// guard variables, thunks: _ZTVN6gpulab...); empty for C names and unqualified C++ names.
+std::vector<std::string> leading_scope(std::string_view name) {
+  std::vector<std::string> scope;
+  if (!name.starts_with("_Z")) {
+    return scope;
+  }
+  name.remove_prefix(2);
+  if (name.starts_with("T") || name.starts_with("GV")) {  // special name: skip its code
+    const bool thunk = name.starts_with("Th") || name.starts_with("Tv") || name.starts_with("Tc");
+    name.remove_prefix(2);
+    if (thunk) {
+      const std::size_t end = name.rfind('_', name.find('N'));
+      name.remove_prefix(end == std::string_view::npos ? 0 : end + 1);
+    }
+  }
+  if (!name.starts_with('N')) {
+    return scope;
+  }
+  name.remove_prefix(1);
+  while (!name.empty() && std::string_view("rVKRO").find(name.front()) != std::string_view::npos) {
+    name.remove_prefix(1);
+  }
+  while (!name.empty() && name.front() >= '0' && name.front() <= '9') {
+    std::size_t length = 0;
+    std::size_t digits = 0;
+    while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') {
+      length = length * 10 + static_cast<std::size_t>(name[digits] - '0');
+      ++digits;
+    }
+    if (digits + length > name.size()) {
+      break;
+    }
+    scope.emplace_back(name.substr(digits, length));
+    name.remove_prefix(digits + length);
+  }
+  return scope;
+}
+
+// True when `scope` starts with the components of `ns` ("gpulab::lab01").
+bool within(const std::vector<std::string>& scope, std::string_view ns) {
+  std::size_t i = 0;
+  while (!ns.empty()) {
+    const std::size_t end = ns.find("::");
+    if (i >= scope.size() || scope[i] != ns.substr(0, end)) {
+      return false;
+    }
+    ++i;
+    ns.remove_prefix(end == std::string_view::npos ? ns.size() : end + 2);
+  }
+  return i < scope.size();  // a name inside it, not the namespace itself
+}
+
+std::string strip_offset(std::string_view target) {
+  const std::size_t cut = target.find_first_of("+-", 1);
+  return std::string(target.substr(0, cut));
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    lines.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) {
+    return {};
+  }
+  const std::size_t last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+// "benchmark.cu.o:     file format elf64-x86-64" names the member that follows.
+std::optional<std::string> member_header(std::string_view line) {
+  const std::size_t at = line.find(":     file format ");
+  if (at == std::string_view::npos || line.starts_with("In archive")) {
+    return std::nullopt;
+  }
+  return std::string(line.substr(0, at));
+}
+
+ObjectCode& object_named(std::vector<ObjectCode>& objects, const std::string& member) {
+  for (ObjectCode& object : objects) {
+    if (object.member == member) {
+      return object;
+    }
+  }
+  objects.push_back(ObjectCode{member, {}, {}, 0});
+  return objects.back();
+}
+
+bool is_hex(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+}  // namespace
+
+std::string demangle(const std::string& name) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && text ? std::string(text.get()) : name;
+}
+
+std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view disassembly,
+                                          std::string_view headers) {
+  std::vector<ObjectCode> objects;
+  // nm -A: "<archive>:<member>:<value> <type> <name>", the value blank for undefined symbols.
+  for (const std::string_view raw : split_lines(nm)) {
+    const std::string_view line = trim(raw);
+    if (line.empty()) {
+      continue;
+    }
+    const std::size_t name_at = line.rfind(' ');
+    if (name_at == std::string_view::npos || name_at < 2 || line[name_at - 2] != ' ') {
+      throw std::runtime_error("unexpected nm output: " + std::string(line));
+    }
+    const char type = line[name_at - 1];
+    std::string_view prefix = trim(line.substr(0, name_at - 2));  // "<archive>:<member>:<value>"
+    if (const std::size_t colon = prefix.rfind(':');
+        colon != std::string_view::npos && is_hex(prefix.substr(colon + 1))) {
+      prefix = prefix.substr(0, colon + 1);
+    }
+    if (!prefix.ends_with(':')) {
+      throw std::runtime_error("unexpected nm output (nm -A expected): " + std::string(line));
+    }
+    prefix.remove_suffix(1);
+    const std::size_t colon = prefix.rfind(':');
+    const std::string member(colon == std::string_view::npos ? prefix : prefix.substr(colon + 1));
+    object_named(objects, member).symbols.push_back({std::string(line.substr(name_at + 1)), type});
+  }
+  // objdump -dr: "<member>:     file format ...", "<address> <function>:", relocations
+  // "<offset>: R_<type>\t<target>[+-offset]" and instructions "<offset>:\t<bytes>\t<mnemonic> ...".
+  // A call or jump to a function of the same file needs no relocation: objdump names its target
+  // "<function>". An instruction with a relocation (the line after it) names a placeholder
+  // instead, so a target counts only when no relocation follows and it is a function of the file.
+  ObjectCode* object = nullptr;
+  FunctionCode* function = nullptr;
+  std::string current;  // the function being read
+  std::string pending;  // the last call or jump's target, until we know no relocation follows
+  std::vector<std::pair<FunctionCode*, std::string>> direct_calls;
+  // (member's index in `objects`, its first direct call): indices, as `objects` may grow.
+  std::vector<std::pair<std::size_t, std::size_t>> direct_calls_of;
+  const auto commit = [&] {
+    if (!pending.empty() && function != nullptr && pending != current) {
+      direct_calls.emplace_back(function, pending);
+    }
+    pending.clear();
+  };
+  for (const std::string_view line : split_lines(disassembly)) {
+    if (const std::optional<std::string> member = member_header(line)) {
+      commit();
+      object = &object_named(objects, *member);
+      direct_calls_of.emplace_back(static_cast<std::size_t>(object - objects.data()),
+                                   direct_calls.size());
+      function = nullptr;
+      continue;
+    }
+    if (object == nullptr) {
+      continue;
+    }
+    if (line.ends_with(">:") && line.find(" <") != std::string_view::npos &&
+        !line.starts_with(' ')) {
+      commit();
+      const std::size_t open = line.find(" <");
+      current = std::string(line.substr(open + 2, line.size() - open - 4));
+      function = &object->functions[current];
+      continue;
+    }
+    if (function == nullptr) {
+      continue;
+    }
+    const std::string_view body = trim(line);
+    const std::size_t colon = body.find(": ");
+    if (colon != std::string_view::npos && body.substr(colon + 2).starts_with("R_")) {
+      pending.clear();  // the instruction's target was a placeholder
+      const std::string_view reloc = trim(body.substr(colon + 2));
+      const std::size_t gap = reloc.find_first_of(" \t");
+      if (gap != std::string_view::npos) {
+        function->references.insert(strip_offset(trim(reloc.substr(gap))));
+      }
+      continue;
+    }
+    commit();
+    // An instruction: the mnemonic is the text after the second tab.
+    const std::size_t tab1 = line.find('\t');
+    const std::size_t tab2 = tab1 == std::string_view::npos ? tab1 : line.find('\t', tab1 + 1);
+    if (tab2 == std::string_view::npos) {
+      continue;
+    }
+    const std::string_view instruction = trim(line.substr(tab2 + 1));
+    const std::string_view mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
+    if (mnemonic == "syscall" || mnemonic == "sysenter" ||
+        (mnemonic == "int" && instruction.find("$0x80") != std::string_view::npos)) {
+      function->system_call = true;
+    }
+    const std::size_t open = instruction.find('<');
+    if ((mnemonic.starts_with("call") || mnemonic.starts_with("jmp")) &&
+        open != std::string_view::npos && instruction.ends_with('>')) {
+      pending = strip_offset(instruction.substr(open + 1, instruction.size() - open - 2));
+    }
+  }
+  commit();
+  for (std::size_t m = 0; m < direct_calls_of.size(); ++m) {
+    const std::size_t end =
+        m + 1 < direct_calls_of.size() ? direct_calls_of[m + 1].second : direct_calls.size();
+    for (std::size_t c = direct_calls_of[m].second; c < end; ++c) {
+      if (objects[direct_calls_of[m].first].functions.contains(direct_calls[c].second)) {
+        direct_calls[c].first->references.insert(direct_calls[c].second);
+      }
+    }
+  }
+  // objdump -h: "  <index> <section> <size> <vma> ...".
+  object = nullptr;
+  for (const std::string_view line : split_lines(headers)) {
+    if (const std::optional<std::string> member = member_header(line)) {
+      object = &object_named(objects, *member);
+      continue;
+    }
+    std::istringstream fields{std::string(line)};
+    std::string index;
+    std::string section;
+    std::string size;
+    if (object == nullptr || !(fields >> index >> section >> size) ||
+        index.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    if (section == ".init_array" || section == ".ctors" || section == ".preinit_array") {
+      object->before_main_entries += static_cast<int>(std::stoul(size, nullptr, 16) / 8);
+    }
+  }
+  return objects;
+}
+
+std::vector<ObjectCode> read_object_code(const std::filesystem::path& archive,
+                                         const std::filesystem::path& nm,
+                                         const std::filesystem::path& objdump) {
+  const auto run = [&](std::vector<std::string> argv) {
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.timeout_s = 120;
+    spec.keep_bytes = std::size_t{1} << 30;
+    const ProcessResult result = run_process(spec);
+    if (!result.started || result.exit_code != 0) {
+      throw std::runtime_error(
+          "cannot read the object code of " + archive.string() + ": " +
+          (result.started ? spec.argv.front() + " failed: " + result.output : result.start_error));
+    }
+    return result.output;
+  };
+  return parse_object_code(run({nm.string(), "-A", archive.string()}),
+                           run({objdump.string(), "-dr", archive.string()}),
+                           run({objdump.string(), "-h", archive.string()}));
+}
+
+std::vector<std::string> check_object_code(const std::vector<ObjectCode>& objects,
+                                           const CodeRules& rules) {
+  std::vector<std::string> findings;
+  for (const ObjectCode& object : objects) {
+    const std::string file = source_of(object.member);
+    const auto add = [&](const std::string& what) {
+      const std::string line = file + ": " + what;
+      if (std::find(findings.begin(), findings.end(), line) == findings.end()) {
+        findings.push_back(line);
+      }
+    };
+    // Before main.
+    int initializers = 0;
+    for (const auto& [name, code] : object.functions) {
+      if (is_initializer(name)) {
+        ++initializers;
+        if (!iostream_only(code)) {
+          add("a global object with dynamic initialization or a destructor (code that runs "
+              "before main or when the process ends): lab code must not run outside its "
+              "functions; make it constexpr, or a local variable");
+        }
+      } else if (rules.nvcc && name == kNvccRegistration) {
+        ++initializers;
+      }
+    }
+    if (object.before_main_entries > initializers) {
+      add("a function that runs before main (__attribute__((constructor)) or the like): lab "
+          "code must not run outside its functions");
+    }
+    // What the code calls.
+    for (const auto& [name, code] : object.functions) {
+      if (code.system_call) {
+        add(demangle(name) + " makes a system call (inline assembly): " + std::string(kSyscall));
+      }
+    }
+    for (const ObjectSymbol& symbol : object.symbols) {
+      const std::string readable = demangle(symbol.name);
+      const std::vector<std::string> scope = leading_scope(symbol.name);
+      if (within(scope, "testing") || within(scope, "gpulab::testing")) {
+        add((symbol.type == 'U' ? "calls " : "defines ") + readable +
+            ": lab code must not call or replace the test framework (GoogleTest) or the tests' "
+            "helpers");
+        continue;
+      }
+      if (symbol.type == 'U' || symbol.type == 'w') {
+        for (const ForbiddenFunction& forbidden : kForbidden) {
+          if (symbol.name != forbidden.name) {
+            continue;
+          }
+          // Initializers are judged above (iostream's registers its destructor, nvcc's
+          // registration its clean-up).
+          std::vector<std::string> callers;
+          for (const auto& [name, code] : object.functions) {
+            const bool before_main =
+                is_initializer(name) || (rules.nvcc && name == kNvccRegistration);
+            if (code.references.contains(symbol.name) && !before_main) {
+              callers.push_back(demangle(name));
+            }
+          }
+          const bool registration =
+              symbol.name == "__cxa_atexit" || (rules.nvcc && symbol.name == "atexit");
+          if (!registration || !callers.empty()) {
+            add((callers.empty() ? "refers to " : callers.front() + " calls ") + symbol.name +
+                ": " + std::string(forbidden.reason));
+          }
+        }
+        if (readable.starts_with("std::thread::_M_start_thread")) {
+          add("starts a thread (std::thread, std::jthread or std::async): lab code must not "
+              "start threads");
+        }
+        for (const std::string& prefix : rules.forbidden_calls) {
+          if (readable.starts_with(prefix)) {
+            add("calls " + readable +
+                ": the lab asks for your own implementation of what this framework function "
+                "does");
+          }
+        }
+        continue;
+      }
+      const bool strong = symbol.type >= 'A' && symbol.type <= 'Z' && symbol.type != 'W' &&
+                          symbol.type != 'V' && symbol.type != 'U';
+      if (strong && !within(scope, rules.lab_namespace)) {
+        add("defines " + readable + " outside namespace " + rules.lab_namespace +
+            ": lab code's definitions belong in it (or in an unnamed namespace)");
+      }
+    }
+  }
+  return findings;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,334 @@
+// Unit tests of code_checks.hpp on real object code: each case is a small file compiled with this
+// build's compiler (-O2, as a lab's code is) into a static library, read with nm and objdump as
+// `gpulab grade` reads a student's library, and checked against the rules of a lab "lab09".
+#include "gpulab/grader/code_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+namespace gpulab {
+namespace {
+
+namespace fs = std::filesystem;
+using gpulab::testing::shell_quote;
+using Lines = std::vector<std::string>;
+
+std::string joined(const Lines& lines) {
+  std::string out;
+  for (const std::string& line : lines) {
+    out += "\n  " + line;
+  }
+  return out.empty() ? " (none)" : out;
+}
+
+// Compiles `source` as <name>.cpp into lib.a and checks it.
+Lines check(const std::string& source, CodeRules rules = {"gpulab::lab09", {}, false},
+            const std::string& name = "work.cu") {
+  const gpulab::testing::TempDir dir("gpulab-code-checks");
+  const fs::path file = dir.path() / (name + ".cpp");
+  std::ofstream(file) << source;
+  const fs::path object = dir.path() / (name + ".cpp.o");
+  const fs::path archive = dir.path() / "lib.a";
+  const auto compile = gpulab::testing::run_command(
+      shell_quote(GPULAB_CXX) + " -std=c++20 -O2 -g -c " + shell_quote(file.string()) + " -o " +
+      shell_quote(object.string()) + " && " + shell_quote(GPULAB_AR) + " rcs " +
+      shell_quote(archive.string()) + " " + shell_quote(object.string()));
+  if (compile.exit_code != 0) {
+    ADD_FAILURE() << "the case did not compile:\n" << compile.out;
+    return {};
+  }
+  return check_object_code(read_object_code(archive, GPULAB_NM, GPULAB_OBJDUMP), rules);
+}
+
+bool any_contains(const Lines& lines, const std::string& text) {
+  for (const std::string& line : lines) {
+    if (line.find(text) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(CodeChecks, OrdinaryLabCodePasses) {
+  const Lines found = check(R"cpp(
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+    namespace gpulab::lab09 {
+    namespace {
+    double twice(double x) {
+      return 2 * x;
+    }
+    }  // namespace
+    struct Summary {
+      double mean = 0;
+      std::string name;
+    };
+    double total(const std::vector<double>& xs) {
+      static constexpr std::array<double, 2> kWeights = {1.0, 2.0};
+      std::vector<double> sorted = xs;
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted.empty()) {
+        throw std::invalid_argument("empty");
+      }
+      std::cout << sorted.size() << "\n";
+      return twice(sorted.front()) * kWeights[1];
+    }
+    Summary summarize(const std::vector<double>& xs) {
+      return {total(xs), "x"};
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(CodeChecks, EndingTheProcessIsNamedWithItsCaller) {
+  const Lines found = check(R"cpp(
+#include <cstdlib>
+    namespace gpulab::lab09 {
+    double f(int n) {
+      if (n == 42) {
+        std::_Exit(0);
+      }
+      return n;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found,
+                           "work.cu: gpulab::lab09::f(int) calls _Exit: lab code must not "
+                           "end the process"))
+      << joined(found);
+}
+
+TEST(CodeChecks, ADynamicInitializerIsCodeBeforeMain) {
+  const Lines found = check(R"cpp(
+#include <cstdio>
+    namespace gpulab::lab09 {
+    struct Early {
+      Early() { std::remove("/tmp/x"); }
+    };
+    Early early;
+    double f(int n) {
+      return n;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "a global object with dynamic initialization")) << joined(found);
+}
+
+TEST(CodeChecks, AnInitializerThatCallsALocalFunctionIsNotIostreams) {
+  // The constructor is not inlined: the initializer calls it directly, with no relocation.
+  const Lines found = check(R"cpp(
+#include <iostream>
+    namespace {
+    struct Early {
+      [[gnu::noinline]] Early() { std::cout << "x"; }
+    } early;
+    }  // namespace
+    namespace gpulab::lab09 {
+    double f(int n) {
+      return n;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "a global object with dynamic initialization")) << joined(found);
+}
+
+TEST(CodeChecks, AConstructorFunctionRunsBeforeMain) {
+  const Lines found = check(R"cpp(
+#include <cstdio>
+    namespace gpulab::lab09 {
+    __attribute__((constructor)) void early() {
+      std::puts("x");
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "a function that runs before main")) << joined(found);
+}
+
+TEST(CodeChecks, AStaticObjectWithADestructorRunsCodeAtExit) {
+  const Lines found = check(R"cpp(
+#include <vector>
+    namespace gpulab::lab09 {
+    double f(int n) {
+      static const std::vector<double> table = {1, 2, 3};
+      return table[n];
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "gpulab::lab09::f(int) calls __cxa_atexit")) << joined(found);
+}
+
+TEST(CodeChecks, ASystemCallInstructionIsFound) {
+  const Lines found = check(R"cpp(
+    namespace gpulab::lab09 {
+    long f(long code) {
+      long r;
+      asm volatile("syscall" : "=a"(r) : "a"(231), "D"(code));
+      return r;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "gpulab::lab09::f(long) makes a system call")) << joined(found);
+}
+
+TEST(CodeChecks, ProcessesThreadsAndLoadingCodeAreFound) {
+  const Lines found = check(R"cpp(
+#include <dlfcn.h>
+#include <unistd.h>
+#include <cstdlib>
+#include <thread>
+    namespace gpulab::lab09 {
+    int a() {
+      return std::system("true");
+    }
+    int b() {
+      return fork();
+    }
+    void* c() {
+      return dlsym(nullptr, "exit");
+    }
+    void d() {
+      std::thread t([] {});
+      t.join();
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "calls system: lab code must not start processes"))
+      << joined(found);
+  EXPECT_TRUE(any_contains(found, "calls fork")) << joined(found);
+  EXPECT_TRUE(any_contains(found, "calls dlsym: lab code must not load code")) << joined(found);
+  EXPECT_TRUE(any_contains(found, "starts a thread")) << joined(found);
+}
+
+TEST(CodeChecks, ReplacingATestHelperIsFound) {
+  const Lines found = check(R"cpp(
+    namespace testing {
+    class AssertionResult;
+    }
+    namespace testing::internal {
+    template <typename A, typename B>
+    int CmpHelperOpFailure(const A&, const B&) {
+      return 0;
+    }
+    template <>
+    int CmpHelperOpFailure<double, double>(const double&, const double&) {
+      return 1;
+    }
+    }  // namespace testing::internal
+    namespace gpulab::lab03_expect {
+    bool near_rel(double, double, double) {
+      return true;
+    }
+    }  // namespace gpulab::lab03_expect
+  )cpp");
+  EXPECT_TRUE(any_contains(found,
+                           "defines int testing::internal::CmpHelperOpFailure<double, "
+                           "double>(double const&, double const&): lab code must not call "
+                           "or replace the test framework (GoogleTest) or the tests' "
+                           "helpers"))
+      << joined(found);
+  EXPECT_TRUE(any_contains(found,
+                           "defines gpulab::lab03_expect::near_rel(double, double, "
+                           "double) outside namespace gpulab::lab09"))
+      << joined(found);
+}
+
+TEST(CodeChecks, TheLabsForbiddenCallsAreNamed) {
+  const std::string source = R"cpp(
+#include <vector>
+    namespace gpulab {
+    double summarize(const std::vector<double>&);
+    }
+    namespace gpulab::lab09 {
+    double f(const std::vector<double>& x) {
+      return gpulab::summarize(x);
+    }
+    }  // namespace gpulab::lab09
+  )cpp";
+  const Lines found = check(source, {"gpulab::lab09", {"gpulab::summarize("}, false});
+  EXPECT_TRUE(any_contains(found,
+                           "calls gpulab::summarize(std::vector<double, "
+                           "std::allocator<double> > const&): the lab asks for your own"))
+      << joined(found);
+  EXPECT_TRUE(check(source).empty()) << "without the rule the call is allowed";
+}
+
+TEST(CodeChecks, TheFileIsNamedAsTheStudentWroteIt) {
+  const Lines found = check("#include <cstdlib>\nvoid f() { std::exit(1); }\n",
+                            {"gpulab::lab09", {}, false}, "bottleneck");
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found.front().rfind("bottleneck.cpp: ", 0), 0u) << joined(found);
+}
+
+TEST(ParseObjectCode, ReadsNmObjdumpAndSectionHeaders) {
+  const std::vector<ObjectCode> objects = parse_object_code(
+      "/a b/lib.a:x.cu.cpp.o:0000000000000000 T _ZN6gpulab5lab091fEi\n"
+      "/a b/lib.a:x.cu.cpp.o:                 U exit\n",
+      "In archive /a b/lib.a:\n\nx.cu.cpp.o:     file format elf64-x86-64\n\n"
+      "Disassembly of section .text:\n\n"
+      "0000000000000000 <_ZN6gpulab5lab091fEi>:\n"
+      "   0:\tf3 0f 1e fa          \tendbr64\n"
+      "   4:\te8 00 00 00 00       \tcall   9 <_ZN6gpulab5lab091fEi+0x9>\n"
+      "\t\t\t5: R_X86_64_PLT32\texit-0x4\n"
+      "   9:\t0f 05                \tsyscall\n",
+      "In archive /a b/lib.a:\n\nx.cu.cpp.o:     file format elf64-x86-64\n\n"
+      "Sections:\nIdx Name          Size      VMA               LMA               File off  "
+      "Algn\n  0 .text         00000010  0000000000000000  0000000000000000  00000040  2**4\n"
+      "  4 .init_array   00000010  0000000000000000  0000000000000000  00000088  2**3\n");
+  ASSERT_EQ(objects.size(), 1u);
+  const ObjectCode& object = objects[0];
+  EXPECT_EQ(object.member, "x.cu.cpp.o");
+  ASSERT_EQ(object.symbols.size(), 2u);
+  EXPECT_EQ(object.symbols[0].name, "_ZN6gpulab5lab091fEi");
+  EXPECT_EQ(object.symbols[0].type, 'T');
+  EXPECT_EQ(object.symbols[1].type, 'U');
+  ASSERT_EQ(object.functions.count("_ZN6gpulab5lab091fEi"), 1u);
+  const FunctionCode& f = object.functions.at("_ZN6gpulab5lab091fEi");
+  EXPECT_EQ(f.references, (std::set<std::string>{"exit"}));
+  EXPECT_TRUE(f.system_call);
+  EXPECT_EQ(object.before_main_entries, 2);
+}
+
+TEST(ParseObjectCode, TextThatIsNotNmOutputIsARuntimeError) {
+  EXPECT_THROW((void)parse_object_code("hello\n", "", ""), std::runtime_error);
+  EXPECT_THROW((void)parse_object_code("0000000000000000 T f\n", "", ""), std::runtime_error);
+}
+
+TEST(CodeChecks, SpecialNamesAndTemplatesBelongToTheirNamespace) {
+  // A class with a key function (strong vtable and typeinfo) and an explicitly instantiated
+  // function template (its demangled name starts with the return type) are the lab's own.
+  const Lines found = check(R"cpp(
+    namespace gpulab::lab09 {
+    struct Base {
+      virtual ~Base();
+      virtual double f() const { return 1; }
+    };
+    Base::~Base() = default;
+    template <typename T>
+    T twice(T x) {
+      return 2 * x;
+    }
+    template double twice<double>(double);
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(Demangle, DemanglesCxxNamesAndKeepsCNames) {
+  EXPECT_EQ(demangle("_ZN6gpulab5lab091fEi"), "gpulab::lab09::f(int)");
+  EXPECT_EQ(demangle("exit"), "exit");
+}
+
+}  // namespace
+}  // namespace gpulab
