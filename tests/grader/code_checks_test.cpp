@@ -300,6 +300,32 @@ TEST(ParseObjectCode, ReadsNmObjdumpAndSectionHeaders) {
   EXPECT_EQ(object.before_main_entries, 2);
 }
 
+TEST(ParseObjectCode, ReadsLlvmsNmAndObjdumpToo) {
+  // llvm-nm and llvm-objdump (a Clang build's CMAKE_NM and CMAKE_OBJDUMP) lay lines out
+  // differently.
+  const std::vector<ObjectCode> objects = parse_object_code(
+      "lib.a:x.cpp.o: 0000000000000000 T _ZN6gpulab5lab091fEi\n"
+      "lib.a:x.cpp.o:                  U exit\n",
+      "\nlib.a(x.cpp.o):\tfile format elf64-x86-64\n\nDisassembly of section .text:\n\n"
+      "0000000000000000 <_ZN6gpulab5lab091fEi>:\n"
+      "       0: 53                           \tpushq\t%rbx\n"
+      "       1: e8 00 00 00 00               \tcallq\t0x6 <_ZN6gpulab5lab091fEi+0x6>\n"
+      "\t\t0000000000000002:  R_X86_64_PLT32\texit-0x4\n"
+      "       6: 0f 05                        \tsyscall\n",
+      "\nlib.a(x.cpp.o):\tfile format elf64-x86-64\n\nSections:\n"
+      "Idx Name          Size     VMA              Type\n"
+      "  2 .text         00000010 0000000000000000 TEXT\n"
+      "  5 .init_array   00000008 0000000000000000 \n");
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0].member, "x.cpp.o");
+  ASSERT_EQ(objects[0].symbols.size(), 2u);
+  EXPECT_EQ(objects[0].symbols[1].name, "exit");
+  const FunctionCode& f = objects[0].functions.at("_ZN6gpulab5lab091fEi");
+  EXPECT_EQ(f.references, (std::set<std::string>{"exit"}));
+  EXPECT_TRUE(f.system_call);
+  EXPECT_EQ(objects[0].before_main_entries, 1);
+}
+
 TEST(ParseObjectCode, TextThatIsNotNmOutputIsARuntimeError) {
   EXPECT_THROW((void)parse_object_code("hello\n", "", ""), std::runtime_error);
   EXPECT_THROW((void)parse_object_code("0000000000000000 T f\n", "", ""), std::runtime_error);

@@ -181,13 +181,23 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
-// "benchmark.cu.o:     file format elf64-x86-64" names the member that follows.
+// The member a "file format" line introduces: GNU objdump writes "benchmark.cu.o:     file format
+// elf64-x86-64", LLVM's "lib.a(benchmark.cu.o):\tfile format elf64-x86-64".
 std::optional<std::string> member_header(std::string_view line) {
-  const std::size_t at = line.find(":     file format ");
+  const std::size_t at = line.find("file format ");
   if (at == std::string_view::npos || line.starts_with("In archive")) {
     return std::nullopt;
   }
-  return std::string(line.substr(0, at));
+  std::string_view name = trim(line.substr(0, at));
+  if (!name.ends_with(':')) {
+    return std::nullopt;
+  }
+  name.remove_suffix(1);
+  if (name.ends_with(')') && name.find('(') != std::string_view::npos) {
+    name = name.substr(name.rfind('(') + 1);
+    name.remove_suffix(1);
+  }
+  return std::string(name);
 }
 
 ObjectCode& object_named(std::vector<ObjectCode>& objects, const std::string& member) {
@@ -229,7 +239,7 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
     const char type = line[name_at - 1];
     std::string_view prefix = trim(line.substr(0, name_at - 2));  // "<archive>:<member>:<value>"
     if (const std::size_t colon = prefix.rfind(':');
-        colon != std::string_view::npos && is_hex(prefix.substr(colon + 1))) {
+        colon != std::string_view::npos && is_hex(trim(prefix.substr(colon + 1)))) {
       prefix = prefix.substr(0, colon + 1);
     }
     if (!prefix.ends_with(':')) {
@@ -281,25 +291,28 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
     if (function == nullptr) {
       continue;
     }
+    // "<offset>: <rest>", the offset in hex (GNU: "  1b:\t...", LLVM: "      1b: ...").
     const std::string_view body = trim(line);
-    const std::size_t colon = body.find(": ");
-    if (colon != std::string_view::npos && body.substr(colon + 2).starts_with("R_")) {
-      pending.clear();  // the instruction's target was a placeholder
-      const std::string_view reloc = trim(body.substr(colon + 2));
-      const std::size_t gap = reloc.find_first_of(" \t");
+    const std::size_t colon = body.find(':');
+    if (colon == std::string_view::npos || !is_hex(body.substr(0, colon))) {
+      continue;
+    }
+    const std::string_view rest = trim(body.substr(colon + 1));
+    if (rest.starts_with("R_")) {  // a relocation: "R_<type>\t<target>[+-offset]"
+      pending.clear();             // the instruction's target was a placeholder
+      const std::size_t gap = rest.find_first_of(" \t");
       if (gap != std::string_view::npos) {
-        function->references.insert(strip_offset(trim(reloc.substr(gap))));
+        function->references.insert(strip_offset(trim(rest.substr(gap))));
       }
       continue;
     }
     commit();
-    // An instruction: the mnemonic is the text after the second tab.
-    const std::size_t tab1 = line.find('\t');
-    const std::size_t tab2 = tab1 == std::string_view::npos ? tab1 : line.find('\t', tab1 + 1);
-    if (tab2 == std::string_view::npos) {
-      continue;
+    // An instruction: its bytes (pairs of hex digits), then the mnemonic and the operands.
+    std::string_view instruction = rest;
+    while (instruction.size() >= 2 && is_hex(instruction.substr(0, 2)) &&
+           (instruction.size() == 2 || instruction[2] == ' ' || instruction[2] == '\t')) {
+      instruction = trim(instruction.substr(2));
     }
-    const std::string_view instruction = trim(line.substr(tab2 + 1));
     const std::string_view mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
     if (mnemonic == "syscall" || mnemonic == "sysenter" ||
         (mnemonic == "int" && instruction.find("$0x80") != std::string_view::npos)) {
