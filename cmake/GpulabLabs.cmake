@@ -238,7 +238,9 @@ const char* gpulab::labkit::report_variant() noexcept {
       endif()
       _gpulab_json_set_string(run report "${report}")
       # The student files' library: `gpulab grade` checks its object code (code_checks.hpp).
-      _gpulab_json_set_string(run library "${CMAKE_CURRENT_BINARY_DIR}/${CMAKE_STATIC_LIBRARY_PREFIX}gpulab.${lab}.${variant}.${backend}${CMAKE_STATIC_LIBRARY_SUFFIX}")
+      set(library gpulab.${lab}.${variant}.${backend})
+      _gpulab_json_set_string(run library_target "${library}")
+      _gpulab_json_set_string(run library "${CMAKE_CURRENT_BINARY_DIR}/${CMAKE_STATIC_LIBRARY_PREFIX}${library}${CMAKE_STATIC_LIBRARY_SUFFIX}")
       set(tests "[]")
       set(environment "{}")
       set(exe "")

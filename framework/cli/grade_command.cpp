@@ -359,6 +359,12 @@ class Grading {
     try {
       findings = check_object_code(
           read_object_code(runs_[i]->library, manifest_.nm, manifest_.objdump), rules);
+      const IncludeRules includes{manifest_.source_dir, build_,
+                                  manifest_.source_dir / "labs" / lab.dir,
+                                  grading_ / "submission" / lab.dir, manifest_.extra_tests_dir};
+      for (std::string& finding : check_library_includes(runs_[i]->library_target, includes)) {
+        findings.push_back(std::move(finding));
+      }
     } catch (const std::exception& e) {
       findings = {std::string("its code could not be checked: ") + e.what()};
       report_.problems.push_back(lab.id + ": " + findings.front());

@@ -351,6 +351,62 @@ TEST(CodeChecks, SpecialNamesAndTemplatesBelongToTheirNamespace) {
   EXPECT_TRUE(found.empty()) << joined(found);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Includes
+// ---------------------------------------------------------------------------------------------
+
+TEST(ShellWords, SplitsAsShDoes) {
+  EXPECT_EQ(shell_words("/usr/bin/c++ -DA=1  -I/x\\ y -o out.o -c f.cpp"),
+            (Lines{"/usr/bin/c++", "-DA=1", "-I/x y", "-o", "out.o", "-c", "f.cpp"}));
+  EXPECT_EQ(shell_words(R"(c++ -DID=\"lab01\" '-DT=a b' "-DQ=\"q\" \$x")"),
+            (Lines{"c++", "-DID=\"lab01\"", "-DT=a b", "-DQ=\"q\" $x"}));
+  EXPECT_TRUE(shell_words("   ").empty());
+  EXPECT_THROW((void)shell_words("c++ 'open"), std::runtime_error);
+  EXPECT_THROW((void)shell_words("c++ \"open"), std::runtime_error);
+}
+
+TEST(ParseDepfile, ListsTheFilesAfterTheTarget) {
+  EXPECT_EQ(parse_depfile("out.o: /src/a.cpp /src/a\\ b.h \\\n /usr/include/c.h\n"),
+            (Lines{"/src/a.cpp", "/src/a b.h", "/usr/include/c.h"}));
+  EXPECT_TRUE(parse_depfile("").empty());
+}
+
+IncludeRules include_rules() {
+  return {"/src", "/build", "/src/labs/lab01_x", "/build/grading/submission/lab01_x", "/hidden"};
+}
+
+TEST(CheckIncludes, TheLabsFolderTheFrameworkKernelsAndTheSystemAreAllowed) {
+  const Lines found = check_includes(
+      "work.cu",
+      {"/build/sim_sources/t/build/grading/submission/lab01_x/work.cu.cpp",
+       "/build/grading/submission/lab01_x/helper.cuh", "/src/labs/lab01_x/lab01.hpp",
+       "/src/framework/core/include/gpulab/core/stats.hpp",
+       "/src/framework/sim/include/cuda_runtime.h", "/src/kernels/vector/vector_add.hpp",
+       "/usr/include/c++/12/vector", "/build/generated/gpulab_version.hpp"},
+      include_rules());
+  EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsAndGoogleTestAreNot) {
+  const Lines found =
+      check_includes("work.cu",
+                     {"/src/labs/lab01_x/../../solutions/lab01_x/work.cu",
+                      "/src/tests/labs/lab03/expect.hpp", "/hidden/lab01_x/hidden_test.cpp",
+                      "/src/labs/lab02_y/lab02.hpp", "/src/framework/grader/src/xml_text.hpp",
+                      "/build/grading/manifest.json", "/usr/include/gtest/gtest.h"},
+                     include_rules());
+  ASSERT_EQ(found.size(), 7u) << joined(found);
+  EXPECT_EQ(found[0].rfind("work.cu: includes solutions/lab01_x/work.cu (a file of the "
+                           "instructor's tree",
+                           0),
+            0u)
+      << found[0];
+  EXPECT_TRUE(any_contains(found, "includes /hidden/lab01_x/hidden_test.cpp (a hidden test)"))
+      << joined(found);
+  EXPECT_TRUE(any_contains(found, "(GoogleTest's headers)")) << joined(found);
+  EXPECT_TRUE(any_contains(found, "(a file of the build that is not the lab's)")) << joined(found);
+}
+
 TEST(Demangle, DemanglesCxxNamesAndKeepsCNames) {
   EXPECT_EQ(demangle("_ZN6gpulab5lab091fEi"), "gpulab::lab09::f(int)");
   EXPECT_EQ(demangle("exit"), "exit");

@@ -92,6 +92,7 @@ json valid_manifest() {
        "forbidden_calls": ["gpulab::summarize("],
        "runs": [
          {"variant": "student", "backend": "sim", "report": "/b/bin/gpulab.lab01.student.run.sim",
+          "library_target": "gpulab.lab01.student.sim",
           "library": "/b/labs/libgpulab.lab01.student.sim.a",
           "tests_target": "gpulab.test.lab01.student.sim",
           "tests_program": "/b/bin/gpulab.test.lab01.student.sim",
@@ -99,7 +100,8 @@ json valid_manifest() {
           "environment": {"GPULAB_SIM_CLOCK": "modeled"},
           "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false},
                     {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true}]},
-         {"variant": "submission", "backend": "cuda", "report": "", "library": "/b/l.a",
+         {"variant": "submission", "backend": "cuda", "report": "", "library_target": "l",
+          "library": "/b/l.a",
           "tests_target": "",
           "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
        ]},
@@ -128,6 +130,7 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(lab.runs[0].variant, "student");
   EXPECT_EQ(lab.runs[0].backend, "sim");
   EXPECT_EQ(lab.runs[0].report, fs::path("/b/bin/gpulab.lab01.student.run.sim"));
+  EXPECT_EQ(lab.runs[0].library_target, "gpulab.lab01.student.sim");
   EXPECT_EQ(lab.runs[0].library, fs::path("/b/labs/libgpulab.lab01.student.sim.a"));
   EXPECT_EQ(lab.runs[0].tests_target, "gpulab.test.lab01.student.sim");
   EXPECT_EQ(lab.runs[0].tests_program, fs::path("/b/bin/gpulab.test.lab01.student.sim"));
@@ -211,6 +214,7 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0/runs/0", "variant", 0},
       {"/labs/0/runs/0", "backend", json::array({"sim"})},
       {"/labs/0/runs/0", "report", 1.5},
+      {"/labs/0/runs/0", "library_target", 8},
       {"/labs/0/runs/0", "library", 7},
       {"/labs/0/runs/0", "tests_target", false},
       {"/labs/0/runs/0", "tests_program", json::array()},

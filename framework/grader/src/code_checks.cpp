@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/files.hpp"
+#include "gpulab/core/json_reader.hpp"
 #include "gpulab/grader/process.hpp"
 
 namespace gpulab {
@@ -462,6 +464,211 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
         add("defines " + readable + " outside namespace " + rules.lab_namespace +
             ": lab code's definitions belong in it (or in an unnamed namespace)");
       }
+    }
+  }
+  return findings;
+}
+
+// ---- includes ---------------------------------------------------------------------------------
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// True when `path` is `dir` or inside it (both lexically normal and absolute).
+bool inside(const fs::path& path, const fs::path& dir) {
+  if (dir.empty()) {
+    return false;
+  }
+  const fs::path relative = path.lexically_relative(dir);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// Why lab code must not include `path`; empty when it may.
+std::string include_problem(const fs::path& path, const IncludeRules& rules) {
+  const auto in_tree = [&](const fs::path& dir) { return inside(path, dir.lexically_normal()); };
+  if (in_tree(rules.extra_tests_dir)) {
+    return "a hidden test";
+  }
+  if (in_tree(rules.build_dir)) {
+    const bool allowed = in_tree(rules.staged_dir) || in_tree(rules.build_dir / "sim_sources") ||
+                         in_tree(rules.build_dir / "generated");
+    return allowed ? "" : "a file of the build that is not the lab's";
+  }
+  if (in_tree(rules.source_dir)) {
+    if (in_tree(rules.lab_dir) || in_tree(rules.staged_dir) ||
+        in_tree(rules.source_dir / "kernels")) {
+      return "";
+    }
+    const fs::path relative = path.lexically_relative(rules.source_dir.lexically_normal());
+    auto part = relative.begin();
+    if (part != relative.end() && *part == "framework" && ++part != relative.end() &&
+        ++part != relative.end() && *part == "include") {
+      return "";  // framework/<module>/include/...
+    }
+    return "a file of the instructor's tree outside the lab's folder, the framework's public "
+           "headers and kernels/";
+  }
+  for (const fs::path& component : path) {
+    if (component == "gtest" || component == "gmock") {
+      return "GoogleTest's headers";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> shell_words(std::string_view command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) {
+        words.push_back(word);
+        word.clear();
+        in_word = false;
+      }
+      continue;
+    }
+    in_word = true;
+    if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+    } else if (c == '\'') {
+      const std::size_t end = command.find('\'', i + 1);
+      if (end == std::string_view::npos) {
+        throw std::runtime_error("unterminated ' in a command: " + std::string(command));
+      }
+      word += command.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      for (++i; i < command.size() && command[i] != '"'; ++i) {
+        if (command[i] == '\\' && i + 1 < command.size() &&
+            std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos) {
+          ++i;
+        }
+        word += command[i];
+      }
+      if (i >= command.size()) {
+        throw std::runtime_error("unterminated \" in a command: " + std::string(command));
+      }
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) {
+    words.push_back(word);
+  }
+  return words;
+}
+
+std::vector<std::string> parse_depfile(std::string_view text) {
+  std::vector<std::string> files;
+  std::string word;
+  bool target_done = false;
+  const auto finish = [&] {
+    if (word.empty()) {
+      return;
+    }
+    if (!target_done) {
+      if (word.ends_with(':')) {
+        target_done = true;
+      }
+    } else {
+      files.push_back(word);
+    }
+    word.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+      finish();  // a continued line
+      ++i;
+    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
+      word += ' ';
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      finish();
+    } else {
+      word += c;
+    }
+  }
+  finish();
+  return files;
+}
+
+std::vector<std::string> check_includes(const std::string& file,
+                                        const std::vector<std::string>& dependencies,
+                                        const IncludeRules& rules) {
+  std::vector<std::string> findings;
+  for (const std::string& dependency : dependencies) {
+    const fs::path path = fs::path(dependency).lexically_normal();
+    const std::string problem = include_problem(path, rules);
+    if (problem.empty()) {
+      continue;
+    }
+    const fs::path relative = path.lexically_relative(rules.source_dir.lexically_normal());
+    const std::string shown = inside(path, rules.source_dir.lexically_normal())
+                                  ? relative.generic_string()
+                                  : path.generic_string();
+    findings.push_back(file + ": includes " + shown + " (" + problem +
+                       "): lab code may include its own folder, the framework's public headers, "
+                       "kernels/ and system headers");
+  }
+  return findings;
+}
+
+std::vector<std::string> check_library_includes(const std::string& library_target,
+                                                const IncludeRules& rules) {
+  const fs::path database = rules.build_dir / "compile_commands.json";
+  const std::optional<std::string> text = read_file(database);
+  if (!text) {
+    throw std::runtime_error("cannot read " + database.string() +
+                             " (configure with CMAKE_EXPORT_COMPILE_COMMANDS=ON)");
+  }
+  const nlohmann::json entries = parse_json(*text, database.string());
+  const std::string marker = "/" + library_target + ".dir/";
+  std::vector<std::string> findings;
+  int index = 0;
+  for (const nlohmann::json& entry : entries) {
+    if (!entry.is_object() || !entry.contains("command") || !entry.contains("file")) {
+      continue;
+    }
+    std::vector<std::string> words = shell_words(entry.at("command").get<std::string>());
+    const auto output = std::find(words.begin(), words.end(), "-o");
+    if (output == words.end() || output + 1 == words.end() ||
+        (output + 1)->find(marker) == std::string::npos) {
+      continue;
+    }
+    const fs::path depfile = rules.build_dir / "grading" / "deps" /
+                             (library_target + "." + std::to_string(index++) + ".d");
+    fs::create_directories(depfile.parent_path());
+    words.erase(output, output + 2);
+    words.insert(words.end(), {"-M", "-MF", depfile.string()});
+    ProcessSpec spec;
+    spec.argv = words;
+    spec.timeout_s = 300;
+    const ProcessResult result = run_process(spec);
+    const std::optional<std::string> dependencies = read_file(depfile);
+    if (!result.started || result.exit_code != 0 || !dependencies) {
+      throw std::runtime_error("cannot list the includes of " +
+                               entry.at("file").get<std::string>() + ": " +
+                               (result.started ? result.output : result.start_error));
+    }
+    std::string file = fs::path(entry.at("file").get<std::string>()).filename().string();
+    if (file.ends_with(".cu.cpp")) {
+      file.resize(file.size() - 4);  // the sim's translation of a .cu file
+    }
+    const fs::path directory = entry.value("directory", std::string());
+    std::vector<std::string> absolute;
+    for (const std::string& dependency : parse_depfile(*dependencies)) {
+      absolute.push_back(fs::path(dependency).is_absolute() ? dependency
+                                                            : (directory / dependency).string());
+    }
+    for (const std::string& finding : check_includes(file, absolute, rules)) {
+      findings.push_back(finding);
     }
   }
   return findings;

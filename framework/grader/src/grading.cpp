@@ -179,6 +179,7 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
       run.variant = text(runs[j], "variant", source, run_where);
       run.backend = text(runs[j], "backend", source, run_where);
       run.report = text(runs[j], "report", source, run_where);
+      run.library_target = text(runs[j], "library_target", source, run_where);
       run.library = text(runs[j], "library", source, run_where);
       run.tests_target = text(runs[j], "tests_target", source, run_where);
       run.tests_program = text(runs[j], "tests_program", source, run_where);

@@ -78,3 +78,42 @@ struct CodeRules {
 [[nodiscard]] std::string demangle(const std::string& name);
 
 }  // namespace gpulab
+
+namespace gpulab {
+
+// ---- includes -------------------------------------------------------------------------------
+
+/// Where a lab's student files may take their includes from: the lab's own folder (labs/<dir>
+/// and the staged copy of the submission), the framework's public headers
+/// (framework/<module>/include), kernels/, files the build generates for it (the sim's
+/// translation, generated/), and the system, GoogleTest's headers excepted. Not: solutions/,
+/// tests/, the hidden suites, other labs, the grader's own files in the build.
+struct IncludeRules {
+  std::filesystem::path source_dir;  ///< the instructor's tree
+  std::filesystem::path build_dir;   ///< the build
+  std::filesystem::path lab_dir;     ///< <source>/labs/<dir>
+  std::filesystem::path
+      staged_dir;  ///< where the graded files are: <build>/grading/submission/<dir>
+  std::filesystem::path extra_tests_dir;  ///< the hidden suites (may be outside both trees)
+};
+
+/// The words of a shell command line (compile_commands.json's "command"): blanks separate words;
+/// single quotes, double quotes and backslashes quote as sh does.
+[[nodiscard]] std::vector<std::string> shell_words(std::string_view command);
+
+/// The files a make-style dependency file lists after its target ("t.o: a.h b\ c.h \\\n d.h").
+[[nodiscard]] std::vector<std::string> parse_depfile(std::string_view text);
+
+/// One line per include `file` must not use, e.g. "benchmark.cu: includes
+/// solutions/lab01_benchmarking/benchmark.cu: ...". `dependencies` are absolute paths.
+[[nodiscard]] std::vector<std::string> check_includes(const std::string& file,
+                                                      const std::vector<std::string>& dependencies,
+                                                      const IncludeRules& rules);
+
+/// Runs the compile command of each source of `library_target` (from <build>/compile_commands.json)
+/// with -M instead of -o, and checks what it includes. Throws std::runtime_error when the
+/// commands cannot be read or run.
+[[nodiscard]] std::vector<std::string> check_library_includes(const std::string& library_target,
+                                                              const IncludeRules& rules);
+
+}  // namespace gpulab

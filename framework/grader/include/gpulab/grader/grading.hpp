@@ -31,7 +31,8 @@ struct LabRun {
   std::string variant;                  ///< "student", "solution" or "submission"
   std::string backend;                  ///< "cuda" or "sim"
   std::filesystem::path report;         ///< the report program (empty for the submission variant)
-  std::filesystem::path library;        ///< the student files' static library
+  std::string library_target;           ///< the student files' library target
+  std::filesystem::path library;        ///< and its static library
   std::string tests_target;             ///< the graded suites' build target ("" without tests)
   std::filesystem::path tests_program;  ///< the graded suites' program
   std::filesystem::path results_dir;    ///< where the test runner writes each test's verdict
