@@ -89,8 +89,10 @@ struct Roofline {
 /// The roofline of `spec` at `precision`: the spec's peak for that precision (fp32_tflop_s,
 /// tf32_tensor_tflop_s, fp16_tensor_tflop_s or bf16_tensor_tflop_s, in TFLOP/s = 1e12 FLOP/s)
 /// and its DRAM bandwidth (dram_bandwidth_gb_s, GB/s = 1e9 bytes/s). Throws std::invalid_argument
-/// naming the GPU and the precision when the spec has no peak for it (0: e.g. BF16 on a T4), or
-/// when its bandwidth is not > 0.
+/// naming the GPU (spec.name) and the precision when the spec has no peak for it (0: e.g. BF16 on
+/// a T4), or when its bandwidth is not > 0. The precision may be named, in any case, as
+/// to_string writes it ("fp32", "tf32", "fp16", "bf16") or by its long name ("float32",
+/// "tensorfloat-32", "float16", "bfloat16").
 [[nodiscard]] Roofline roofline_for(const GpuSpec& spec, Precision precision);
 
 /// The ridge point: peak / bandwidth, in FLOP per byte. An op with a lower intensity is

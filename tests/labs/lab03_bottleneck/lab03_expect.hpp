@@ -70,6 +70,22 @@ inline std::string precision_name(Precision precision) {
   return std::string(to_string(precision));
 }
 
+// Every name lab03.hpp allows a message to give a precision, lowercase: to_string's short name
+// and the long ones.
+inline std::vector<std::string> precision_names(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+      return {"fp32", "float32"};
+    case Precision::tf32:
+      return {"tf32", "tensorfloat-32", "tensorfloat32"};
+    case Precision::fp16:
+      return {"fp16", "float16"};
+    case Precision::bf16:
+      return {"bf16", "bfloat16"};
+  }
+  return {precision_name(precision)};
+}
+
 inline double bytes_per_element(Precision precision) {
   return precision == Precision::fp16 || precision == Precision::bf16 ? 2.0 : 4.0;
 }
