@@ -57,6 +57,7 @@ struct TimingOptions {
 /// 90th percentiles with linear interpolation between the two closest ranks (position
 /// q * (n - 1) in the sorted samples). Throws std::invalid_argument when there are no samples or
 /// a sample is negative, NaN or infinite.
+/// The caller's samples are left as they were (sort a copy).
 [[nodiscard]] gpulab::Summary summarize_samples(std::span<const double> samples_ms);
 
 /// Effective bandwidth in decimal GB/s (1 GB = 1e9 bytes) of `bytes` moved in `time_ms`.

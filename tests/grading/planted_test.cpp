@@ -22,7 +22,8 @@
 //                  (a time that the CPU clock of a build that cannot count does not resolve); in
 //                  such a build their verdicts are not checked and the score may be up to their
 //                  points higher
-//   "detail_contains"  {"Suite.Name": "SIGSEGV"}: text the test's detail must contain (on sim)
+//   "detail_contains"  {"Suite.Name": "SIGSEGV"}: text the test's detail or failure lines must
+//                  contain (on sim)
 //   "ignored_contains" text one of the report's "ignored" lines must contain
 //   "build_error_contains" {"lab03": "expected"}: text among the lab's compiler errors
 //   "build_warning_contains" {"lab03": "old-style cast"}: text among the lab's compiler warnings
@@ -220,9 +221,10 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
       EXPECT_EQ(test.at("disposition").get<std::string>(), expected)
           << name << ": " << test_name << " (" << test.at("detail").get<std::string>() << ")";
       if (details.contains(test_name)) {
-        EXPECT_NE(test.at("detail").get<std::string>().find(details[test_name].get<std::string>()),
-                  std::string::npos)
-            << name << ": " << test_name << " detail: " << test.at("detail");
+        const std::string said = test.at("detail").get<std::string>() + "\n" +
+                                 test.at("excerpt").dump();  // what a student reads of it
+        EXPECT_NE(said.find(details[test_name].get<std::string>()), std::string::npos)
+            << name << ": " << test_name << " detail and excerpt: " << said;
       }
     }
     for (const auto& [key, spec_key] : {std::pair{"build_errors", "build_error_contains"},

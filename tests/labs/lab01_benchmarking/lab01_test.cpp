@@ -65,8 +65,13 @@ TimingOptions quick_options() {
 // summarize_samples: 30 points
 
 GPULAB_GRADED_TEST(Lab01Summary, CountMinMaxAndMean, 5) {
-  const std::vector<double> samples{4.0, 1.0, 3.0, 2.0};
+  std::vector<double> samples{4.0, 1.0, 3.0, 2.0};
+  const std::vector<double> before = samples;
   const gpulab::Summary s = summarize_samples(samples);
+  if (samples != before) {
+    ADD_FAILURE() << "summarize_samples changed the caller's samples: it takes them as const "
+                     "(sort a copy)";
+  }
   EXPECT_EQ(s.count, 4u) << "count of {4, 1, 3, 2}";
   expect_close("min of {4, 1, 3, 2}", 1.0, s.min_ms);
   expect_close("max of {4, 1, 3, 2}", 4.0, s.max_ms);
