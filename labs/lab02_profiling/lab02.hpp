@@ -59,8 +59,8 @@ struct Profile {
 ///
 /// `buffers` are sized for `config` with x, w_qkv and w_out uploaded (kernels::upload). Every
 /// component reads the previous one's output, so running them in order computes the forward
-/// pass: when this returns, buffers.y holds the layer output, and no work is left running on
-/// `stream`.
+/// pass: when this returns, buffers.y holds the layer output, the inputs (x, w_qkv, w_out) are as
+/// they were, and no work is left running on `stream`.
 ///
 /// Throws std::invalid_argument when `options` or `config` is invalid (BenchOptions::validate,
 /// AttentionConfig::validate) or the buffers are sized for another config.

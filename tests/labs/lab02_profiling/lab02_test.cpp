@@ -148,6 +148,18 @@ void expect_output_matches_reference(const AttentionConfig& config) {
                           "y (input seed " + std::to_string(seed) + ")"))
         << "y is poisoned with NaN before the profile runs: a NaN left in it means the profile "
            "did not run every component, in order, on these buffers";
+    const std::pair<const char*, const std::vector<float>*> inputs[] = {
+        {"x", &problem.inputs.x},
+        {"w_qkv", &problem.inputs.w_qkv},
+        {"w_out", &problem.inputs.w_out}};
+    const kernels::AttentionBuffers& b = problem.buffers;
+    const std::vector<float> after[] = {b.x.to_vector(), b.w_qkv.to_vector(), b.w_out.to_vector()};
+    for (std::size_t i = 0; i < std::size(inputs); ++i) {
+      if (after[i] != *inputs[i].second) {
+        ADD_FAILURE() << "the profile changed its input " << inputs[i].first << " (input seed "
+                      << seed << "): the inputs must be left as they were";
+      }
+    }
   }
 }
 
