@@ -34,7 +34,6 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
-#include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
@@ -350,21 +349,14 @@ class Grading {
     return true;
   }
 
-  // 2b. The object code of lab `i`'s student files against what lab code must not do
+  // 2b. The object code and includes of lab `i`'s student files against what lab code must not do
   // (code_checks.hpp). False (every test of the lab rejected, none run) when it breaks a rule.
   bool check_code(std::size_t i) {
     const LabEntry& lab = *labs_[i];
-    const CodeRules rules{"gpulab::" + lab.id, lab.forbidden_calls, backend_ == "cuda"};
     std::vector<std::string> findings;
     try {
-      findings = check_object_code(
-          read_object_code(runs_[i]->library, manifest_.nm, manifest_.objdump), rules);
-      const IncludeRules includes{manifest_.source_dir, build_,
-                                  manifest_.source_dir / "labs" / lab.dir,
-                                  grading_ / "submission" / lab.dir, manifest_.extra_tests_dir};
-      for (std::string& finding : check_library_includes(runs_[i]->library_target, includes)) {
-        findings.push_back(std::move(finding));
-      }
+      findings =
+          check_lab_code(manifest_, lab, *runs_[i], build_, grading_ / "submission" / lab.dir);
     } catch (const std::exception& e) {
       findings = {std::string("its code could not be checked: ") + e.what()};
       report_.problems.push_back(lab.id + ": " + findings.front());

@@ -6,10 +6,8 @@
 
 #include <filesystem>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/grading.hpp"
 
 namespace {
@@ -24,17 +22,9 @@ TEST(LabCode, StubsAndSolutionsPassTheCodeChecks) {
       if (run.variant == "submission") {
         continue;  // what it holds depends on the last grading
       }
-      const gpulab::CodeRules rules{"gpulab::" + lab.id, lab.forbidden_calls,
-                                    run.backend == "cuda"};
-      std::vector<std::string> findings = gpulab::check_object_code(
-          gpulab::read_object_code(run.library, manifest.nm, manifest.objdump), rules);
-      const gpulab::IncludeRules includes{
-          manifest.source_dir, build, manifest.source_dir / "labs" / lab.dir,
-          manifest.source_dir / (run.variant == "student" ? "labs" : "solutions") / lab.dir,
-          manifest.extra_tests_dir};
-      for (std::string& finding : gpulab::check_library_includes(run.library_target, includes)) {
-        findings.push_back(std::move(finding));
-      }
+      const std::vector<std::string> findings = gpulab::check_lab_code(
+          manifest, lab, run, build,
+          manifest.source_dir / (run.variant == "student" ? "labs" : "solutions") / lab.dir);
       std::string listed;
       for (const std::string& finding : findings) {
         listed += "\n  " + finding;

@@ -11,6 +11,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/json_reader.hpp"
 #include "gpulab/core/utf8.hpp"
+#include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/sha256.hpp"
 
 namespace gpulab {
@@ -251,6 +252,21 @@ bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_exis
   }
   write_file_atomically(to, staged);
   return true;
+}
+
+std::vector<std::string> check_lab_code(const LabManifest& manifest, const LabEntry& lab,
+                                        const LabRun& run, const fs::path& build_dir,
+                                        const fs::path& files_dir) {
+  const CodeRules rules{"gpulab::" + lab.id, lab.forbidden_calls, run.backend == "cuda"};
+  std::vector<std::string> findings =
+      check_object_code(read_object_code(run.library, manifest.nm, manifest.objdump), rules);
+  const IncludeRules includes{manifest.source_dir, build_dir,
+                              manifest.source_dir / "labs" / lab.dir, files_dir,
+                              manifest.extra_tests_dir};
+  for (std::string& finding : check_library_includes(run.library_target, includes)) {
+    findings.push_back(std::move(finding));
+  }
+  return findings;
 }
 
 std::string_view to_string(TestOutcome outcome) noexcept {

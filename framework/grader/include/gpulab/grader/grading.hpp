@@ -82,6 +82,16 @@ struct LabManifest {
 bool stage_student_file(const std::filesystem::path& from, const std::filesystem::path& to,
                         bool keep_existing = false);
 
+/// What `lab`'s code does that lab code must not (code_checks.hpp), checked on `run`'s student
+/// library: its object code against the lab's namespace and forbidden calls, and what its files
+/// include, `files_dir` being the folder they came from (the staged submission, labs/<dir> or
+/// solutions/<dir>). One line per finding; empty when it may be graded. Throws
+/// std::runtime_error when the code cannot be read.
+[[nodiscard]] std::vector<std::string> check_lab_code(const LabManifest& manifest,
+                                                      const LabEntry& lab, const LabRun& run,
+                                                      const std::filesystem::path& build_dir,
+                                                      const std::filesystem::path& files_dir);
+
 /// What the test runner's exit said about one test.
 enum class TestOutcome {
   passed,   ///< exit 0
