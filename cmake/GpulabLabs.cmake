@@ -37,7 +37,7 @@
 # GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
 # the sources here, so ctest knows every graded test without running a binary.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 3): every lab,
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 4): every lab,
 # its student files, and per variant and backend the report program, the graded suites' target,
 # program, result folder and environment, and each graded test with its points. `gpulab run`
 # starts the report programs it names; `gpulab grade` builds the targets and runs each graded test
@@ -46,6 +46,20 @@
 set(GPULAB_LAB_TEST_TIMEOUT 120 CACHE STRING "Timeout of each graded lab test case, in seconds")
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
+
+# What a graded test sees in the sandbox (framework/grader/include/gpulab/grader/sandbox.hpp):
+# the source and build trees (read-only, like the rest of the machine), but not the folders that
+# hold answers: the solutions, the hidden suites and the repository's history.
+set(GPULAB_SANDBOX_VISIBLE "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}")
+set(GPULAB_SANDBOX_HIDDEN "${PROJECT_SOURCE_DIR}/solutions" "${PROJECT_SOURCE_DIR}/.git"
+    "${GPULAB_EXTRA_TESTS_DIR}")
+set(GPULAB_SANDBOX_ARGUMENTS "")
+foreach(folder IN LISTS GPULAB_SANDBOX_VISIBLE)
+  list(APPEND GPULAB_SANDBOX_ARGUMENTS --visible "${folder}")
+endforeach()
+foreach(folder IN LISTS GPULAB_SANDBOX_HIDDEN)
+  list(APPEND GPULAB_SANDBOX_ARGUMENTS --hide "${folder}")
+endforeach()
 
 # `text` as a JSON string: quotes, backslashes and control characters escaped.
 function(_gpulab_json_string out text)
@@ -273,7 +287,8 @@ const char* gpulab::labkit::report_variant() noexcept {
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
           add_test(NAME "${test}"
             COMMAND gpulab-grade-runner --test ${name} --out ${out_dir}
-                    --timeout ${GPULAB_LAB_TEST_TIMEOUT} -- $<TARGET_FILE:${exe}>)
+                    --timeout ${GPULAB_LAB_TEST_TIMEOUT} --sandbox auto
+                    ${GPULAB_SANDBOX_ARGUMENTS} -- $<TARGET_FILE:${exe}>)
           # The runner exits 77 when the test skipped (e.g. no CUDA device): a skip is never a
           # pass. ctest's own timeout is only a backstop behind the runner's.
           set_tests_properties("${test}" PROPERTIES
@@ -323,14 +338,26 @@ function(gpulab_write_lab_manifest)
     _gpulab_json_append(labs "${entry}")
   endforeach()
   set(manifest "{}")
-  string(JSON manifest SET "${manifest}" schema_version 3)
+  string(JSON manifest SET "${manifest}" schema_version 4)
   _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
+  _gpulab_json_set_string(manifest build_dir "${PROJECT_BINARY_DIR}")
   _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")
   string(JSON manifest SET "${manifest}" test_timeout_s ${GPULAB_LAB_TEST_TIMEOUT})
   _gpulab_program_path(runner gpulab-grade-runner)
   _gpulab_json_set_string(manifest grade_runner "${runner}")
   _gpulab_json_set_string(manifest nm "${CMAKE_NM}")
   _gpulab_json_set_string(manifest objdump "${CMAKE_OBJDUMP}")
+  set(sandbox "{}")
+  foreach(key IN ITEMS visible hidden)
+    string(TOUPPER "${key}" upper)
+    set(array "[]")
+    foreach(folder IN LISTS GPULAB_SANDBOX_${upper})
+      _gpulab_json_string(quoted "${folder}")
+      _gpulab_json_append(array "${quoted}")
+    endforeach()
+    string(JSON sandbox SET "${sandbox}" ${key} "${array}")
+  endforeach()
+  string(JSON manifest SET "${manifest}" sandbox "${sandbox}")
   string(JSON manifest SET "${manifest}" labs "${labs}")
   # Rewritten only when it changed, so what depends on it does not rerun for nothing.
   file(WRITE "${PROJECT_BINARY_DIR}/grading/manifest.json.new" "${manifest}\n")

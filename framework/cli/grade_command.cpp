@@ -1,16 +1,18 @@
 // `gpulab grade`: grades one submission of lab code.
 //
-//   1. The instructor files (tests, interfaces, CMake, framework) are checked against the seal,
-//      <build>/grading/instructor.sha256, written the first time (or with --reseal).
+//   1. The instructor files (tests, interfaces, CMake, framework, and what grading runs of the
+//      build) are checked against the seal, kept outside the build (default_seal_path, or
+//      --seal), written the first time (or with --reseal).
 //   2. Only the student files of each lab (its TODO files) are copied from the submission into
 //      <build>/grading/submission/; everything else comes from the instructor's tree. A submitted
 //      copy of an instructor file is ignored and listed.
 //   3. Each lab's graded suite is built on its own: a lab that does not compile scores 0 with the
 //      compiler's first errors, and the other labs are still graded.
 //   4. Every graded test case runs through gpulab-grade-runner, as ctest runs it (own process
-//      group, time limit, verdict from evidence), -j at a time; the points are those of tests
-//      whose runner exited 0 and whose verdict file agrees.
-//   5. The instructor files are checked again: code that changed them while it ran gets nothing.
+//      group, time limit, verdict from evidence, in the sandbox where bubblewrap works), -j at a
+//      time; the points are those of tests whose runner exited 0 and whose verdict file agrees.
+//   5. The instructor files and the graded test programs are checked again: code that changed
+//      them while it ran gets nothing.
 // A report is always printed and written (--json, --gradescope, --junit). Exit code: 0 when
 // grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -36,6 +39,7 @@
 #include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/sha256.hpp"
 #include "labs.hpp"
 
@@ -57,9 +61,11 @@ struct GradeOptions {
   std::string json;
   std::string gradescope;
   std::string junit;
+  std::string seal;
   double timeout_s = 0;
   int jobs = 0;
   bool reseal = false;
+  bool no_sandbox = false;
   bool verbose = false;
 };
 
@@ -222,6 +228,16 @@ void save_reports(const GradeReport& report, const GradeOptions& options) {
   }
 }
 
+// The seal's file: --seal, or the user's state folder.
+fs::path seal_path(const GradeOptions& options, const fs::path& build) {
+  if (!options.seal.empty()) {
+    return fs::absolute(options.seal);
+  }
+  const char* state = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  return default_seal_path(build, state == nullptr ? "" : state, home == nullptr ? "" : home);
+}
+
 // One grading, as steps: the seal is checked (or written), each lab's student files are staged
 // and its graded suite built, the graded tests run (each through the test runner) and graded from
 // their verdicts, and the seal is checked once more. Every step fills `report_`; finish()
@@ -237,7 +253,7 @@ class Grading {
                                          : fs::path(options.submission)),
         build_(build_dir()),
         grading_(build_ / "grading"),
-        seal_path_(grading_ / "instructor.sha256"),
+        seal_path_(seal_path(options, build_)),
         jobs_(options.jobs > 0
                   ? options.jobs
                   : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
@@ -301,6 +317,25 @@ class Grading {
     return true;
   }
 
+  // 1b. Whether the graded tests run in the sandbox (sandbox.hpp): where bubblewrap works,
+  // unless --no-sandbox; said once either way.
+  void choose_sandbox() {
+    const std::optional<std::string> unavailable =
+        options_.no_sandbox ? std::optional<std::string>("--no-sandbox") : sandbox_unavailable();
+    sandboxed_ = !unavailable;
+    report_.sandbox = sandboxed_ ? "bubblewrap" : "none: " + *unavailable;
+    if (sandboxed_) {
+      std::cout << "gpulab grade: the tests run in a sandbox (bubblewrap): the machine read-only, "
+                   "no network, solutions/ and the hidden suites out of sight"
+                << std::endl;
+    } else {
+      std::cout << "gpulab grade: WARNING: the tests run UNSANDBOXED (" << *unavailable
+                << "): the code under test can write the build and read solutions/ and the "
+                   "hidden suites; install bubblewrap (scripts/setup does) for grades of record"
+                << std::endl;
+    }
+  }
+
   // 2. Lab `i`'s student files staged into the build and its graded suite built. False (every
   // test of the lab build_failed) when a file is missing or the build fails.
   bool build_lab(std::size_t i) {
@@ -346,6 +381,9 @@ class Grading {
       return false;
     }
     fs::remove_all(runs_[i]->results_dir);  // no verdict of an earlier grading can count
+    // The program under test is sealed too: a test that rewrote it could pass the next test.
+    const fs::path program = runs_[i]->tests_program;
+    programs_.push_back({program.string(), sha256_file(program)});
     return true;
   }
 
@@ -409,7 +447,7 @@ class Grading {
         const LabRun& run = *runs_[cases[c].lab];
         const GradedTest& test = run.tests[cases[c].test];
         ProcessSpec spec;
-        spec.argv = runner_command(manifest_, run, test, timeout_s);
+        spec.argv = runner_command(manifest_, run, test, timeout_s, sandboxed_ ? "on" : "off");
         spec.env = run.environment;
         spec.timeout_s = timeout_s + kRunnerGraceS;  // the runner's own limit comes first
         const ProcessResult ran = run_process(spec);
@@ -440,9 +478,12 @@ class Grading {
     write_file_atomically(log, text);
   }
 
-  // 5. The instructor files once more: false (no points) when the graded code changed them.
+  // 5. The instructor files and the graded programs once more: false (no points) when the
+  // graded code changed them.
   bool recheck_seal() {
-    const IntegrityCheck after = check_integrity(manifest_, seal_);
+    std::vector<SealedFile> sealed = seal_;
+    sealed.insert(sealed.end(), programs_.begin(), programs_.end());
+    const IntegrityCheck after = check_integrity(manifest_, sealed);
     if (after.ok()) {
       return true;
     }
@@ -508,6 +549,8 @@ class Grading {
   int jobs_;
   std::vector<const LabRun*> runs_;
   std::vector<SealedFile> seal_;
+  std::vector<SealedFile> programs_;  // the graded test programs, as built
+  bool sandboxed_ = false;
   GradeReport report_;
 };
 
@@ -517,6 +560,7 @@ int grade(const GradeOptions& options) {
   if (!grading.check_seal()) {
     return grading.finish(kIntegrityFailure);
   }
+  grading.choose_sandbox();
   std::vector<std::size_t> built;
   for (std::size_t i = 0; i < grading.lab_count(); ++i) {
     if (grading.build_lab(i)) {
@@ -559,11 +603,17 @@ Command add_grade_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_flag("--reseal", options->reseal,
                     "Accept the instructor files as they are now (after editing tests on purpose)");
+  command->add_option("--seal", options->seal,
+                      "The seal's file (default: $XDG_STATE_HOME/gpulab/seals/<build>-<digest>"
+                      ".sha256, or ~/.local/state/...)");
+  command->add_flag("--no-sandbox", options->no_sandbox,
+                    "Run the tests outside the bubblewrap sandbox (not for grades of record)");
   command->add_flag("--verbose", options->verbose, "Show every failure line and full details");
   command->footer(
       "Exit code: 0 when grading ran, whatever the score; 3 on an integrity failure (the "
-      "instructor files differ from <build>/grading/instructor.sha256); 1 when grading itself "
-      "failed. docs/grading.md is the instructor guide.");
+      "instructor files, the test runner or ctest's files differ from the seal, or a test "
+      "changed its own program); 1 when grading itself failed. docs/grading.md is the "
+      "instructor guide.");
   return {command, [options] { return grade(*options); }};
 }
 

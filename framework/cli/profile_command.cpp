@@ -4,7 +4,6 @@
 // Nsight Compute's metric names) and the time modeled from those figures (traffic_model.hpp), like
 // `ncu --print-summary per-kernel`. On sim the figures are counted (GPULAB_SIM_COUNTERS); on a GPU
 // with Nsight Compute on PATH, `ncu --metrics <the same names> --csv` measures them.
-#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -28,6 +27,7 @@
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
+#include "gpulab/grader/process.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {
@@ -46,19 +46,6 @@ struct Options {
   std::string backend;  // "" = cuda when a GPU and ncu are there, else sim
   std::vector<std::string> extra;
 };
-
-// The executable `name` on PATH, or nothing.
-std::optional<std::filesystem::path> find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path == nullptr ? "" : path);
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
 
 // Where the figures come from: "cuda" (Nsight Compute on the GPU) or "sim" (counted).
 std::string choose_profile_backend(const Options& options, bool have_ncu) {

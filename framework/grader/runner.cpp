@@ -1,14 +1,19 @@
 // gpulab-grade-runner: runs ONE graded test case and judges it, for ctest and `gpulab grade`.
 //
-//   gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- PROGRAM [ARGS...]
+//   gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS
+//                       [--sandbox auto|on|off] [--visible DIR]... [--hide DIR]...
+//                       -- PROGRAM [ARGS...]
 //   gpulab-grade-runner --stage-stub FILE STAGED
 //
 // PROGRAM (a graded suite) runs with --gtest_filter=Suite.Name and --gtest_output=xml:DIR/...,
 // in its own process group, with the time limit; when it ends, every process it started is
-// killed (see process.hpp). The verdict (gpulab/grader/verdict.hpp) goes to
-// DIR/Suite.Name.verdict.json, written after every process of the run is dead, and decides the
-// exit status: 0 passed, 77 skipped or not graded (ctest: "skipped"), 1 anything else. A test
-// earns points only where the runner exited 0 AND the verdict file agrees.
+// killed (see process.hpp). With --sandbox on (auto: where bubblewrap works) it runs in the
+// sandbox (sandbox.hpp): everything read-only but DIR/Suite.Name/, where its XML and gtest's
+// premature-exit file go, the --hide folders empty, the --visible ones shown under the private
+// /tmp. The verdict (gpulab/grader/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written
+// after every process of the run is dead, and decides the exit status: 0 passed, 77 skipped or
+// not graded (ctest: "skipped"), 1 anything else. A test earns points only where the runner
+// exited 0 AND the verdict file agrees.
 //
 // --stage-stub stages a lab's stub for the build's submission variant the way `gpulab grade`
 // stages the files it grades (stage_student_file), unless STAGED exists: the build runs it for a
@@ -24,6 +29,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/verdict.hpp"
 
 namespace {
@@ -34,13 +40,16 @@ struct Arguments {
   std::string test;
   fs::path out;
   double timeout_s = 0;
+  std::string sandbox = "off";  ///< on, off or auto
+  gpulab::SandboxSpec sandbox_spec;
   std::vector<std::string> program;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "gpulab-grade-runner: " << problem
-            << "\nusage: gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS -- "
-               "PROGRAM [ARGS...]\n       gpulab-grade-runner --stage-stub FILE STAGED\n";
+            << "\nusage: gpulab-grade-runner --test Suite.Name --out DIR --timeout SECONDS "
+               "[--sandbox auto|on|off] [--visible DIR]... [--hide DIR]... -- PROGRAM "
+               "[ARGS...]\n       gpulab-grade-runner --stage-stub FILE STAGED\n";
   std::exit(2);
 }
 
@@ -77,6 +86,15 @@ Arguments parse(int argc, char** argv) {
       args.out = value;
     } else if (arg == "--timeout") {
       args.timeout_s = parse_seconds(value, "--timeout");
+    } else if (arg == "--sandbox") {
+      if (value != "on" && value != "off" && value != "auto") {
+        usage("--sandbox must be on, off or auto, not '" + value + "'");
+      }
+      args.sandbox = value;
+    } else if (arg == "--visible") {
+      args.sandbox_spec.visible.emplace_back(value);
+    } else if (arg == "--hide") {
+      args.sandbox_spec.hidden.emplace_back(value);
     } else {
       usage("unknown option " + arg);
     }
@@ -111,22 +129,40 @@ int main(int argc, char** argv) {
   }
   const Arguments args = parse(argc, argv);
   try {
-    fs::create_directories(args.out);
-    const fs::path xml = args.out / (args.test + ".xml");
-    const fs::path premature = args.out / (args.test + ".premature");
+    // The test writes into a folder of its own, made anew: nothing of an earlier run counts, and
+    // in the sandbox it is the one place the test can write.
+    const fs::path files = fs::absolute(args.out / args.test);
+    const fs::path xml = files / "result.xml";
+    const fs::path premature = files / "premature-exit";
     const fs::path verdict_file = args.out / (args.test + ".verdict.json");
-    for (const fs::path& stale : {xml, premature, verdict_file}) {
-      fs::remove(stale);
-    }
+    fs::remove(verdict_file);
+    fs::remove_all(files);
+    fs::create_directories(files);
 
     gpulab::ProcessSpec spec;
     spec.argv = args.program;
+    spec.argv.front() = fs::absolute(spec.argv.front()).string();
     spec.argv.push_back("--gtest_filter=" + args.test);
     spec.argv.push_back("--gtest_output=xml:" + xml.string());
     spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
     spec.timeout_s = args.timeout_s;
     spec.forward = true;  // for ctest --output-on-failure, and `gpulab grade`'s log
-    const gpulab::ProcessResult run = gpulab::run_process(spec);
+    const std::optional<std::string> unavailable = args.sandbox == "off"
+                                                       ? std::optional<std::string>("--sandbox off")
+                                                       : gpulab::sandbox_unavailable();
+    if (args.sandbox == "on" && unavailable) {
+      throw std::runtime_error("--sandbox on, but " + *unavailable);
+    }
+    const bool sandboxed = !unavailable;
+    if (sandboxed) {
+      gpulab::SandboxSpec sandbox = args.sandbox_spec;
+      sandbox.writable = {files};
+      spec.argv = gpulab::sandboxed_command(sandbox, spec.argv);
+    }
+    gpulab::ProcessResult run = gpulab::run_process(spec);
+    if (sandboxed) {
+      gpulab::read_sandboxed_status(run);
+    }
 
     gpulab::TestEvidence evidence;
     evidence.test = args.test;
@@ -139,8 +175,11 @@ int main(int argc, char** argv) {
     if (run.signal) {
       evidence.signal_name = gpulab::signal_description(*run.signal);
     }
-    evidence.premature_exit = fs::exists(premature);
-    evidence.xml = gpulab::read_file(xml);
+    evidence.premature_exit = fs::exists(fs::symlink_status(premature));
+    // Only a file the test wrote itself: a link could point at another run's passing result.
+    if (fs::is_regular_file(fs::symlink_status(xml))) {
+      evidence.xml = gpulab::read_file(xml);
+    }
     evidence.output = run.output;
     gpulab::Verdict verdict = gpulab::judge_test(evidence);
     if (run.strays_killed > 0) {
@@ -152,7 +191,8 @@ int main(int argc, char** argv) {
 
     std::cout << "\ngpulab-grade-runner: " << args.test << ": "
               << gpulab::to_string(verdict.disposition)
-              << (verdict.detail.empty() ? "" : " (" + verdict.detail + ")") << std::endl;
+              << (verdict.detail.empty() ? "" : " (" + verdict.detail + ")")
+              << (sandboxed ? " [sandboxed]" : " [unsandboxed: " + *unavailable + "]") << std::endl;
     switch (verdict.disposition) {
       case gpulab::Disposition::passed:
         return 0;

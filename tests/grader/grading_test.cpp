@@ -79,13 +79,16 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 3,
+    "schema_version": 4,
     "source_dir": "/src/gpulab",
+    "build_dir": "/b",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
     "test_timeout_s": 120,
     "grade_runner": "/b/bin/gpulab-grade-runner",
     "nm": "/usr/bin/nm",
     "objdump": "/usr/bin/objdump",
+    "sandbox": {"visible": ["/src/gpulab", "/b"],
+                "hidden": ["/src/gpulab/solutions", "/src/gpulab/tests/hidden"]},
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
@@ -114,6 +117,11 @@ json valid_manifest() {
 TEST(LabManifest, ParsesEveryField) {
   const LabManifest m = parse_lab_manifest(valid_manifest().dump(), "manifest.json");
   EXPECT_EQ(m.source_dir, fs::path("/src/gpulab"));
+  EXPECT_EQ(m.build_dir, fs::path("/b"));
+  EXPECT_EQ(m.sandbox.visible, (std::vector<fs::path>{"/src/gpulab", "/b"}));
+  EXPECT_EQ(m.sandbox.hidden,
+            (std::vector<fs::path>{"/src/gpulab/solutions", "/src/gpulab/tests/hidden"}));
+  EXPECT_TRUE(m.sandbox.writable.empty());
   EXPECT_EQ(m.extra_tests_dir, fs::path("/src/gpulab/tests/hidden"));
   EXPECT_EQ(m.test_timeout_s, 120);
   EXPECT_EQ(m.grade_runner, fs::path("/b/bin/gpulab-grade-runner"));
@@ -164,7 +172,7 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {2, 4}) {
+  for (const int version : {3, 5}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -197,13 +205,17 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "3"},
+      {"", "schema_version", "4"},
       {"", "source_dir", 7},
+      {"", "build_dir", 7},
       {"", "extra_tests_dir", json::array()},
       {"", "test_timeout_s", "120"},
       {"", "grade_runner", 1},
       {"", "nm", false},
       {"", "objdump", 2},
+      {"", "sandbox", json::array()},
+      {"/sandbox", "visible", "/b"},
+      {"/sandbox", "hidden", json::object()},
       {"", "labs", json::object()},
       {"/labs/0", "id", 1},
       {"/labs/0", "title", false},
@@ -298,7 +310,7 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 3})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 4})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
@@ -330,11 +342,14 @@ TEST(LabManifest, GradedTestsNeedAProgramAndAResultFolder) {
 TEST(RunnerCommand, IsTheCommandCtestRuns) {
   const LabManifest m = parse_lab_manifest(valid_manifest().dump(), "manifest.json");
   const LabRun& run = m.labs[0].runs[0];
-  EXPECT_EQ(runner_command(m, run, run.tests[1], 120),
-            (Lines{"/b/bin/gpulab-grade-runner", "--test", "Lab01Hidden.Robustness", "--out",
-                   "/b/grading/results/lab01.student.sim", "--timeout", "120", "--",
-                   "/b/bin/gpulab.test.lab01.student.sim"}));
+  EXPECT_EQ(
+      runner_command(m, run, run.tests[1], 120),
+      (Lines{"/b/bin/gpulab-grade-runner", "--test", "Lab01Hidden.Robustness", "--out",
+             "/b/grading/results/lab01.student.sim", "--timeout", "120", "--sandbox", "auto",
+             "--visible", "/src/gpulab", "--visible", "/b", "--hide", "/src/gpulab/solutions",
+             "--hide", "/src/gpulab/tests/hidden", "--", "/b/bin/gpulab.test.lab01.student.sim"}));
   EXPECT_EQ(runner_command(m, run, run.tests[0], 2.5)[6], "2.5");
+  EXPECT_EQ(runner_command(m, run, run.tests[0], 2.5, "off")[8], "off");
 }
 
 ProcessResult exited(int code) {
@@ -616,6 +631,43 @@ TEST_F(SealTree, StudentFilesAndOtherFoldersMayChange) {
                           << "\nadded:" << joined(check.added);
 }
 
+TEST_F(SealTree, WhatGradingRunsOfTheBuildIsSealedByAbsolutePath) {
+  const fs::path build = dir_.path() / "build";
+  manifest_.build_dir = build;
+  manifest_.grade_runner = build / "bin/gpulab-grade-runner";
+  const Lines build_files = {(build / "CTestTestfile.cmake").generic_string(),
+                             (build / "bin/gpulab-grade-runner").generic_string(),
+                             (build / "grading/manifest.json").generic_string(),
+                             (build / "tests/labs/CTestTestfile.cmake").generic_string()};
+  for (const std::string& file : build_files) {
+    write_file(file, "build file " + file + "\n");
+  }
+  write_file(build / "tests/labs/other.cmake", "not run by grading\n");
+  const Lines got = instructor_files(manifest_);
+  ASSERT_GE(got.size(), build_files.size());
+  EXPECT_EQ(Lines(got.end() - 4, got.end()), build_files) << joined(got);
+  const std::vector<SealedFile> seal = seal_files(manifest_, got);
+  write_file(build / "tests/labs/CTestTestfile.cmake", "rewritten by the code under test\n");
+  write_file(build / "bin/gpulab-grade-runner", "rewritten too\n");
+  const IntegrityCheck check = check_integrity(manifest_, seal);
+  EXPECT_EQ(check.changed, (Lines{build_files[1], build_files[3]})) << joined(check.changed);
+}
+
+TEST(DefaultSealPath, IsOutsideTheBuildInTheUsersStateFolder) {
+  const fs::path one = default_seal_path("/work/build/default", "/state", "/home/me");
+  EXPECT_EQ(one.parent_path(), fs::path("/state/gpulab/seals"));
+  EXPECT_TRUE(one.filename().string().starts_with("default-")) << one;
+  EXPECT_EQ(one.extension(), ".sha256");
+  EXPECT_EQ(default_seal_path("/work/build/default", "", "/home/me").parent_path(),
+            fs::path("/home/me/.local/state/gpulab/seals"));
+  EXPECT_EQ(default_seal_path("/work/build/default/", "/state", ""), one)
+      << "the same folder written with a trailing slash";
+  EXPECT_NE(default_seal_path("/other/build/default", "/state", ""), one)
+      << "two builds of the same name elsewhere";
+  const std::string message = runtime_error_of([] { (void)default_seal_path("/b", "", ""); });
+  EXPECT_TRUE(contains(message, "--seal")) << message;
+}
+
 TEST_F(SealTree, AFileChangedToTheSameBytesIsNotChanged) {
   const std::vector<SealedFile> seal = seal_files(manifest_, instructor_files(manifest_));
   write_file(root() / "kernels/k.cu", "contents of kernels/k.cu\n");
@@ -876,6 +928,7 @@ GradeReport sample_report() {
   report.backend = "sim";
   report.date = "2026-11-22T04:30:00Z";
   report.gpulab_version = "0.1.0";
+  report.sandbox = "bubblewrap";
   report.integrity.checked = true;
   report.ignored = {"tests/labs/lab01_benchmarking/lab01_test.cpp"};
   report.problems = {"lab03: no runner"};
@@ -929,6 +982,7 @@ TEST(ReportJson, HasEveryField) {
   EXPECT_EQ(doc.at("date"), "2026-11-22T04:30:00Z");
   EXPECT_EQ(doc.at("submission"), "/submissions/alice");
   EXPECT_EQ(doc.at("backend"), "sim");
+  EXPECT_EQ(doc.at("sandbox"), "bubblewrap");
   EXPECT_EQ(doc.at("earned"), 25);
   EXPECT_EQ(doc.at("possible"), 100);
   const json& integrity = doc.at("integrity");

@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -307,6 +309,30 @@ TEST(SignalDescription, NamesTheSignal) {
   EXPECT_TRUE(contains(signal_description(SIGKILL), "SIGKILL")) << signal_description(SIGKILL);
   EXPECT_TRUE(contains(signal_description(SIGABRT), "SIGABRT")) << signal_description(SIGABRT);
   EXPECT_FALSE(signal_description(12345).empty());
+}
+
+TEST(FindOnPath, FindsAnExecutableInAFolderOfPath) {
+  const char* saved = std::getenv("PATH");
+  const std::string original = saved == nullptr ? "" : saved;
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpulab-find-on-path-" + std::to_string(getpid()));
+  fs::create_directories(dir / "bin");
+  std::ofstream(dir / "bin/tool") << "#!/bin/sh\n";
+  std::ofstream(dir / "bin/notes") << "not a program\n";
+  fs::permissions(dir / "bin/tool", fs::perms::owner_all);
+  fs::permissions(dir / "bin/notes", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_directories(dir / "bin/folder");
+  setenv("PATH", ("/nonexistent:" + (dir / "bin").string()).c_str(), 1);
+  const std::optional<fs::path> tool = find_on_path("tool");
+  const std::optional<fs::path> notes = find_on_path("notes");
+  const std::optional<fs::path> folder = find_on_path("folder");
+  const std::optional<fs::path> missing = find_on_path("gpulab-no-such-program");
+  setenv("PATH", original.c_str(), 1);
+  fs::remove_all(dir);
+  EXPECT_EQ(tool, dir / "bin/tool");
+  EXPECT_FALSE(notes.has_value()) << "not executable";
+  EXPECT_FALSE(folder.has_value()) << "a folder is not a program";
+  EXPECT_FALSE(missing.has_value());
 }
 
 }  // namespace

@@ -28,9 +28,16 @@
 //   "build_error_contains" {"lab03": "expected"}: text among the lab's compiler errors
 //   "build_warning_contains" {"lab03": "old-style cast"}: text among the lab's compiler warnings
 //   "rejected_for_contains" {"lab03": "calls fork"}: text among what the code checks found
-//   "tamper_seal"  an instructor file whose digest is changed in the build's seal before grading
-//                  (the seal is restored afterwards): grading must report an integrity failure
+//   "report_excludes" [text, ...]: text that must appear nowhere in the report or the console
+//   "tamper_seal"  an instructor file whose digest is changed in the seal before grading:
+//                  grading must report an integrity failure
 //   "exit_code"    gpulab grade's exit code (default 0)
+//   "needs_sandbox" true: runs only where the grader's sandbox works (skipped, with the reason,
+//                  elsewhere: unsandboxed, such a submission would damage this build)
+//   "then"         {"base": "solutions", "score": 100}: graded next in the same build against
+//                  the same seal (no --reseal), it must get this score: what the submission did
+//                  changed nothing of the grading
+// The seal is kept in the submission's temporary folder (gpulab grade --seal), not the user's.
 // After grading, no test program of the submission and no process it started may be left.
 #include <gtest/gtest.h>
 
@@ -38,6 +45,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -46,6 +54,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/grader/sandbox.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -112,6 +121,12 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
     GTEST_SKIP() << name << " needs a CUDA device (backends: " << backends.dump() << ")";
   }
 
+  if (spec.value("needs_sandbox", false)) {
+    if (const std::optional<std::string> why = gpulab::sandbox_unavailable()) {
+      GTEST_SKIP() << name << " needs the grader's sandbox: " << *why;
+    }
+  }
+
   // The submission: a copy of the base with the edits applied.
   const fs::path work =
       fs::temp_directory_path() / ("gpulab-planted-" + name + "-" + std::to_string(::getpid()));
@@ -142,42 +157,40 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
     write(work / path, lines(content));
   }
 
-  // A seal that no longer matches the tree: the grading must stop with an integrity failure.
-  const fs::path seal =
-      fs::path(GPULAB_EXE).parent_path().parent_path() / "grading" / "instructor.sha256";
-  std::string original_seal;
+  // The seal: written by this grading (--reseal), or first written and then tampered with, so
+  // that it no longer matches the tree: the grading must stop with an integrity failure.
+  const fs::path seal = work / "seal.sha256";
+  const std::string sealed_by = " --seal " + gpulab::testing::shell_quote(seal.string());
   const std::string tampered = spec.value("tamper_seal", "");
   if (!tampered.empty()) {
-    const gpulab::testing::Outcome sealing =
-        gpulab::testing::run_command(gpulab::testing::shell_quote(GPULAB_EXE) +
-                                     " grade lab03 --reseal --timeout 1 --submission " +
-                                     gpulab::testing::shell_quote(work.string()));
+    const gpulab::testing::Outcome sealing = gpulab::testing::run_command(
+        gpulab::testing::shell_quote(GPULAB_EXE) + " grade lab03 --reseal --timeout 1" + sealed_by +
+        " --submission " + gpulab::testing::shell_quote(work.string()));
     ASSERT_EQ(sealing.exit_code, 0) << sealing.out << sealing.err;
-    original_seal = read(seal);
-    const std::size_t at = original_seal.find("  " + tampered + "\n");
+    std::string changed = read(seal);
+    const std::size_t at = changed.find("  " + tampered + "\n");
     ASSERT_NE(at, std::string::npos) << tampered << " is not in " << seal;
-    std::string changed = original_seal;
     changed[at - 64] = changed[at - 64] == '0' ? '1' : '0';
     write(seal, changed);
   }
 
+  const auto grade_command = [&](const fs::path& submission, const fs::path& report, bool reseal) {
+    std::string command = gpulab::testing::shell_quote(GPULAB_EXE) + " grade";
+    for (const json& lab : spec.at("labs")) {
+      command += " " + lab.get<std::string>();
+    }
+    return command + " --submission " + gpulab::testing::shell_quote(submission.string()) +
+           " --backend " + backend + sealed_by + (reseal ? " --reseal" : "") + " -j2 --timeout " +
+           std::to_string(spec.at("timeout_s").get<int>()) + " --json " +
+           gpulab::testing::shell_quote(report.string());
+  };
   const fs::path report_path = work / "report.json";
-  std::string command = gpulab::testing::shell_quote(GPULAB_EXE) + " grade";
-  for (const json& lab : spec.at("labs")) {
-    command += " " + lab.get<std::string>();
-  }
-  command += " --submission " + gpulab::testing::shell_quote(work.string()) + " --backend " +
-             backend + (tampered.empty() ? " --reseal" : "") + " -j2 --timeout " +
-             std::to_string(spec.at("timeout_s").get<int>()) + " --json " +
-             gpulab::testing::shell_quote(report_path.string());
+  const std::string command = grade_command(work, report_path, tampered.empty());
   const auto start = std::chrono::steady_clock::now();
   const gpulab::testing::Outcome run = gpulab::testing::run_command(command);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << name << ": graded in " << seconds << " s\n";
-  if (!original_seal.empty()) {
-    write(seal, original_seal);
-  }
   ASSERT_EQ(run.exit_code, spec.value("exit_code", 0)) << command << "\n" << run.out << run.err;
   const json report = json::parse(read(report_path));
   if (!tampered.empty()) {
@@ -252,6 +265,29 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
     EXPECT_NE(report.at("ignored").dump().find(spec["ignored_contains"].get<std::string>()),
               std::string::npos)
         << name << ": ignored files: " << report.at("ignored");
+  }
+  for (const json& text : member(spec, "report_excludes", json::array())) {
+    for (const std::string& said : {report.dump(), run.out + run.err}) {
+      EXPECT_EQ(said.find(text.get<std::string>()), std::string::npos)
+          << name << ": \"" << text.get<std::string>() << "\" reached the report:\n"
+          << said;
+    }
+  }
+
+  // The next submission, graded in the same build against the same seal.
+  if (spec.contains("then")) {
+    const json& then = spec.at("then");
+    const fs::path next = work / "next";
+    fs::create_directories(next);
+    fs::copy(source / then.at("base").get<std::string>(), next, fs::copy_options::recursive);
+    const fs::path next_report = work / "next-report.json";
+    const std::string next_command = grade_command(next, next_report, false);
+    const gpulab::testing::Outcome graded = gpulab::testing::run_command(next_command);
+    ASSERT_EQ(graded.exit_code, 0) << "the next submission: " << next_command << "\n"
+                                   << graded.out << graded.err;
+    EXPECT_EQ(json::parse(read(next_report)).at("earned").get<int>(), then.at("score").get<int>())
+        << name << ": the next submission's score\n"
+        << graded.out;
   }
   if (!HasFailure()) {
     fs::remove_all(work);

@@ -16,13 +16,13 @@ stop_load() {
 }
 cleanup() {
   stop_load
-  rm -f "$log"
+  rm -f "$log" "$log.seal"
 }
 trap cleanup EXIT
 grade() {  # grade EXPECTED_TOTAL [ARGS...]
   local expected="$1"
   shift
-  "$gpulab" grade --backend sim --reseal -j2 "$@" >"$log" 2>&1 &
+  "$gpulab" grade --backend sim --reseal --seal "$log.seal" -j2 "$@" >"$log" 2>&1 &
   local grader=$!
   until grep -Eq "running [0-9]+ graded tests" "$log" 2>/dev/null || ! kill -0 "$grader" 2>/dev/null; do
     sleep 0.1

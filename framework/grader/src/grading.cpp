@@ -144,17 +144,28 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 3) {
-    fail(source, "schema_version: this gpulab reads version 3 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 4) {
+    fail(source, "schema_version: this gpulab reads version 4 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
+  manifest.build_dir = text(doc, "build_dir", source, "manifest");
   manifest.extra_tests_dir = text(doc, "extra_tests_dir", source, "manifest");
   manifest.test_timeout_s =
       field(doc, "test_timeout_s", json::value_t::number_integer, source, "manifest").get<int>();
   manifest.grade_runner = text(doc, "grade_runner", source, "manifest");
   manifest.nm = text(doc, "nm", source, "manifest");
   manifest.objdump = text(doc, "objdump", source, "manifest");
+  const json& sandbox = field(doc, "sandbox", json::value_t::object, source, "manifest");
+  for (const auto& [key, out] : {std::pair{"visible", &manifest.sandbox.visible},
+                                 std::pair{"hidden", &manifest.sandbox.hidden}}) {
+    for (const json& item : field(sandbox, key, array, source, "manifest.sandbox")) {
+      if (!item.is_string()) {
+        fail(source, std::string("manifest.sandbox.") + key + ": each entry must be a string");
+      }
+      out->emplace_back(item.get<std::string>());
+    }
+  }
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
     const std::string where = "labs[" + std::to_string(i) + "]";
@@ -221,12 +232,27 @@ LabManifest load_lab_manifest(const std::filesystem::path& path) {
 }
 
 std::vector<std::string> runner_command(const LabManifest& manifest, const LabRun& run,
-                                        const GradedTest& test, double timeout_s) {
+                                        const GradedTest& test, double timeout_s,
+                                        std::string_view sandbox) {
   std::ostringstream seconds;
   seconds << timeout_s;
-  return {manifest.grade_runner.string(), "--test",    test.name,     "--out",
-          run.results_dir.string(),       "--timeout", seconds.str(), "--",
-          run.tests_program.string()};
+  std::vector<std::string> command = {manifest.grade_runner.string(),
+                                      "--test",
+                                      test.name,
+                                      "--out",
+                                      run.results_dir.string(),
+                                      "--timeout",
+                                      seconds.str(),
+                                      "--sandbox",
+                                      std::string(sandbox)};
+  for (const auto& [option, folders] : {std::pair{"--visible", &manifest.sandbox.visible},
+                                        std::pair{"--hide", &manifest.sandbox.hidden}}) {
+    for (const fs::path& folder : *folders) {
+      command.insert(command.end(), {option, folder.string()});
+    }
+  }
+  command.insert(command.end(), {"--", run.tests_program.string()});
+  return command;
 }
 
 bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_existing) {
@@ -340,7 +366,56 @@ std::vector<std::string> instructor_files(const LabManifest& manifest) {
     // Inside the tree it may be outside the folders above (e.g. <source>/hidden): relative paths.
     add_tree(extra, inside);
   }
-  return {files.begin(), files.end()};
+  std::vector<std::string> sorted(files.begin(), files.end());
+  // What grading runs of the build: a test program that rewrote one of them could change how
+  // the next submission is graded.
+  std::set<std::string> build_files;
+  std::error_code error;
+  for (const fs::path& file :
+       {manifest.grade_runner, manifest.build_dir / "grading" / "manifest.json"}) {
+    if (fs::is_regular_file(file, error)) {
+      build_files.insert(file.generic_string());
+    }
+  }
+  if (fs::is_directory(manifest.build_dir, error)) {
+    for (fs::recursive_directory_iterator it(manifest.build_dir, error), end; it != end;
+         it.increment(error)) {
+      if (error) {
+        throw std::runtime_error("cannot list " + manifest.build_dir.string() + ": " +
+                                 error.message());
+      }
+      const std::string name = it->path().filename().string();
+      if (it->is_directory() && (name == "CMakeFiles" || name == "Testing" || name == "grading")) {
+        // No ctest files there, and tests running beside a grading create and remove results
+        // in them: not listed, so that listing cannot fail on a file that just went away.
+        it.disable_recursion_pending();
+      } else if (name == "CTestTestfile.cmake" && it->is_regular_file()) {
+        build_files.insert(it->path().generic_string());
+      }
+    }
+  }
+  sorted.insert(sorted.end(), build_files.begin(), build_files.end());
+  return sorted;
+}
+
+fs::path default_seal_path(const fs::path& build_dir, std::string_view xdg_state_home,
+                           std::string_view home) {
+  fs::path state;
+  if (!xdg_state_home.empty()) {
+    state = fs::path(xdg_state_home);
+  } else if (!home.empty()) {
+    state = fs::path(home) / ".local" / "state";
+  } else {
+    throw std::runtime_error(
+        "neither XDG_STATE_HOME nor HOME is set: name the seal's file with --seal");
+  }
+  fs::path build = fs::absolute(build_dir).lexically_normal();
+  if (build.filename().empty()) {  // "/work/build/" names the same folder as "/work/build"
+    build = build.parent_path();
+  }
+  return state / "gpulab" / "seals" /
+         (build.filename().string() + "-" + sha256_hex(build.generic_string()).substr(0, 16) +
+          ".sha256");
 }
 
 std::vector<SealedFile> seal_files(const LabManifest& manifest,
@@ -532,17 +607,12 @@ std::string report_json(const GradeReport& report) {
                           {"changed", report.integrity.changed},
                           {"missing", report.integrity.missing},
                           {"added", report.integrity.added}};
-  const json doc = {{"schema_version", 2},
-                    {"gpulab_version", report.gpulab_version},
-                    {"date", report.date},
-                    {"submission", report.submission},
-                    {"backend", report.backend},
-                    {"earned", report.earned()},
-                    {"possible", report.possible()},
-                    {"integrity", integrity},
-                    {"ignored", report.ignored},
-                    {"problems", report.problems},
-                    {"labs", labs}};
+  const json doc = {{"schema_version", 2},         {"gpulab_version", report.gpulab_version},
+                    {"date", report.date},         {"submission", report.submission},
+                    {"backend", report.backend},   {"sandbox", report.sandbox},
+                    {"earned", report.earned()},   {"possible", report.possible()},
+                    {"integrity", integrity},      {"ignored", report.ignored},
+                    {"problems", report.problems}, {"labs", labs}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -192,6 +194,20 @@ std::string signal_description(int signal) {
     out += " (" + lower + ")";
   }
   return out;
+}
+
+std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path == nullptr ? "" : path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    std::error_code error;
+    if (::access(candidate.c_str(), X_OK) == 0 &&
+        std::filesystem::is_regular_file(candidate, error)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
 }
 
 ProcessResult run_process(const ProcessSpec& spec) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpulab/grader/process.hpp"
+#include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/verdict.hpp"
 
 namespace gpulab {
@@ -54,26 +55,33 @@ struct LabEntry {
 /// What the build knows about the labs: <build>/grading/manifest.json.
 struct LabManifest {
   std::filesystem::path source_dir;       ///< the source tree the build was configured from
+  std::filesystem::path build_dir;        ///< the build tree
   std::filesystem::path extra_tests_dir;  ///< hidden suites (GPULAB_EXTRA_TESTS_DIR)
   int test_timeout_s = 0;                 ///< each graded test's time limit
   std::filesystem::path grade_runner;     ///< gpulab-grade-runner, which runs one graded test
   std::filesystem::path nm;               ///< the toolchain's nm, to check lab code
   std::filesystem::path objdump;          ///< the toolchain's objdump, likewise
-  std::vector<LabEntry> labs;             ///< in lab order
+  /// What a sandboxed test sees: the source and build trees, and the folders it must not
+  /// (solutions/, the hidden suites, the repository's history). Its writable folder is the
+  /// runner's.
+  SandboxSpec sandbox;
+  std::vector<LabEntry> labs;  ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 3); throws std::runtime_error naming
+/// Reads the manifest from JSON text (schema_version 4); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
 [[nodiscard]] LabManifest load_lab_manifest(const std::filesystem::path& path);
 
 /// The command that runs one graded test of `run` through the test runner, as ctest runs it:
-/// grade_runner --test Suite.Name --out results_dir --timeout S -- tests_program. (The run's
-/// environment is set apart, as ctest sets it.)
+/// grade_runner --test Suite.Name --out results_dir --timeout S --sandbox MODE [--visible DIR]...
+/// [--hide DIR]... -- tests_program, MODE being "on", "off" or "auto" (ctest's: sandboxed where
+/// bubblewrap works). (The run's environment is set apart, as ctest sets it.)
 [[nodiscard]] std::vector<std::string> runner_command(const LabManifest& manifest,
                                                       const LabRun& run, const GradedTest& test,
-                                                      double timeout_s);
+                                                      double timeout_s,
+                                                      std::string_view sandbox = "auto");
 
 /// Copies a student file to `to` (its folders created) behind a `#line 1 "<from>"` directive, so
 /// compiler errors and __FILE__ name the file the student wrote. Writes only when the staged text
@@ -117,8 +125,18 @@ struct SealedFile {
 /// The instructor files of a tree: what a submission must not change and grading relies on.
 /// Everything under CMakeLists.txt, CMakePresets.json, cmake/, framework/, kernels/, tests/,
 /// labs/ and the hidden suites' folder, except the labs' student files and Markdown (*.md)
-/// documentation. Sorted by path.
+/// documentation (relative paths, sorted); then, by absolute path, what grading runs of the
+/// build: the test runner, the lab manifest and ctest's files (every CTestTestfile.cmake).
 [[nodiscard]] std::vector<std::string> instructor_files(const LabManifest& manifest);
+
+/// Where a build's seal is kept unless the user names a file: outside the build, which code
+/// under test may write where there is no sandbox, in `<state>/gpulab/seals/`, `<state>` being
+/// `xdg_state_home` ($XDG_STATE_HOME) or else `<home>/.local/state`; the file is named after the
+/// build folder and a digest of its absolute path. Throws std::runtime_error when both are
+/// empty.
+[[nodiscard]] std::filesystem::path default_seal_path(const std::filesystem::path& build_dir,
+                                                      std::string_view xdg_state_home,
+                                                      std::string_view home);
 
 /// Hashes `files` (as instructor_files names them) under manifest.source_dir.
 [[nodiscard]] std::vector<SealedFile> seal_files(const LabManifest& manifest,
@@ -191,6 +209,8 @@ struct GradeReport {
   std::string backend;     ///< "sim" or "cuda"
   std::string date;        ///< ISO 8601, UTC
   std::string gpulab_version;
+  /// Where the tests ran: "bubblewrap", or "none: <why>" (sandbox.hpp).
+  std::string sandbox;
   IntegrityCheck integrity;           ///< the instructor files before and after grading
   std::vector<std::string> ignored;   ///< submission files not graded (e.g. a changed test)
   std::vector<std::string> problems;  ///< what went wrong in grading itself

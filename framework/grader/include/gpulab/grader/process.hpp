@@ -48,6 +48,9 @@ struct ProcessResult {
 /// a pipe or fork.
 [[nodiscard]] ProcessResult run_process(const ProcessSpec& spec);
 
+/// The executable `name` in a folder of PATH, or nothing.
+[[nodiscard]] std::optional<std::filesystem::path> find_on_path(const std::string& name);
+
 /// "SIGSEGV (segmentation fault)" for SIGSEGV, and so on.
 [[nodiscard]] std::string signal_description(int signal);
 
