@@ -196,6 +196,15 @@ TEST(RunProcess, RunsInOtherThreadsAreLeftAlone) {
   EXPECT_TRUE(processes_with_argument(duration).empty());
 }
 
+TEST(RunProcess, AProcessThatEndsAMomentAfterTheProgramWasNotLeftRunning) {
+  // As a sandbox's init does: it ends by itself just after the program, and is no stray.
+  const ProcessResult brief = run_process(shell("sleep 0.02 & exit 0", 20));
+  EXPECT_EQ(brief.exit_code, 0);
+  EXPECT_EQ(brief.strays_killed, 0);
+  const ProcessResult lasting = run_process(shell("sleep 30 & exit 0", 20));
+  EXPECT_EQ(lasting.strays_killed, 1) << "one that is still running after the grace is";
+}
+
 TEST(RunProcess, CapturesStdoutAndStderr) {
   const ProcessResult result = run_process(shell("echo to-stdout; echo to-stderr >&2"));
   EXPECT_TRUE(contains(result.output, "to-stdout\n")) << result.output;

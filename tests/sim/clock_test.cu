@@ -174,6 +174,23 @@ TEST(ModeledClock, StreamsRunSideBySideUntilTheyWaitForEachOther) {
   EXPECT_LT(third_ms, 3.5);
 }
 
+TEST(ModeledClock, TheLegacyStreamWaitsForBlockingStreamsOnly) {
+  // As on a GPU: work on a blocking stream is ordered with the legacy stream (stream 0), work on
+  // a cudaStreamNonBlocking stream is not, so events on stream 0 around it do not time it.
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream blocking(cudaStreamDefault);
+  const Stream non_blocking;  // gpulab::Stream's default: cudaStreamNonBlocking
+  const double around_blocking =
+      elapsed_ms(nullptr, [&] { gpulab::kernels::spin_kernel(2.0, blocking.get()); });
+  EXPECT_GE(around_blocking, 2.0) << "stream 0 waits for a blocking stream's 2 ms spin";
+  const double around_non_blocking =
+      elapsed_ms(nullptr, [&] { gpulab::kernels::spin_kernel(2.0, non_blocking.get()); });
+  EXPECT_LT(around_non_blocking, 0.5)
+      << "stream 0 does not wait for a non-blocking stream's 2 ms spin";
+  non_blocking.synchronize();
+}
+
 TEST(ModeledClock, EventsOfTwoClocksCannotBeCompared) {
   Event host_event;
   host_event.record(nullptr);  // under the host clock

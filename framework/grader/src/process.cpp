@@ -90,6 +90,10 @@ std::vector<pid_t> children_of_run(pid_t child) {
   return mine;
 }
 
+// How long a process the program left behind may take to end by itself before it counts as
+// left running.
+constexpr double kGraceMs = 100;
+
 // Kills the run's direct child and every stray the subreaper inherited (processes of no other run
 // in progress), reaps them, and repeats until none is left: killing a stray re-parents its own
 // children here. `child` leads its own process group. Returns how many were killed besides
@@ -99,12 +103,23 @@ int kill_descendants(pid_t child) {
   // yet reaped): each counts once. The orphans already here are counted before the group is
   // killed, or those of the run's own group could die and be reaped uncounted.
   std::set<pid_t> strays;
-  for (const pid_t pid : children_of_run(child)) {
-    int status = 0;
-    if (pid != child && !reap(pid, status)) {  // a stray that already ended is not killed
-      strays.insert(pid);
+  // A process that ends a moment after the program (a sandbox's init, reaped by the sandbox's
+  // own monitor a little later) was not left running: it gets kGraceMs to end by itself.
+  const Clock::time_point grace_start = Clock::now();
+  std::vector<pid_t> orphans;
+  do {
+    orphans.clear();
+    for (const pid_t pid : children_of_run(child)) {
+      int status = 0;
+      if (pid != child && !reap(pid, status)) {  // a stray that already ended is not killed
+        orphans.push_back(pid);
+      }
     }
-  }
+    if (!orphans.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } while (!orphans.empty() && seconds_since(grace_start) * 1e3 < kGraceMs);
+  strays.insert(orphans.begin(), orphans.end());
   kill(-child, SIGKILL);
   const Clock::time_point start = Clock::now();
   while (seconds_since(start) < 10) {

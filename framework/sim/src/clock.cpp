@@ -18,7 +18,8 @@ namespace {
 
 // Per-stream end times (device thread only).
 struct Timeline {
-  std::map<cudaStream_t, double> end_s;  // the legacy stream is nullptr
+  std::map<cudaStream_t, double> end_s;   // the legacy stream is nullptr
+  std::map<cudaStream_t, bool> blocking;  // whether the stream synchronizes with the legacy one
   double legacy_end_s = 0;
 };
 
@@ -33,10 +34,17 @@ double overhead_s() {
 
 double begin(cudaStream_t stream, bool blocking) {
   Timeline& t = timeline();
+  t.blocking[stream] = blocking;
   double start = t.end_s[stream];
   if (stream == nullptr) {
+    // The legacy stream waits for every blocking stream, not for one created with
+    // cudaStreamNonBlocking: events recorded on stream 0 around work on such a stream do not
+    // time that work, on a GPU or here.
     for (const auto& [other, end] : t.end_s) {
-      start = std::max(start, end);  // the legacy stream waits for every blocking stream
+      const auto known = t.blocking.find(other);
+      if (known == t.blocking.end() || known->second) {
+        start = std::max(start, end);
+      }
     }
   } else if (blocking) {
     start = std::max(start, t.legacy_end_s);

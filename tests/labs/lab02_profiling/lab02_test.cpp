@@ -36,9 +36,11 @@
 
 #include "attention/attention.hpp"
 #include "gpulab/core/bench.hpp"
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/ranges.hpp"
+#include "gpulab/core/results.hpp"
 #include "gpulab/core/stream.hpp"
 #include "graded_test.hpp"
 #include "lab02.hpp"
@@ -164,7 +166,7 @@ void expect_output_matches_reference(const AttentionConfig& config) {
 }
 
 // ----------------------------------------------------------------------------------------------
-// The profile: 45 points
+// The profile: 50 points
 
 GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
   GPULAB_REQUIRE_DEVICE();
@@ -180,16 +182,63 @@ GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, TimesArePositive, 5) {
+GPULAB_GRADED_TEST(Lab02Profile, TimesArePositiveAndTakenOnTheGivenStream, 5) {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
+  // Two events on the profile's stream around the call: the components' work must run there, so
+  // at least one run of each lies between them. (The stream is non-blocking, so work on another
+  // stream, even a new or the legacy one, is not ordered with it: on a GPU and on the sim's
+  // modeled clock the events would see nothing of it.)
+  gpulab::Event before;
+  gpulab::Event after;
+  before.record(problem.stream);
   const Profile profile = problem.profile();
+  after.record(problem.stream);
+  after.synchronize();
+  const double on_stream_ms = static_cast<double>(gpulab::Event::elapsed_ms(before, after));
   ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  double sum = 0;
   for (std::size_t i = 0; i < profile.components.size(); ++i) {
     const double t = profile.components[i].time_ms;
     EXPECT_TRUE(std::isfinite(t) && t > 0)
         << "component " << i << " (" << profile.components[i].name
         << "): expected a positive, finite time_ms, got " << t;
+    sum += t;
+  }
+  EXPECT_GE(on_stream_ms, 0.9 * sum)
+      << "the stream given to profile_attention advanced " << on_stream_ms
+      << " ms while it ran, less than one run of each component (" << sum
+      << " ms): time the components on that stream, not on one of your own";
+}
+
+GPULAB_GRADED_TEST(Lab02Profile, EachComponentMatchesItsOwnMeasurement, 5) {
+  GPULAB_REQUIRE_DEVICE();
+  // Each component timed on its own with the framework's harness, after the profile (the buffers
+  // then hold every component's input): a time split from one forward pass, or taken of the
+  // wrong component, misses. The modeled clock repeats itself exactly; a GPU's varies a little.
+  Problem problem(kSmall);
+  const Profile profile = problem.profile();
+  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  // The sim's host clock (CPU time of the simulation, in a build that cannot count) is noisier
+  // still: a wide tolerance there, which catches only gross mistakes.
+  const gpulab::TimingClock clock = gpulab::event_clock();
+  const double tolerance = clock == gpulab::TimingClock::modeled ? 0.01
+                           : clock == gpulab::TimingClock::gpu   ? 0.25
+                                                                 : 0.5;
+  const auto components = kernels::all_components();
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    const double own =
+        gpulab::measure(
+            [&](cudaStream_t s) {
+              kernels::run_component(components[i], problem.config, problem.buffers, s);
+            },
+            problem.stream, quick_options())
+            .summary.median_ms;
+    const double got = profile.components[i].time_ms;
+    EXPECT_NEAR(got, own, tolerance * own)
+        << "component " << i << " (" << kernels::component_name(components[i])
+        << "): the profile says " << got << " ms, the component timed on its own takes " << own
+        << " ms (tolerance " << tolerance * 100 << "%). " << listing(profile);
   }
 }
 
@@ -413,7 +462,7 @@ GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceAtSizesThatAreNotMultiples
 }
 
 // ----------------------------------------------------------------------------------------------
-// The table: 20 points
+// The table: 15 points
 
 // A profile made by hand: every number known, one of them wider than its column.
 Profile hand_made_profile() {
@@ -456,7 +505,7 @@ std::string printf_string(const char* name, double time_ms, double percent, doub
   return line;
 }
 
-GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 15) {
+GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 10) {
   const Profile p = hand_made_profile();
   const std::string text = format_profile(p);
   ASSERT_FALSE(text.empty());
