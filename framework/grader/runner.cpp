@@ -147,11 +147,13 @@ int main(int argc, char** argv) {
     spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
     spec.timeout_s = args.timeout_s;
     spec.forward = true;  // for ctest --output-on-failure, and `gpulab grade`'s log
-    const std::optional<std::string> unavailable = args.sandbox == "off"
-                                                       ? std::optional<std::string>("--sandbox off")
-                                                       : gpulab::sandbox_unavailable();
-    if (args.sandbox == "on" && unavailable) {
-      throw std::runtime_error("--sandbox on, but " + *unavailable);
+    // --sandbox on comes from `gpulab grade`, which tried the sandbox once for all its tests:
+    // no second try per test (where bwrap then fails, the test fails with what it said).
+    std::optional<std::string> unavailable;
+    if (args.sandbox == "off") {
+      unavailable = "--sandbox off";
+    } else if (args.sandbox == "auto") {
+      unavailable = gpulab::sandbox_unavailable();
     }
     const bool sandboxed = !unavailable;
     if (sandboxed) {
