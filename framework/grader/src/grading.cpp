@@ -366,7 +366,7 @@ std::vector<std::string> instructor_files(const LabManifest& manifest) {
     // Inside the tree it may be outside the folders above (e.g. <source>/hidden): relative paths.
     add_tree(extra, inside);
   }
-  std::vector<std::string> sorted(files.begin(), files.end());
+  std::vector<std::string> listed(files.begin(), files.end());  // the sources, sorted
   // What grading runs of the build: a test program that rewrote one of them could change how
   // the next submission is graded.
   std::set<std::string> build_files;
@@ -394,8 +394,8 @@ std::vector<std::string> instructor_files(const LabManifest& manifest) {
       }
     }
   }
-  sorted.insert(sorted.end(), build_files.begin(), build_files.end());
-  return sorted;
+  listed.insert(listed.end(), build_files.begin(), build_files.end());
+  return listed;
 }
 
 fs::path default_seal_path(const fs::path& build_dir, std::string_view xdg_state_home,
