@@ -298,6 +298,11 @@ const char* gpulab::labkit::report_variant() noexcept {
           if(env_pairs)
             set_tests_properties("${test}" PROPERTIES ENVIRONMENT "${env_pairs}")
           endif()
+          if(backend STREQUAL "cuda")
+            # The graded tests time kernels; two test processes on one GPU take turns on it, and
+            # each would time the other's work too. ctest -j runs them one at a time.
+            set_tests_properties("${test}" PROPERTIES RESOURCE_LOCK gpulab_gpu)
+          endif()
           _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}}")
         endforeach()
       endif()

@@ -256,7 +256,13 @@ class Grading {
         seal_path_(seal_path(options, build_)),
         jobs_(options.jobs > 0
                   ? options.jobs
-                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
+                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
+        // On a GPU the graded tests time kernels, and two test processes sharing the GPU take
+        // turns on it: each would time the other's work too (seen on an H200: samples 1.5 to 6x
+        // their launches' length with 16 at a time). One at a time unless --jobs says otherwise.
+        test_jobs_(options.jobs > 0     ? options.jobs
+                   : backend_ == "cuda" ? 1
+                                        : jobs_) {
     if (options.timeout_s > manifest_.test_timeout_s) {
       throw UsageError("--timeout " + std::to_string(options.timeout_s) +
                        " is above the build's limit of " +
@@ -428,8 +434,10 @@ class Grading {
     const double timeout_s =
         options_.timeout_s > 0 ? options_.timeout_s : static_cast<double>(manifest_.test_timeout_s);
     const fs::path log = grading_ / "tests.log";
-    std::cout << "  running " << cases.size() << " graded tests, " << jobs_
-              << " at a time (their output: " << log.string() << ")" << std::endl;
+    std::cout << "  running " << cases.size() << " graded tests, " << test_jobs_
+              << (test_jobs_ == 1 && backend_ == "cuda" ? " at a time (the GPU is shared by all)"
+                                                        : " at a time")
+              << " (their output: " << log.string() << ")" << std::endl;
     std::vector<std::string> outputs(cases.size());
     std::mutex mutex;  // guards `next`, `done` and the console
     std::size_t next = 0;
@@ -465,7 +473,7 @@ class Grading {
       }
     };
     std::vector<std::thread> workers;
-    for (int w = 0; w < std::min<int>(jobs_, static_cast<int>(cases.size())); ++w) {
+    for (int w = 0; w < std::min<int>(test_jobs_, static_cast<int>(cases.size())); ++w) {
       workers.emplace_back(work);
     }
     for (std::thread& worker : workers) {
@@ -546,7 +554,8 @@ class Grading {
   fs::path build_;
   fs::path grading_;
   fs::path seal_path_;
-  int jobs_;
+  int jobs_;       // builds
+  int test_jobs_;  // graded tests at a time
   std::vector<const LabRun*> runs_;
   std::vector<SealedFile> seal_;
   std::vector<SealedFile> programs_;  // the graded test programs, as built
@@ -599,7 +608,10 @@ Command add_grade_command(CLI::App& app) {
                    "Time limit of each test in seconds (at most the build's, "
                    "GPULAB_LAB_TEST_TIMEOUT)")
       ->check(CLI::PositiveNumber);
-  command->add_option("-j,--jobs", options->jobs, "Tests run in parallel (default: all cores)")
+  command
+      ->add_option("-j,--jobs", options->jobs,
+                   "Builds and tests run in parallel (default: all cores; tests one at a time "
+                   "on the cuda backend, where they share the GPU and time kernels)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--reseal", options->reseal,
                     "Accept the instructor files as they are now (after editing tests on purpose)");

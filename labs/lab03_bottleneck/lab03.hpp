@@ -197,8 +197,8 @@ inline constexpr double kShortKernelMs = 0.05;
   switch (kind) {
     case OpKind::gemm:
       return bound == BoundKind::compute
-                 ? "use tensor cores or a lower precision (TF32, FP16, BF16): it is at the "
-                   "arithmetic roof"
+                 ? "use tensor cores or a lower precision (TF32, FP16, BF16): its intensity "
+                   "puts it under the arithmetic roof"
                  : "fuse it with the ops around it so its operands stay on chip (flash attention "
                    "for the attention GEMMs), or batch skinny GEMMs into larger ones";
     case OpKind::softmax:

@@ -478,9 +478,19 @@ TEST(CublasSgemm, InvalidArgumentsAreRejectedAndTouchNothing) {
     EXPECT_EQ(cublasSgemm(handle, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b,
                           x.ldb, x.beta, x.c, x.ldc),
               CUBLAS_STATUS_INVALID_VALUE);
-    EXPECT_EQ(cublasSgemmStridedBatched(handle, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a,
-                                        x.lda, 0, x.b, x.ldb, 0, x.beta, x.c, x.ldc, 0, 1),
-              CUBLAS_STATUS_INVALID_VALUE);
+#if GPULAB_BACKEND_CUDA
+    // cuBLAS 13.0's strided-batched SGEMM reads a null alpha (seen on an H200: a segmentation
+    // fault inside libcublas), where cublasSgemm returns CUBLAS_STATUS_INVALID_VALUE; the sim's
+    // cuBLAS rejects both, which only the sim can be held to.
+    const bool checked_by_library = x.alpha != nullptr && x.beta != nullptr;
+#else
+    const bool checked_by_library = true;
+#endif
+    if (checked_by_library) {
+      EXPECT_EQ(cublasSgemmStridedBatched(handle, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a,
+                                          x.lda, 0, x.b, x.ldb, 0, x.beta, x.c, x.ldc, 0, 1),
+                CUBLAS_STATUS_INVALID_VALUE);
+    }
     GPULAB_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(c.to_vector(), original);
   }

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpulab {
@@ -218,6 +219,26 @@ TEST(KernelTable, ResourcesOfGivesTheOccupancyInput) {
   const KernelResources resources = resources_of(made_up);
   EXPECT_EQ(resources.registers_per_thread, 40);
   EXPECT_EQ(resources.static_shared_bytes, 4096u);
+}
+
+TEST(KernelTable, ShortNameDropsQualifiersTemplateArgumentsAndSignature) {
+  // As the sim names launches, and as Nsight Compute's CSV names them (seen on an H200 with the
+  // ncu of CUDA 13.0: "unnamed>::batched_gemm_kernel(unnamed>::GemmArgs)").
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"gemm_tiled_kernel", "gemm_tiled_kernel"},
+      {"gpulab::kernels::gemm_tiled_kernel<16>", "gemm_tiled_kernel"},
+      {"void gpulab::kernels::gemm_tiled_kernel<16>(const float *, float *, int)",
+       "gemm_tiled_kernel"},
+      {"unnamed>::batched_gemm_kernel(unnamed>::GemmArgs)", "batched_gemm_kernel"},
+      {"<unnamed>::batched_gemm_kernel(<unnamed>::GemmArgs)", "batched_gemm_kernel"},
+      {"(anonymous namespace)::softmax_rows_kernel(const float *, float *, int, int, bool)",
+       "softmax_rows_kernel"},
+      {"void reduce<float, std::plus<float>>(const float *, float *)", "reduce"},
+      {"ns::k<(int)4>(float *) ", "k"},
+  };
+  for (const auto& [launch, want] : cases) {
+    EXPECT_EQ(kernel_short_name(launch), want) << launch;
+  }
 }
 
 }  // namespace

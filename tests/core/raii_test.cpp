@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/memory.hpp"
@@ -115,21 +117,35 @@ TEST(DeviceBuffer, MoveTransfersOwnershipAndLeavesSourceEmpty) {
 
 TEST(DeviceBuffer, DestructorAndMoveAssignmentFreeDeviceMemory) {
   GPULAB_REQUIRE_DEVICE();
-  std::size_t free_before = 0;
-  std::size_t total = 0;
-  GPULAB_CHECK(cudaMemGetInfo(&free_before, &total));
-  {
-    DeviceBuffer<char> a(256 << 20);
-    DeviceBuffer<char> b(256 << 20);
-    a = std::move(b);  // a's first 256 MiB must be freed here
-    std::size_t free_now = 0;
-    GPULAB_CHECK(cudaMemGetInfo(&free_now, &total));
-    EXPECT_LT(free_before - free_now, std::size_t{400} << 20) << "move assignment leaked";
-    EXPECT_GE(free_before - free_now, std::size_t{256} << 20);
+  // cudaMemGetInfo is the whole device's: other processes on the GPU (ctest -j) allocate and free
+  // between two readings. A leak shows in every attempt; their noise rarely twice.
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  std::string attempts;
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    std::size_t free_before = 0, free_now = 0, free_after = 0, total = 0;
+    GPULAB_CHECK(cudaMemGetInfo(&free_before, &total));
+    {
+      DeviceBuffer<char> a(256 * kMiB);
+      DeviceBuffer<char> b(256 * kMiB);
+      a = std::move(b);  // a's first 256 MiB must be freed here
+      GPULAB_CHECK(cudaMemGetInfo(&free_now, &total));
+    }
+    GPULAB_CHECK(cudaMemGetInfo(&free_after, &total));
+    const auto mib = [&](std::size_t less, std::size_t more) {
+      return (static_cast<double>(less) - static_cast<double>(more)) / static_cast<double>(kMiB);
+    };
+    const double held = mib(free_before, free_now);    // 256 after the move, 512 had it leaked
+    const double kept = mib(free_before, free_after);  // 0 after the destructor
+    if (held >= 256 && held < 400 && kept <= 64) {
+      return;
+    }
+    attempts += "\n  attempt " + std::to_string(attempt) + ": " + std::to_string(held) +
+                " MiB held after the move assignment (expected 256 to 400: more means the moved-to "
+                "buffer's old memory leaked), " +
+                std::to_string(kept) +
+                " MiB still held after both destructors (expected at most 64)";
   }
-  std::size_t free_after = 0;
-  GPULAB_CHECK(cudaMemGetInfo(&free_after, &total));
-  EXPECT_GE(free_after + (std::size_t{64} << 20), free_before) << "destructor leaked";
+  ADD_FAILURE() << "device memory was not freed:" << attempts;
 }
 
 TEST(DeviceBuffer, OutOfMemoryThrowsMemoryAllocationError) {

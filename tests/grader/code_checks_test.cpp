@@ -7,9 +7,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "gpulab/grader/grading.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
@@ -405,6 +409,69 @@ TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsAndGoogleTestAreNot) {
       << joined(found);
   EXPECT_TRUE(any_contains(found, "(GoogleTest's headers)")) << joined(found);
   EXPECT_TRUE(any_contains(found, "(a file of the build that is not the lab's)")) << joined(found);
+}
+
+TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
+  EXPECT_EQ(staged_origin("#line 1 \"/sub/lab01/work.cu\"\nint x;\n"),
+            fs::path("/sub/lab01/work.cu"));
+  EXPECT_EQ(staged_origin(R"(#line 1 "/a \"quoted\" \\ dir/w.cu")"),
+            fs::path(R"(/a "quoted" \ dir/w.cu)"));
+  EXPECT_EQ(staged_origin("int x;\n#line 1 \"/sub/w.cu\"\n"), std::nullopt);
+  EXPECT_EQ(staged_origin("#line 1 \"/sub/w.cu\n\"\n"), std::nullopt);
+  EXPECT_EQ(staged_origin(""), std::nullopt);
+}
+
+// A submission from the instructor's tree (solutions/, the planted ones under tests/), staged as
+// gpulab grade stages it and listed by the real compiler: its own file is not an include, what it
+// includes from solutions/ is. nvcc's -M names the #line file among the dependencies (g++'s does
+// not), so it runs with nvcc too where the toolkit is.
+void expect_staged_submission_checked(const std::string& compiler, const std::string& language) {
+  const gpulab::testing::TempDir dir("gpulab-include-checks");
+  const fs::path src = dir.path() / "src";
+  const fs::path build = dir.path() / "build";
+  const IncludeRules rules{src, build, src / "labs" / "lab01_x",
+                           build / "grading" / "submission" / "lab01_x", dir.path() / "hidden"};
+  fs::create_directories(src / "solutions" / "lab01_x");
+  fs::create_directories(rules.lab_dir);  // on the include path, as the lab's folder is
+  fs::create_directories(rules.staged_dir);
+  std::ofstream(src / "solutions" / "lab01_x" / "answer.hpp")
+      << "inline int answer() { return 42; }\n";
+  for (const bool cheats : {false, true}) {
+    SCOPED_TRACE(cheats ? "includes a solution file" : "includes nothing of the tree");
+    const fs::path submitted = src / "solutions" / "lab01_x" / "work.cu";
+    std::ofstream(submitted) << (cheats ? "#include \"../../solutions/lab01_x/answer.hpp\"\n" : "")
+                             << "int work() { return 1; }\n";
+    const fs::path staged = rules.staged_dir / "work.cu";
+    fs::remove(staged);
+    ASSERT_TRUE(stage_student_file(submitted, staged));
+    const std::string command = shell_quote(compiler) + " -x " + language + " -I" +
+                                shell_quote((src / "labs" / "lab01_x").string()) + " -c " +
+                                shell_quote(staged.string()) +
+                                " -o CMakeFiles/gpulab.lab01.submission.dir/work.cu.o";
+    nlohmann::json database = nlohmann::json::array();
+    database.push_back(
+        {{"directory", build.string()}, {"command", command}, {"file", staged.string()}});
+    std::ofstream(build / "compile_commands.json") << database.dump();
+    const Lines found = check_library_includes("gpulab.lab01.submission", rules);
+    if (cheats) {
+      ASSERT_EQ(found.size(), 1u) << joined(found);
+      EXPECT_NE(found[0].find("includes solutions/lab01_x/answer.hpp"), std::string::npos)
+          << found[0];
+    } else {
+      EXPECT_TRUE(found.empty()) << joined(found);
+    }
+  }
+}
+
+TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithGcc) {
+  expect_staged_submission_checked(GPULAB_CXX, "c++");
+}
+
+TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithNvcc) {
+  if (std::string(GPULAB_NVCC).empty()) {
+    GTEST_SKIP() << "this build has no CUDA toolkit (no nvcc)";
+  }
+  expect_staged_submission_checked(GPULAB_NVCC, "cu");
 }
 
 TEST(Demangle, DemanglesCxxNamesAndKeepsCNames) {

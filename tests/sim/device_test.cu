@@ -455,13 +455,14 @@ cudaError_t launch_error(dim3 grid, dim3 block, std::size_t shared = 0) {
 TEST(DeviceBuiltins, LaunchConfigurationsAreCheckedAsOnAGpu) {
   GPULAB_REQUIRE_DEVICE();
   EXPECT_EQ(launch_error(1, 1024), cudaSuccess);
-  EXPECT_EQ(launch_error(1, 2048), cudaErrorInvalidConfiguration);
-  EXPECT_EQ(launch_error(1, dim3(32, 32, 2)), cudaErrorInvalidConfiguration);  // 2048 threads
-  EXPECT_EQ(launch_error(1, dim3(1, 1, 65)), cudaErrorInvalidConfiguration);   // z <= 64
-  EXPECT_EQ(launch_error(1, dim3(1025, 1, 1)), cudaErrorInvalidConfiguration);
-  EXPECT_EQ(launch_error(dim3(1, 65536, 1), 1), cudaErrorInvalidConfiguration);
-  EXPECT_EQ(launch_error(dim3(1, 1, 65536), 1), cudaErrorInvalidConfiguration);
-  EXPECT_EQ(launch_error(0, 32), cudaErrorInvalidConfiguration);
+  EXPECT_EQ(launch_error(1, 2048), gpulab::testing::kImpossibleLaunchError);
+  EXPECT_EQ(launch_error(1, dim3(32, 32, 2)),
+            gpulab::testing::kImpossibleLaunchError);  // 2048 threads
+  EXPECT_EQ(launch_error(1, dim3(1, 1, 65)), gpulab::testing::kImpossibleLaunchError);  // z <= 64
+  EXPECT_EQ(launch_error(1, dim3(1025, 1, 1)), gpulab::testing::kImpossibleLaunchError);
+  EXPECT_EQ(launch_error(dim3(1, 65536, 1), 1), gpulab::testing::kImpossibleLaunchError);
+  EXPECT_EQ(launch_error(dim3(1, 1, 65536), 1), gpulab::testing::kImpossibleLaunchError);
+  EXPECT_EQ(launch_error(0, 32), gpulab::testing::kImpossibleLaunchError);
   EXPECT_EQ(launch_error(dim3(70000, 1, 1), 1), cudaSuccess);  // x goes beyond 65535
   EXPECT_EQ(launch_error(1, 32, 48 * 1024), cudaSuccess);
   EXPECT_EQ(launch_error(1, 32, 48 * 1024 + 1), cudaErrorInvalidValue);  // needs opt-in

@@ -1,6 +1,7 @@
 // Shared by backend tests: skip (never pass) when this backend has no usable device.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,6 +22,17 @@ inline const std::string& no_device_reason() {
   }();
   return reason;
 }
+
+/// What a launch with an impossible configuration (more than 1024 threads per block, a grid or
+/// block dimension out of range or 0) fails with. CUDA's documentation names
+/// cudaErrorInvalidConfiguration; the CUDA 13.0 runtime returned cudaErrorInvalidValue for every
+/// such launch on an H200 (driver 580.159.04, docs/results/h200-sxm-2026-11-26.md), and the sim
+/// does as CUDA 13 does.
+#if defined(GPULAB_BACKEND_CUDA) && CUDART_VERSION < 13000
+inline constexpr cudaError_t kImpossibleLaunchError = cudaErrorInvalidConfiguration;
+#else
+inline constexpr cudaError_t kImpossibleLaunchError = cudaErrorInvalidValue;
+#endif
 
 }  // namespace gpulab::testing
 

@@ -38,15 +38,50 @@ KernelResources resources_of(const KernelTableEntry& entry) {
   return resources;
 }
 
+namespace {
+
+// `text` without its trailing bracketed group (an argument list "(...)" or template arguments
+// "<...>"), nested brackets included; unchanged when it does not end in `close`.
+std::string_view drop_trailing_group(std::string_view text, char open, char close) {
+  if (text.empty() || text.back() != close) {
+    return text;
+  }
+  int depth = 0;
+  for (std::size_t i = text.size(); i-- > 0;) {
+    if (text[i] == close) {
+      ++depth;
+    } else if (text[i] == open && --depth == 0) {
+      return text.substr(0, i);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string kernel_short_name(std::string_view launch_name) {
-  std::string name(launch_name.substr(0, launch_name.find('<')));
-  if (const auto colon = name.rfind("::"); colon != std::string::npos) {
-    name.erase(0, colon + 2);
+  std::string_view name = launch_name;
+  while (!name.empty() && name.back() == ' ') {
+    name.remove_suffix(1);
   }
-  while (!name.empty() && (name.back() == ' ' || name.back() == '(' || name.back() == ')')) {
-    name.pop_back();
+  name = drop_trailing_group(name, '(', ')');
+  name = drop_trailing_group(name, '<', '>');
+  // The last qualifier, outside any brackets ("(anonymous namespace)::k", "<unnamed>::k"), and
+  // after the return type Nsight Compute puts before a template's name ("void k<float>(...)").
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '(' || c == '<') {
+      ++depth;
+    } else if ((c == ')' || c == '>') && depth > 0) {
+      --depth;
+    } else if (depth == 0 &&
+               (c == ' ' || (c == ':' && i + 1 < name.size() && name[i + 1] == ':'))) {
+      start = c == ' ' ? i + 1 : i + 2;
+    }
   }
-  return name;
+  return std::string(name.substr(start));
 }
 
 std::optional<KernelResources> table_resources(std::string_view launch_name, const GpuSpec& spec) {

@@ -181,19 +181,20 @@ GpuSpec h100_pcie() {
 
 GpuSpec h200_sxm() {
   // H200 is the GH100 of H100 SXM with HBM3e: the H200 datasheet's compute peaks equal H100
-  // SXM's (FP32 67, FP16 1,979 with sparsity), so SMs, clock, peaks and L2 are H100 SXM's.
+  // SXM's (FP32 67, FP16 1,979 with sparsity), so SMs, clock and peaks are H100 SXM's. The
+  // datasheet gives neither L2 nor the memory bus: both as an H200 reported them
+  // (cudaDeviceProp, driver 580.159.04; docs/results/h200-sxm-2026-11-26.md).
   GpuSpec s = h100_sxm();
   s.key = "h200-sxm";
   s.name = "H200 SXM";
-  s.memory_bytes = 141 * kGiB;  // H200 datasheet: 141 GB HBM3e
-  // Not in the H200 datasheet: six HBM3e stacks of 1024 bits each (4.8 TB/s over 6144 bits is
-  // 6.25 Gb/s per pin).
-  s.memory_bus_width_bits = 6144;
-  s.dram_bandwidth_gb_s = 4800;  // H200 datasheet: 4.8 TB/s
+  s.memory_bytes = 141 * kGiB;     // H200 datasheet: 141 GB HBM3e
+  s.memory_bus_width_bits = 6016;  // measured: memoryBusWidth 6016
+  s.dram_bandwidth_gb_s = 4800;    // H200 datasheet: 4.8 TB/s
+  s.l2_bytes = 60 * kMiB;          // measured: l2CacheSize 62914560
   s.source =
       "NVIDIA H200 Tensor Core GPU datasheet (memory, bandwidth; compute peaks equal H100 "
-      "SXM's); NVIDIA H100 Tensor Core GPU Architecture whitepaper (SMs, dense tensor peaks, "
-      "L2); " +
+      "SXM's); NVIDIA H100 Tensor Core GPU Architecture whitepaper (SMs, dense tensor peaks); "
+      "an H200's cudaDeviceProp (L2, memory bus; gpulab docs/results/h200-sxm-2026-11-26.md); " +
       std::string(kLimitsSource);
   return s;
 }

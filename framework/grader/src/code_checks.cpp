@@ -599,6 +599,24 @@ std::vector<std::string> parse_depfile(std::string_view text) {
   return files;
 }
 
+std::optional<fs::path> staged_origin(std::string_view text) {
+  constexpr std::string_view kDirective = "#line 1 \"";
+  if (!text.starts_with(kDirective)) {
+    return std::nullopt;
+  }
+  std::string name;
+  for (std::size_t i = kDirective.size(); i < text.size() && text[i] != '\n'; ++i) {
+    if (text[i] == '"') {
+      return fs::path(name);
+    }
+    if (text[i] == '\\' && i + 1 < text.size()) {
+      ++i;
+    }
+    name += text[i];
+  }
+  return std::nullopt;  // no closing quote on the first line
+}
+
 std::vector<std::string> check_includes(const std::string& file,
                                         const std::vector<std::string>& dependencies,
                                         const IncludeRules& rules) {
@@ -657,15 +675,21 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
                                entry.at("file").get<std::string>() + ": " +
                                (result.started ? result.output : result.start_error));
     }
-    std::string file = fs::path(entry.at("file").get<std::string>()).filename().string();
+    const fs::path source = entry.at("file").get<std::string>();
+    std::string file = source.filename().string();
     if (file.ends_with(".cu.cpp")) {
       file.resize(file.size() - 4);  // the sim's translation of a .cu file
     }
     const fs::path directory = entry.value("directory", std::string());
+    const std::optional<std::string> staged = read_file(directory / source);
+    const std::optional<fs::path> origin = staged ? staged_origin(*staged) : std::nullopt;
     std::vector<std::string> absolute;
     for (const std::string& dependency : parse_depfile(*dependencies)) {
-      absolute.push_back(fs::path(dependency).is_absolute() ? dependency
-                                                            : (directory / dependency).string());
+      const fs::path path =
+          fs::path(dependency).is_absolute() ? fs::path(dependency) : directory / dependency;
+      if (!origin || path.lexically_normal() != origin->lexically_normal()) {
+        absolute.push_back(path.string());
+      }
     }
     for (const std::string& finding : check_includes(file, absolute, rules)) {
       findings.push_back(finding);

@@ -1341,14 +1341,16 @@ cudaError_t enqueue(cudaStream_t stream, std::function<void()> work) noexcept {
 
 namespace {
 
-// The launch checks a GPU makes before running anything.
+// The launch checks a GPU makes before running anything. An impossible configuration fails with
+// cudaErrorInvalidValue, as the CUDA 13.0 runtime's launches did on an H200 (CUDA's documentation,
+// and earlier runtimes, name cudaErrorInvalidConfiguration).
 cudaError_t check_launch(const LaunchSpec& spec) {
   const dim3 b = spec.block;
   const dim3 g = spec.grid;
   const std::uint64_t threads = std::uint64_t{b.x} * b.y * b.z;
   if (b.x == 0 || b.y == 0 || b.z == 0 || b.x > 1024 || b.y > 1024 || b.z > 64 || threads > 1024 ||
       g.x == 0 || g.y == 0 || g.z == 0 || g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
-    return cudaErrorInvalidConfiguration;
+    return cudaErrorInvalidValue;
   }
   const State& s = state();
   const auto it = spec.kernel != nullptr ? s.kernels.find(spec.kernel) : s.kernels.end();

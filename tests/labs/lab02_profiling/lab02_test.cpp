@@ -215,31 +215,53 @@ GPULAB_GRADED_TEST(Lab02Profile, EachComponentMatchesItsOwnMeasurement, 5) {
   GPULAB_REQUIRE_DEVICE();
   // Each component timed on its own with the framework's harness, after the profile (the buffers
   // then hold every component's input): a time split from one forward pass, or taken of the
-  // wrong component, misses. The modeled clock repeats itself exactly; a GPU's varies a little.
-  Problem problem(kSmall);
-  const Profile profile = problem.profile();
-  ASSERT_EQ(profile.components.size(), 5u) << listing(profile);
+  // wrong component, misses. The modeled clock repeats itself exactly: one attempt decides. A
+  // measured clock varies (on a GPU other processes share, by more than the tolerance now and
+  // then): three attempts, and a profile that times the wrong thing misses in every one.
+  const gpulab::TimingClock clock = gpulab::event_clock();
   // The sim's host clock (CPU time of the simulation, in a build that cannot count) is noisier
   // still: a wide tolerance there, which catches only gross mistakes.
-  const gpulab::TimingClock clock = gpulab::event_clock();
   const double tolerance = clock == gpulab::TimingClock::modeled ? 0.01
                            : clock == gpulab::TimingClock::gpu   ? 0.25
                                                                  : 0.5;
+  const int attempts_allowed = clock == gpulab::TimingClock::modeled ? 1 : 3;
+#if GPULAB_BACKEND_CUDA
+  // The report's size: each component runs long enough that a launch and the timer's resolution
+  // (microseconds) are small next to it, and the components' times differ widely.
+  const AttentionConfig config{1, 1024, 1024, 16, false};
+#else
+  const AttentionConfig config = kSmall;
+#endif
+  Problem problem(config);
   const auto components = kernels::all_components();
-  for (std::size_t i = 0; i < components.size(); ++i) {
-    const double own =
-        gpulab::measure(
-            [&](cudaStream_t s) {
-              kernels::run_component(components[i], problem.config, problem.buffers, s);
-            },
-            problem.stream, quick_options())
-            .summary.median_ms;
-    const double got = profile.components[i].time_ms;
-    EXPECT_NEAR(got, own, tolerance * own)
-        << "component " << i << " (" << kernels::component_name(components[i])
-        << "): the profile says " << got << " ms, the component timed on its own takes " << own
-        << " ms (tolerance " << tolerance * 100 << "%). " << listing(profile);
+  std::ostringstream attempts;
+  for (int attempt = 1; attempt <= attempts_allowed; ++attempt) {
+    const Profile profile = problem.profile();
+    ASSERT_EQ(profile.components.size(), components.size()) << listing(profile);
+    std::ostringstream misses;
+    for (std::size_t i = 0; i < components.size(); ++i) {
+      const double own =
+          gpulab::measure(
+              [&](cudaStream_t s) {
+                kernels::run_component(components[i], problem.config, problem.buffers, s);
+              },
+              problem.stream, quick_options())
+              .summary.median_ms;
+      const double got = profile.components[i].time_ms;
+      if (!(std::abs(got - own) <= tolerance * own)) {
+        misses << "\n    component " << i << " (" << kernels::component_name(components[i])
+               << "): the profile says " << got << " ms, the component timed on its own takes "
+               << own << " ms";
+      }
+    }
+    if (misses.str().empty()) {
+      return;
+    }
+    attempts << "\n  attempt " << attempt << ":" << misses.str() << "\n    " << listing(profile);
   }
+  ADD_FAILURE() << "each component's time must be that component's own, as gpulab::measure "
+                << "times it alone on the same stream (tolerance " << tolerance * 100 << "%, "
+                << describe(config) << "):" << attempts.str();
 }
 
 GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10) {

@@ -55,8 +55,10 @@ struct KernelTableEntry {
 /// The entry's figures as occupancy input.
 [[nodiscard]] KernelResources resources_of(const KernelTableEntry& entry);
 
-/// The table's name for a kernel as a launch names it: namespaces and template arguments dropped
-/// ("gpulab::kernels::gemm_tiled_kernel<16>" -> "gemm_tiled_kernel").
+/// The table's name for a kernel as a launch names it: namespaces, template arguments, argument
+/// list and return type dropped ("gpulab::kernels::gemm_tiled_kernel<16>", or as Nsight Compute
+/// writes it, "void gpulab::kernels::gemm_tiled_kernel<16>(const float *, int)" ->
+/// "gemm_tiled_kernel"; "(anonymous namespace)::k(args)" -> "k").
 [[nodiscard]] std::string kernel_short_name(std::string_view launch_name);
 
 /// The registers and static shared memory of the kernel a launch names, from this build's table

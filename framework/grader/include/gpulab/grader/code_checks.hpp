@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -103,6 +104,11 @@ struct IncludeRules {
 
 /// The files a make-style dependency file lists after its target ("t.o: a.h b\ c.h \\\n d.h").
 [[nodiscard]] std::vector<std::string> parse_depfile(std::string_view text);
+
+/// The file a staged source says it was copied from: the name in its first line, `#line 1
+/// "<path>"` (grading.hpp's stage_student_file writes it), unescaped; nullopt without one.
+/// nvcc's -M lists that name among the dependencies: it is the submitted file, not an include.
+[[nodiscard]] std::optional<std::filesystem::path> staged_origin(std::string_view text);
 
 /// One line per include `file` must not use, e.g. "benchmark.cu: includes
 /// solutions/lab01_benchmarking/benchmark.cu: ...". `dependencies` are absolute paths.
