@@ -411,6 +411,16 @@ TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsAndGoogleTestAreNot) {
   EXPECT_TRUE(any_contains(found, "(a file of the build that is not the lab's)")) << joined(found);
 }
 
+TEST(ForcedIncludes, ListsWhatTheCommandForcesInAsGccAndClangSpellIt) {
+  EXPECT_EQ(forced_includes("c++ -DX -include /b/pch.hxx -c f.cpp -o f.o"), Lines{"/b/pch.hxx"});
+  EXPECT_EQ(forced_includes("clang++ -Xclang -include-pch -Xclang /b/pch.hxx.pch -Xclang -include "
+                            "-Xclang /b/pch.hxx -c f.cpp"),
+            Lines{"/b/pch.hxx"});
+  EXPECT_EQ(forced_includes("c++ -include 'a b.hxx' -include c.hxx -c f.cpp"),
+            (Lines{"a b.hxx", "c.hxx"}));
+  EXPECT_TRUE(forced_includes("c++ -Iinclude -c f.cpp -include").empty());
+}
+
 TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
   EXPECT_EQ(staged_origin("#line 1 \"/sub/lab01/work.cu\"\nint x;\n"),
             fs::path("/sub/lab01/work.cu"));
@@ -422,9 +432,10 @@ TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
 }
 
 // A submission from the instructor's tree (solutions/, the planted ones under tests/), staged as
-// gpulab grade stages it and listed by the real compiler: its own file is not an include, what it
-// includes from solutions/ is. nvcc's -M names the #line file among the dependencies (g++'s does
-// not), so it runs with nvcc too where the toolkit is.
+// gpulab grade stages it, built with a precompiled header as CMake builds lab code, and listed by
+// the real compiler: its own file and the forced-in header are not its includes, what it includes
+// from solutions/ is. nvcc's -M names the #line file among the dependencies (g++'s does not), so
+// it runs with nvcc too where the toolkit is.
 void expect_staged_submission_checked(const std::string& compiler, const std::string& language) {
   const gpulab::testing::TempDir dir("gpulab-include-checks");
   const fs::path src = dir.path() / "src";
@@ -434,6 +445,11 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
   fs::create_directories(src / "solutions" / "lab01_x");
   fs::create_directories(rules.lab_dir);  // on the include path, as the lab's folder is
   fs::create_directories(rules.staged_dir);
+  const std::string target_dir = "CMakeFiles/gpulab.lab01.submission.dir";
+  const fs::path pch = build / target_dir / "cmake_pch.hxx";
+  fs::create_directories(pch.parent_path());
+  std::ofstream(pch) << "#include <vector>\n";
+  std::ofstream(pch.string() + ".cxx") << "/* empty */\n";
   std::ofstream(src / "solutions" / "lab01_x" / "answer.hpp")
       << "inline int answer() { return 42; }\n";
   for (const bool cheats : {false, true}) {
@@ -444,13 +460,21 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
     const fs::path staged = rules.staged_dir / "work.cu";
     fs::remove(staged);
     ASSERT_TRUE(stage_student_file(submitted, staged));
-    const std::string command = shell_quote(compiler) + " -x " + language + " -I" +
-                                shell_quote((src / "labs" / "lab01_x").string()) + " -c " +
-                                shell_quote(staged.string()) +
-                                " -o CMakeFiles/gpulab.lab01.submission.dir/work.cu.o";
+    // As CMake compiles a target with a precompiled header: the header forced in, and a source
+    // of CMake's own for it, both in the build.
+    const std::string flags =
+        " -I" + shell_quote(rules.lab_dir.string()) + " -include " + shell_quote(pch.string());
     nlohmann::json database = nlohmann::json::array();
     database.push_back(
-        {{"directory", build.string()}, {"command", command}, {"file", staged.string()}});
+        {{"directory", build.string()},
+         {"command", shell_quote(compiler) + " -x " + language + flags + " -c " +
+                         shell_quote(staged.string()) + " -o " + target_dir + "/work.cu.o"},
+         {"file", staged.string()}});
+    database.push_back({{"directory", build.string()},
+                        {"command", shell_quote(compiler) + " -x c++-header" + flags + " -c " +
+                                        shell_quote(pch.string() + ".cxx") + " -o " + target_dir +
+                                        "/cmake_pch.hxx.gch"},
+                        {"file", pch.string() + ".cxx"}});
     std::ofstream(build / "compile_commands.json") << database.dump();
     const Lines found = check_library_includes("gpulab.lab01.submission", rules);
     if (cheats) {

@@ -104,4 +104,53 @@ TEST(Streams, WorkOnOneStreamRunsInOrder) {
   EXPECT_EQ(out.to_vector(), std::vector<int>{20});
 }
 
+#if GPULAB_BACKEND_SIM
+__global__ void write_one(int* out) {
+  *out = 1;
+}
+
+// The record of what each stream was given, in order, as a GPU's timeline would show it.
+TEST(StreamRecord, NotesEachOperationOnItsStreamInOrderWhileOn) {
+  GPULAB_REQUIRE_DEVICE();
+  using gpulab::sim::StreamEntry;
+  using gpulab::sim::StreamOp;
+  gpulab::Stream first;
+  gpulab::Stream second;
+  DeviceBuffer<int> out(1);
+  std::vector<int> host(1, 0);
+  cudaEvent_t event = nullptr;
+  GPULAB_CHECK(cudaEventCreate(&event));
+  write_one<<<1, 1, 0, first.get()>>>(out.data());  // before recording: not noted
+  gpulab::sim::set_stream_recording(true);
+  GPULAB_CHECK(cudaEventRecord(event, first.get()));
+  write_one<<<1, 1, 0, first.get()>>>(out.data());
+  GPULAB_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(int), first.get()));
+  GPULAB_CHECK(cudaStreamWaitEvent(second.get(), event, 0));
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2(second.get()));
+  GPULAB_CHECK(cudaMemcpy(host.data(), out.data(), sizeof(int), cudaMemcpyDeviceToHost));
+  write_one<<<1, 2048, 0, first.get()>>>(out.data());  // refused: not noted
+  EXPECT_NE(cudaGetLastError(), cudaSuccess);
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  gpulab::sim::set_stream_recording(false);
+  write_one<<<1, 1, 0, first.get()>>>(out.data());  // after recording: not noted
+  GPULAB_CHECK(cudaDeviceSynchronize());
+
+  EXPECT_EQ(
+      gpulab::sim::stream_entries(first.get()),
+      (std::vector<StreamEntry>{
+          {StreamOp::event_record, ""}, {StreamOp::kernel, "write_one"}, {StreamOp::memset, ""}}));
+  EXPECT_EQ(gpulab::sim::stream_entries(second.get()),
+            (std::vector<StreamEntry>{{StreamOp::event_wait, ""}, {StreamOp::l2_reset, ""}}));
+  EXPECT_EQ(gpulab::sim::stream_entries(nullptr),
+            (std::vector<StreamEntry>{{StreamOp::memcpy, ""}}));
+  EXPECT_EQ(gpulab::sim::describe({StreamOp::kernel, "write_one"}), "kernel write_one");
+  EXPECT_EQ(gpulab::sim::describe({StreamOp::event_record, ""}), "event record");
+
+  gpulab::sim::set_stream_recording(true);  // starting again forgets the last record
+  EXPECT_TRUE(gpulab::sim::stream_entries(first.get()).empty());
+  gpulab::sim::set_stream_recording(false);
+  GPULAB_CHECK(cudaEventDestroy(event));
+}
+#endif
+
 }  // namespace

@@ -599,6 +599,23 @@ std::vector<std::string> parse_depfile(std::string_view text) {
   return files;
 }
 
+std::vector<std::string> forced_includes(std::string_view command) {
+  const std::vector<std::string> words = shell_words(command);
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] != "-include") {
+      continue;
+    }
+    std::size_t next = i + 1;
+    if (words[next] == "-Xclang" && next + 1 < words.size()) {
+      ++next;  // clang's spelling: -Xclang -include -Xclang FILE
+    }
+    files.push_back(words[next]);
+    i = next;
+  }
+  return files;
+}
+
 std::optional<fs::path> staged_origin(std::string_view text) {
   constexpr std::string_view kDirective = "#line 1 \"";
   if (!text.starts_with(kDirective)) {
@@ -660,6 +677,11 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
         (output + 1)->find(marker) == std::string::npos) {
       continue;
     }
+    const fs::path directory = entry.value("directory", std::string());
+    const fs::path source = entry.at("file").get<std::string>();
+    if (std::find(source.begin(), source.end(), "CMakeFiles") != source.end()) {
+      continue;  // CMake's own source (the precompiled header's), not a student file
+    }
     const fs::path depfile = rules.build_dir / "grading" / "deps" /
                              (library_target + "." + std::to_string(index++) + ".d");
     fs::create_directories(depfile.parent_path());
@@ -675,19 +697,26 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
                                entry.at("file").get<std::string>() + ": " +
                                (result.started ? result.output : result.start_error));
     }
-    const fs::path source = entry.at("file").get<std::string>();
     std::string file = source.filename().string();
     if (file.ends_with(".cu.cpp")) {
       file.resize(file.size() - 4);  // the sim's translation of a .cu file
     }
-    const fs::path directory = entry.value("directory", std::string());
+    // Not the student's includes: the file the staged copy was made from (nvcc's -M names it),
+    // and what the build's command forces in (the precompiled header, cmake/GpulabLabs.cmake).
+    std::vector<fs::path> not_included;
     const std::optional<std::string> staged = read_file(directory / source);
-    const std::optional<fs::path> origin = staged ? staged_origin(*staged) : std::nullopt;
+    if (const std::optional<fs::path> origin = staged ? staged_origin(*staged) : std::nullopt) {
+      not_included.push_back(origin->lexically_normal());
+    }
+    for (const std::string& forced : forced_includes(entry.at("command").get<std::string>())) {
+      const fs::path path = (directory / forced).lexically_normal();
+      not_included.insert(not_included.end(), {path, fs::path(path.string() + ".gch"),
+                                               fs::path(path.string() + ".pch")});
+    }
     std::vector<std::string> absolute;
     for (const std::string& dependency : parse_depfile(*dependencies)) {
-      const fs::path path =
-          fs::path(dependency).is_absolute() ? fs::path(dependency) : directory / dependency;
-      if (!origin || path.lexically_normal() != origin->lexically_normal()) {
+      const fs::path path = (directory / dependency).lexically_normal();
+      if (std::find(not_included.begin(), not_included.end(), path) == not_included.end()) {
         absolute.push_back(path.string());
       }
     }

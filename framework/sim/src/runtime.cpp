@@ -410,6 +410,71 @@ std::size_t allocated_bytes() noexcept {
   return s.allocated;
 }
 
+namespace {
+
+// What set_stream_recording keeps: per stream, the operations enqueued on it, in order.
+struct StreamRecorder {
+  std::mutex mutex;
+  bool on = false;
+  std::map<cudaStream_t, std::vector<StreamEntry>> entries;
+};
+
+StreamRecorder& recorder() {
+  static StreamRecorder* const instance = new StreamRecorder();  // outlives static destructors
+  return *instance;
+}
+
+// Notes an operation the runtime has just accepted on `stream`, while recording is on.
+void note(cudaStream_t stream, StreamOp op, const char* kernel = "") noexcept {
+  StreamRecorder& r = recorder();
+  std::scoped_lock lock(r.mutex);
+  if (!r.on) {
+    return;
+  }
+  try {
+    r.entries[stream].push_back({op, kernel});
+  } catch (const std::bad_alloc&) {
+    r.on = false;  // a record with holes would mislead: stop recording instead
+    r.entries.clear();
+  }
+}
+
+}  // namespace
+
+void set_stream_recording(bool on) {
+  StreamRecorder& r = recorder();
+  std::scoped_lock lock(r.mutex);
+  if (on) {
+    r.entries.clear();
+  }
+  r.on = on;
+}
+
+std::vector<StreamEntry> stream_entries(cudaStream_t stream) {
+  StreamRecorder& r = recorder();
+  std::scoped_lock lock(r.mutex);
+  const auto it = r.entries.find(stream);
+  return it == r.entries.end() ? std::vector<StreamEntry>{} : it->second;
+}
+
+std::string describe(const StreamEntry& entry) {
+  switch (entry.op) {
+    case StreamOp::kernel:
+      return "kernel " + entry.kernel;
+    case StreamOp::event_record:
+      return "event record";
+    case StreamOp::event_wait:
+      return "event wait";
+    case StreamOp::memcpy:
+      return "memcpy";
+    case StreamOp::memset:
+      return "memset";
+    case StreamOp::l2_reset:
+      return "L2 reset";
+  }
+  return "?";
+}
+
 }  // namespace gpulab::sim
 
 using gpulab::sim::check_device;
@@ -797,6 +862,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
   } catch (const std::bad_alloc&) {
     return fail(cudaErrorMemoryAllocation);
   }
+  if (error == cudaSuccess) {
+    gpulab::sim::note(stream, gpulab::sim::StreamOp::memcpy);
+  }
   return error;
 }
 
@@ -827,11 +895,15 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes,
       return fail(cudaErrorInvalidValue);
     }
   }
-  return gpulab::sim::detail::enqueue_timed(stream, [=](double) {
+  const cudaError_t error = gpulab::sim::detail::enqueue_timed(stream, [=](double) {
     gpulab::sim::detail::count_copy(pointer, nullptr, bytes);
     std::memset(pointer, value, bytes);
     return gpulab::sim::detail::modeled_memset_seconds(bytes);
   });
+  if (error == cudaSuccess) {
+    gpulab::sim::note(stream, gpulab::sim::StreamOp::memset);
+  }
+  return error;
 }
 
 cudaError_t cudaMemset(void* pointer, int value, std::size_t bytes) noexcept {
@@ -954,11 +1026,15 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
     return cudaSuccess;  // never recorded: nothing to wait for
   }
   // One FIFO runs everything in order; only the modeled clock has anything to wait for.
-  return gpulab::sim::detail::enqueue(stream, [stream, record] {
+  const cudaError_t error = gpulab::sim::detail::enqueue(stream, [stream, record] {
     if (record->modeled) {
       gpulab::sim::detail::modeled_wait(stream, record->modeled_s);
     }
   });
+  if (error == cudaSuccess) {
+    gpulab::sim::note(stream, gpulab::sim::StreamOp::event_wait);
+  }
+  return error;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) noexcept {
@@ -995,6 +1071,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
         }
       });
   event->record = std::move(record);
+  gpulab::sim::note(stream, gpulab::sim::StreamOp::event_record);
   return cudaSuccess;
 }
 
@@ -1265,7 +1342,11 @@ ScopedCounting::ScopedCounting() : previous_(counting()) {
 }
 
 cudaError_t reset_modeled_l2(cudaStream_t stream) noexcept {
-  return detail::enqueue(stream, [] { detail::reset_l2_model(); });
+  const cudaError_t error = detail::enqueue(stream, [] { detail::reset_l2_model(); });
+  if (error == cudaSuccess) {
+    note(stream, StreamOp::l2_reset);
+  }
+  return error;
 }
 
 std::vector<CountedLaunch> count_launches(const std::function<void()>& work) {
@@ -1391,7 +1472,7 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
         return;
       }
     }
-    enqueue_timed(spec.stream, [launch](double start_s) {
+    const cudaError_t queued = enqueue_timed(spec.stream, [launch](double start_s) {
       launch->start_cycles =
           static_cast<std::uint64_t>(start_s * device_spec().boost_clock_mhz * 1e6);
       std::optional<MemoryCounters> counted;
@@ -1402,6 +1483,9 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
       return counted ? modeled_kernel_seconds(*launch, *counted, launch->longest_wait_cycles.load())
                      : 0.0;
     });
+    if (queued == cudaSuccess) {
+      note(spec.stream, StreamOp::kernel, spec.name);
+    }
   } catch (const std::bad_alloc&) {
     fail(cudaErrorMemoryAllocation);
   }

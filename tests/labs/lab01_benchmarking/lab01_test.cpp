@@ -265,11 +265,35 @@ GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
     }
     gpulab::kernels::spin_kernel(1.0, s);
   };
+#if GPULAB_BACKEND_SIM
+  // What a GPU's timeline would show: the events of every sample recorded on the stream the
+  // launch ran on. Events on another stream, or a host clock, time something else; on a GPU the
+  // other tests' times show it, on the sim this record does.
+  gpulab::sim::set_stream_recording(true);
+#endif
   const std::vector<double> samples = time_kernel(launch, stream, quick_options());
   EXPECT_FALSE(samples.empty());
   EXPECT_EQ(wrong_stream, 0) << "launches that were not given the stream passed to time_kernel";
   EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
       << "work was still running on the stream when time_kernel returned";
+#if GPULAB_BACKEND_SIM
+  gpulab::sim::set_stream_recording(false);
+  const std::vector<gpulab::sim::StreamEntry> entries = gpulab::sim::stream_entries(stream);
+  const auto records = std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
+    return entry.op == gpulab::sim::StreamOp::event_record;
+  });
+  std::string listed;
+  for (std::size_t i = 0; i < entries.size() && i < 8; ++i) {
+    listed += (i == 0 ? "" : ", ") + gpulab::sim::describe(entries[i]);
+  }
+  if (static_cast<std::size_t>(records) < 2 * samples.size()) {
+    ADD_FAILURE() << samples.size() << " samples, but " << records
+                  << " CUDA events recorded on the stream they were taken on: each sample is one "
+                     "launch between two events recorded on that stream (the stream's first "
+                     "operations: "
+                  << (listed.empty() ? "none" : listed) << ")";
+  }
+#endif
 }
 
 GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {

@@ -105,6 +105,10 @@ struct IncludeRules {
 /// The files a make-style dependency file lists after its target ("t.o: a.h b\ c.h \\\n d.h").
 [[nodiscard]] std::vector<std::string> parse_depfile(std::string_view text);
 
+/// The files a compile command forces into every source (`-include FILE`, and clang's `-Xclang
+/// -include -Xclang FILE`), as written: the build's precompiled header, not the student's.
+[[nodiscard]] std::vector<std::string> forced_includes(std::string_view command);
+
 /// The file a staged source says it was copied from: the name in its first line, `#line 1
 /// "<path>"` (grading.hpp's stage_student_file writes it), unescaped; nullopt without one.
 /// nvcc's -M lists that name among the dependencies: it is the submitted file, not an include.
@@ -117,8 +121,10 @@ struct IncludeRules {
                                                       const IncludeRules& rules);
 
 /// Runs the compile command of each source of `library_target` (from <build>/compile_commands.json)
-/// with -M instead of -o, and checks what it includes. Throws std::runtime_error when the
-/// commands cannot be read or run.
+/// with -M instead of -o, and checks what it includes: not the file a staged copy names
+/// (staged_origin), not what the command forces in (forced_includes), and not CMake's own sources
+/// (the precompiled header's, under CMakeFiles/). Throws std::runtime_error when the commands
+/// cannot be read or run.
 [[nodiscard]] std::vector<std::string> check_library_includes(const std::string& library_target,
                                                               const IncludeRules& rules);
 

@@ -337,6 +337,27 @@ bool set_clock_mode(ClockMode mode) noexcept;
 /// counted memory traffic".
 [[nodiscard]] std::string clock_description();
 
+// ------------------------------------------------------------------------------------------------
+// What each stream was given (docs/sim.md, "Streams"): while recording is on, every operation
+// enqueued on a stream is noted there, in order, so a test can check what a GPU's timeline would
+// show: which stream the events were recorded on, what ran between them.
+// ------------------------------------------------------------------------------------------------
+
+enum class StreamOp { kernel, event_record, event_wait, memcpy, memset, l2_reset };
+/// One operation on a stream; `kernel` is the launched kernel's name (empty for other ops).
+struct StreamEntry {
+  StreamOp op = StreamOp::kernel;
+  std::string kernel;
+  bool operator==(const StreamEntry&) const = default;
+};
+/// Starts (true, forgetting what was noted before) or stops noting what is enqueued on streams.
+void set_stream_recording(bool on);
+/// What was enqueued on `stream` (nullptr: the legacy default stream) while recording was on,
+/// oldest first; only operations the runtime accepted.
+[[nodiscard]] std::vector<StreamEntry> stream_entries(cudaStream_t stream);
+/// "kernel vector_add_kernel", "event record", "event wait", "memcpy", "memset", "L2 reset".
+[[nodiscard]] std::string describe(const StreamEntry& entry);
+
 /// Counting on for the current scope (restores the previous setting). Throws std::runtime_error
 /// with counting_unavailable_reason() in a build that cannot count.
 class ScopedCounting {
