@@ -679,8 +679,10 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
     }
     const fs::path directory = entry.value("directory", std::string());
     const fs::path source = entry.at("file").get<std::string>();
-    if (std::find(source.begin(), source.end(), "CMakeFiles") != source.end()) {
-      continue;  // CMake's own source (the precompiled header's), not a student file
+    if (const fs::path folder = source.parent_path();
+        folder.filename() == library_target + ".dir" &&
+        folder.parent_path().filename() == "CMakeFiles") {
+      continue;  // CMake's own source for the target (the precompiled header's), not a student's
     }
     const fs::path depfile = rules.build_dir / "grading" / "deps" /
                              (library_target + "." + std::to_string(index++) + ".d");
