@@ -711,9 +711,10 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
       not_included.push_back(origin->lexically_normal());
     }
     for (const std::string& forced : forced_includes(entry.at("command").get<std::string>())) {
+      // GCC's -M lists the forced header (not its .gch); clang's may also list the .pch it reads
+      // (-include-pch FILE.pch, CMake's spelling for clang; not checked here: no clang).
       const fs::path path = (directory / forced).lexically_normal();
-      not_included.insert(not_included.end(), {path, fs::path(path.string() + ".gch"),
-                                               fs::path(path.string() + ".pch")});
+      not_included.insert(not_included.end(), {path, fs::path(path.string() + ".pch")});
     }
     std::vector<std::string> absolute;
     for (const std::string& dependency : parse_depfile(*dependencies)) {

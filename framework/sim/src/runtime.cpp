@@ -415,7 +415,7 @@ namespace {
 // What set_stream_recording keeps: per stream, the operations enqueued on it, in order.
 struct StreamRecorder {
   std::mutex mutex;
-  bool on = false;
+  std::atomic<bool> on{false};  // read without the lock by every enqueue
   std::map<cudaStream_t, std::vector<StreamEntry>> entries;
 };
 
@@ -427,6 +427,9 @@ StreamRecorder& recorder() {
 // Notes an operation the runtime has just accepted on `stream`, while recording is on.
 void note(cudaStream_t stream, StreamOp op, const char* kernel = "") noexcept {
   StreamRecorder& r = recorder();
+  if (!r.on.load(std::memory_order_relaxed)) {
+    return;  // the usual case: no lock on the launch path
+  }
   std::scoped_lock lock(r.mutex);
   if (!r.on) {
     return;
