@@ -25,25 +25,35 @@
 #   gpulab.<lab>.report.<backend>            the report program's code (REPORT), compiled once
 #   gpulab.<lab>.<variant>.run.<backend>     the lab's report (`gpulab run <lab>`; not for
 #                                            the submission variant; part of gpulab-programs)
-#   gpulab.test.<lab>.<variant>.<backend>    the graded suites
+#   gpulab.test.<lab>.objects.<backend>      the graded suites' code, compiled once per backend
+#   gpulab.test.<lab>.<variant>.<backend>    the graded suites, linked with the variant's library
 # The variants: student (labs/<folder>), solution (solutions/<folder>, when it exists) and, with
-# tests, submission: the files `gpulab grade` copies from the code it grades into
-# <build>/grading/submission/<folder>/ (not built by default; `gpulab grade` builds it).
+# tests, one submission variant per grading slot: the files `gpulab grade` copies from the code it
+# grades into <build>/grading/slot<N>/submission/<folder>/ (not built by default; `gpulab grade`
+# builds it). Slot 0's variant is named submission, slot N's submissionN. GPULAB_GRADING_SLOTS
+# gradings of one build run at once (framework/cli/grade_command.cpp takes a free slot).
 #
-# Each graded test case is one ctest test, gpulab.<lab>.<variant>.<backend>/<Suite>.<Name>,
+# Each graded test case of the student, solution and slot 0 variants is one ctest test,
+# gpulab.<lab>.<variant>.<backend>/<Suite>.<Name>,
 # labelled <lab>, <variant>, <backend> and graded, run by gpulab-grade-runner (its own process
 # group, a time limit, a verdict from exit status + gtest's XML + the premature-exit file; see
 # framework/grader/runner.cpp). Graded test cases are declared with
 # GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
 # the sources here, so ctest knows every graded test without running a binary.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 4): every lab,
-# its student files, and per variant and backend the report program, the graded suites' target,
-# program, result folder and environment, and each graded test with its points. `gpulab run`
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 5): every lab,
+# its student files, and per variant, slot and backend the folder of the student files, the
+# report program, the graded suites' target, program, result folder and environment, and each
+# graded test with its points. `gpulab run`
 # starts the report programs it names; `gpulab grade` builds the targets and runs each graded test
 # through the runner with the arguments ctest uses, then reads the verdicts from the result folder.
 
 set(GPULAB_LAB_TEST_TIMEOUT 120 CACHE STRING "Timeout of each graded lab test case, in seconds")
+set(GPULAB_GRADING_SLOTS 2 CACHE STRING
+    "How many `gpulab grade` runs one build serves at once (each slot builds its own copy of a lab's student code)")
+if(NOT GPULAB_GRADING_SLOTS MATCHES "^[1-9][0-9]?$")
+  message(FATAL_ERROR "GPULAB_GRADING_SLOTS must be a number from 1 to 99, not \"${GPULAB_GRADING_SLOTS}\"")
+endif()
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
 
@@ -83,6 +93,11 @@ function(_gpulab_json_append var value)
   string(JSON length LENGTH "${${var}}")
   string(JSON array SET "${${var}}" ${length} "${value}")
   set(${var} "${array}" PARENT_SCOPE)
+endfunction()
+
+# The folder of grading slot `slot`: its staged files, logs, verdicts and lock.
+function(_gpulab_slot_dir out slot)
+  set(${out} "${PROJECT_BINARY_DIR}/grading/slot${slot}" PARENT_SCOPE)
 endfunction()
 
 # Where an executable target of this project is written (CMAKE_RUNTIME_OUTPUT_DIRECTORY).
@@ -129,7 +144,14 @@ function(gpulab_add_lab lab)
     list(APPEND variants solution)
   endif()
   if(GPULAB_BUILD_TESTS)
-    list(APPEND variants submission)
+    math(EXPR last_slot "${GPULAB_GRADING_SLOTS} - 1")
+    foreach(slot RANGE ${last_slot})
+      if(slot EQUAL 0)
+        list(APPEND variants submission)
+      else()
+        list(APPEND variants submission${slot})
+      endif()
+    endforeach()
   endif()
 
   set(test_sources "")
@@ -178,18 +200,43 @@ function(gpulab_add_lab lab)
                                GPULAB_LAB_TITLE="${ARG_TITLE}")
   endforeach()
 
+  # The graded suites' code is the same for every variant: compiled once per backend, and linked
+  # with each variant's library (a grading slot's first grading only links).
+  if(GPULAB_BUILD_TESTS)
+    foreach(backend IN LISTS GPULAB_BACKENDS)
+      set(objects gpulab.test.${lab}.objects.${backend})
+      add_library(${objects} OBJECT ${test_sources} ${hidden_sources}
+                  "${PROJECT_SOURCE_DIR}/tests/labs/graded_main.cpp")
+      _gpulab_backend_configure(${objects} ${backend} LINK GTest::gtest ${ARG_LINK}
+                                LINK_BACKEND ${ARG_LINK_BACKEND})
+      # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
+      # device skips without one, and a skip earns nothing).
+      target_include_directories(${objects} PRIVATE "${lab_dir}" "${PROJECT_SOURCE_DIR}/tests/labs"
+                                 "${PROJECT_SOURCE_DIR}/tests/support")
+    endforeach()
+  endif()
+
   set(runs "[]")
   foreach(variant IN LISTS variants)
+    set(slot 0)
     if(variant STREQUAL "student")
+      set(kind student)
       set(variant_dir "${lab_dir}")
     elseif(variant STREQUAL "solution")
+      set(kind solution)
       set(variant_dir "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
     else()
-      set(variant_dir "${PROJECT_BINARY_DIR}/grading/submission/${ARG_DIR}")
+      set(kind submission)
+      string(REGEX REPLACE "^submission" "" slot "${variant}")
+      if(slot STREQUAL "")
+        set(slot 0)
+      endif()
+      _gpulab_slot_dir(slot_dir ${slot})
+      set(variant_dir "${slot_dir}/submission/${ARG_DIR}")
     endif()
     set(sources "")
     foreach(file IN LISTS ARG_STUDENT_FILES)
-      if(variant STREQUAL "submission")
+      if(kind STREQUAL "submission")
         # `gpulab grade` stages the files it grades here. Until it does (or after a clean), the
         # stub, staged the same way by the same code; a file already staged is kept.
         add_custom_command(OUTPUT "${variant_dir}/${file}"
@@ -211,19 +258,25 @@ function(gpulab_add_lab lab)
       # is parsing the lab's header and the CUDA runtime's (2.0 of 2.1 s for lab01's file on
       # sim), so they are parsed once, into a precompiled header, that every variant uses alike.
       # (nvcc compiles .cu files without it: CMake has no precompiled headers for CUDA.)
+      # The grading slots reuse slot 0's, which is built with the first grading.
       foreach(backend IN LISTS GPULAB_BACKENDS)
-        target_precompile_headers(gpulab.${lab}.${variant}.${backend} PRIVATE
-                                  <cuda_runtime.h> "${lab_dir}/${lab}.hpp")
+        if(kind STREQUAL "submission" AND NOT slot EQUAL 0)
+          target_precompile_headers(gpulab.${lab}.${variant}.${backend} REUSE_FROM
+                                    gpulab.${lab}.submission.${backend})
+        else()
+          target_precompile_headers(gpulab.${lab}.${variant}.${backend} PRIVATE
+                                    <cuda_runtime.h> "${lab_dir}/${lab}.hpp")
+        endif()
       endforeach()
     endif()
-    if(NOT variant STREQUAL "solution")
+    if(NOT kind STREQUAL "solution")
       # Student code: its warnings are never errors (cmake/GpulabWarnings.cmake).
       foreach(backend IN LISTS GPULAB_BACKENDS)
         set_target_properties(gpulab.${lab}.${variant}.${backend} PROPERTIES
                               GPULAB_STUDENT_CODE ON)
       endforeach()
     endif()
-    if(NOT variant STREQUAL "submission")
+    if(NOT kind STREQUAL "submission")
       set(variant_source "${PROJECT_BINARY_DIR}/generated/labs/${variant}_variant.cpp")
       file(CONFIGURE OUTPUT "${variant_source}" CONTENT [[
 // Generated by cmake/GpulabLabs.cmake: the code a lab's report program is linked with.
@@ -245,15 +298,20 @@ const char* gpulab::labkit::report_variant() noexcept {
 
     if(GPULAB_BUILD_TESTS)
       gpulab_add_backend_executable(gpulab.test.${lab}.${variant}
-        SOURCES ${test_sources} ${hidden_sources} "${PROJECT_SOURCE_DIR}/tests/labs/graded_main.cpp"
         LINK GTest::gtest
         LINK_BACKEND gpulab.${lab}.${variant})
+      foreach(backend IN LISTS GPULAB_BACKENDS)
+        target_sources(gpulab.test.${lab}.${variant}.${backend} PRIVATE
+                       $<TARGET_OBJECTS:gpulab.test.${lab}.objects.${backend}>)
+      endforeach()
     endif()
     foreach(backend IN LISTS GPULAB_BACKENDS)
       set(run "{}")
-      _gpulab_json_set_string(run variant "${variant}")
+      _gpulab_json_set_string(run variant "${kind}")
+      string(JSON run SET "${run}" slot ${slot})
       _gpulab_json_set_string(run backend "${backend}")
-      if(variant STREQUAL "submission")
+      _gpulab_json_set_string(run files_dir "${variant_dir}")
+      if(kind STREQUAL "submission")
         # Built by `gpulab grade` only.
         set_target_properties(gpulab.${lab}.${variant}.${backend} PROPERTIES EXCLUDE_FROM_ALL ON)
         set(report "")
@@ -273,14 +331,12 @@ const char* gpulab::labkit::report_variant() noexcept {
       if(GPULAB_BUILD_TESTS)
         set(exe gpulab.test.${lab}.${variant}.${backend})
         _gpulab_program_path(exe_path ${exe})
-        if(variant STREQUAL "submission")
+        if(kind STREQUAL "submission")
           set_target_properties(${exe} PROPERTIES EXCLUDE_FROM_ALL ON)
+          set(out_dir "${slot_dir}/results/${lab}.${variant}.${backend}")
+        else()
+          set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
         endif()
-        # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
-        # device skips without one, and a skip earns nothing).
-        target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/tests/labs"
-                                   "${PROJECT_SOURCE_DIR}/tests/support")
-        set(out_dir "${PROJECT_BINARY_DIR}/grading/results/${lab}.${variant}.${backend}")
         # On sim, events read the modeled clock (docs/sim.md): timings are modeled from the
         # counted traffic, the same on a busy machine as on an idle one, so a grade does not
         # depend on the load of the grading machine.
@@ -294,6 +350,10 @@ const char* gpulab::labkit::report_variant() noexcept {
         endforeach()
         math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
         foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)
+          _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}}")
+          if(slot GREATER 0)
+            continue()  # graded by `gpulab grade` only; ctest lists slot 0's
+          endif()
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
           add_test(NAME "${test}"
             COMMAND gpulab-grade-runner --test ${name} --out ${out_dir}
@@ -313,7 +373,6 @@ const char* gpulab::labkit::report_variant() noexcept {
             # each would time the other's work too. ctest -j runs them one at a time.
             set_tests_properties("${test}" PROPERTIES RESOURCE_LOCK gpulab_gpu)
           endif()
-          _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}}")
         endforeach()
       endif()
       _gpulab_json_set_string(run tests_target "${exe}")
@@ -353,7 +412,7 @@ function(gpulab_write_lab_manifest)
     _gpulab_json_append(labs "${entry}")
   endforeach()
   set(manifest "{}")
-  string(JSON manifest SET "${manifest}" schema_version 4)
+  string(JSON manifest SET "${manifest}" schema_version 5)
   _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
   _gpulab_json_set_string(manifest build_dir "${PROJECT_BINARY_DIR}")
   _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")
@@ -373,6 +432,14 @@ function(gpulab_write_lab_manifest)
     string(JSON sandbox SET "${sandbox}" ${key} "${array}")
   endforeach()
   string(JSON manifest SET "${manifest}" sandbox "${sandbox}")
+  set(slots "[]")
+  math(EXPR last_slot "${GPULAB_GRADING_SLOTS} - 1")
+  foreach(slot RANGE ${last_slot})
+    _gpulab_slot_dir(dir ${slot})
+    _gpulab_json_string(quoted "${dir}")
+    _gpulab_json_append(slots "${quoted}")
+  endforeach()
+  string(JSON manifest SET "${manifest}" grading_slots "${slots}")
   string(JSON manifest SET "${manifest}" labs "${labs}")
   # Rewritten only when it changed, so what depends on it does not rerun for nothing.
   file(WRITE "${PROJECT_BINARY_DIR}/grading/manifest.json.new" "${manifest}\n")

@@ -3,22 +3,21 @@
 //   1. The instructor files (tests, interfaces, CMake, framework, and what grading runs of the
 //      build) are checked against the seal, kept outside the build (default_seal_path, or
 //      --seal), written the first time (or with --reseal).
-//   2. Only the student files of each lab (its TODO files) are copied from the submission into
-//      <build>/grading/submission/; everything else comes from the instructor's tree. A submitted
-//      copy of an instructor file is ignored and listed.
-//   3. Each lab's graded suite is built on its own: a lab that does not compile scores 0 with the
-//      compiler's first errors, and the other labs are still graded.
+//   2. Only the student files of each lab (its TODO files) are copied from the submission into a
+//      free grading slot of the build, <build>/grading/slot<N>/submission/ (a grading waits for
+//      one: GPULAB_GRADING_SLOTS gradings run at once); everything else comes from the
+//      instructor's tree. A submitted copy of an instructor file is ignored and listed.
+//   3. Each lab's graded suite is built on its own (one build at a time in a build folder): a lab
+//      that does not compile scores 0 with the compiler's first errors, and the other labs are
+//      still graded.
 //   4. Every graded test case runs through gpulab-grade-runner, as ctest runs it (own process
 //      group, time limit, verdict from evidence, in the sandbox where bubblewrap works), -j at a
-//      time; the points are those of tests whose runner exited 0 and whose verdict file agrees.
+//      time (on the cuda backend, one grading's tests at a time on the GPU); the points are those
+//      of tests whose runner exited 0 and whose verdict file agrees.
 //   5. The instructor files and the graded test programs are checked again: code that changed
 //      them while it ran gets nothing.
 // A report is always printed and written (--json, --gradescope, --junit). Exit code: 0 when
 // grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -27,6 +26,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -69,24 +69,15 @@ struct GradeOptions {
   bool verbose = false;
 };
 
-// One `gpulab grade` at a time per build: they share <build>/grading/submission/.
-class BuildLock {
- public:
-  explicit BuildLock(const fs::path& path) {
-    fs::create_directories(path.parent_path());
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      throw std::runtime_error("another gpulab grade is running in this build (" + path.string() +
-                               " is locked); wait for it or use another build directory");
-    }
+// The lock on `path`, waited for when another program holds it (saying so first, as `waiting`).
+FileLock wait_for_lock(const fs::path& path, const std::string& waiting) {
+  FileLock lock(path, false);
+  if (lock.held()) {
+    return lock;
   }
-  BuildLock(const BuildLock&) = delete;
-  BuildLock& operator=(const BuildLock&) = delete;
-  ~BuildLock() { close(fd_); }
-
- private:
-  int fd_ = -1;
-};
+  std::cout << "gpulab grade: " << waiting << std::endl;
+  return FileLock(path, true);
+}
 
 // Where a lab's student file is in the submission: <root>/labs/<dir>/<file> (a copy of the
 // whole tree) or <root>/<dir>/<file> (a labs/ or solutions/ folder).
@@ -272,19 +263,20 @@ class Grading {
     if (!fs::is_directory(root_)) {
       throw UsageError("--submission " + root_.string() + ": no such directory");
     }
+    take_slot();
     const ResultsContext context = make_context(backend_, "", "");
     report_.submission = fs::absolute(root_).lexically_normal().string();
     report_.backend = backend_;
     report_.date = context.date;
     report_.gpulab_version = context.gpulab_version;
     for (const LabEntry* lab : labs_) {
-      const LabRun* run = find_run(*lab, "submission", backend_);
+      const LabRun* run = find_run(*lab, "submission", backend_, slot_);
       if (run == nullptr || run->tests.empty()) {
         throw std::runtime_error(lab->id + " has no graded tests in this build (configured " +
                                  "with GPULAB_BUILD_TESTS=OFF?)");
       }
       runs_.push_back(run);
-      LabGrade grade{lab->id, lab->title, 0, 0, {}, {}, {}, {}};
+      LabGrade grade{lab->id, lab->title, 0, 0, run->tests_program.string(), {}, {}, {}, {}};
       for (const GradedTest& test : run->tests) {
         grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
       }
@@ -295,7 +287,6 @@ class Grading {
   Grading(const Grading&) = delete;
   Grading& operator=(const Grading&) = delete;
 
-  [[nodiscard]] const fs::path& grading_dir() const { return grading_; }
   [[nodiscard]] std::size_t lab_count() const { return labs_.size(); }
 
   // 1. The instructor files against the seal; the seal written instead on the first grading of
@@ -319,7 +310,8 @@ class Grading {
     }
     report_.ignored = changed_instructor_copies(root_, seal_);
     std::cout << "gpulab grade: " << report_.submission << ", " << labs_.size() << " lab(s), "
-              << backend_ << " backend" << std::endl;
+              << backend_ << " backend, grading slot " << slot_ << " of "
+              << manifest_.grading_slots.size() << std::endl;
     return true;
   }
 
@@ -354,7 +346,7 @@ class Grading {
         missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
         continue;
       }
-      const fs::path staged = grading_ / "submission" / lab.dir / file;
+      const fs::path staged = runs_[i]->files_dir / file;
       stage_student_file(*found, staged);
       // Compiled again even when unchanged, so the report lists its warnings every time.
       fs::last_write_time(staged, fs::file_time_type::clock::now());
@@ -369,8 +361,14 @@ class Grading {
                        runs_[i]->tests_target, "-j",      std::to_string(jobs_)};
     build_spec.timeout_s = kBuildTimeoutS;
     build_spec.keep_bytes = 1 << 20;
-    const ProcessResult built = run_process(build_spec);
-    const fs::path log = grading_ / "build" / (lab.id + ".log");
+    ProcessResult built;
+    {
+      // Two builds at once in one build folder would rebuild what they share twice, at once.
+      const FileLock building = wait_for_lock(
+          grading_ / "build.lock", "waiting for another grading's build in this build folder");
+      built = run_process(build_spec);
+    }
+    const fs::path log = slot_dir_ / "build" / (lab.id + ".log");
     write_file_atomically(log, built.output);
     if (!built.started || built.timed_out || built.exit_code != 0) {
       std::cout << "did not compile (" << log.string() << ")\n";
@@ -399,8 +397,7 @@ class Grading {
     const LabEntry& lab = *labs_[i];
     std::vector<std::string> findings;
     try {
-      findings =
-          check_lab_code(manifest_, lab, *runs_[i], build_, grading_ / "submission" / lab.dir);
+      findings = check_lab_code(manifest_, lab, *runs_[i], build_, runs_[i]->files_dir);
     } catch (const std::exception& e) {
       findings = {std::string("its code could not be checked: ") + e.what()};
       report_.problems.push_back(lab.id + ": " + findings.front());
@@ -433,7 +430,13 @@ class Grading {
     }
     const double timeout_s =
         options_.timeout_s > 0 ? options_.timeout_s : static_cast<double>(manifest_.test_timeout_s);
-    const fs::path log = grading_ / "tests.log";
+    const fs::path log = slot_dir_ / "tests.log";
+    // On a GPU the tests of two gradings would time each other's kernels, as two tests would.
+    std::optional<FileLock> gpu;
+    if (backend_ == "cuda" && !cases.empty()) {
+      gpu.emplace(wait_for_lock(grading_ / "gpu.lock",
+                                "waiting for another grading's tests on the GPU to finish"));
+    }
     std::cout << "  running " << cases.size() << " graded tests, " << test_jobs_
               << (test_jobs_ == 1 && backend_ == "cuda" ? " at a time (the GPU is shared by all)"
                                                         : " at a time")
@@ -515,6 +518,36 @@ class Grading {
   }
 
  private:
+  // A free grading slot of the build, waited for when every slot is grading: its lock held in
+  // slot_lock_ until this grading ends.
+  void take_slot() {
+    if (manifest_.grading_slots.empty()) {
+      throw std::runtime_error(
+          "this build has no grading slots (configured with "
+          "GPULAB_BUILD_TESTS=OFF?)");
+    }
+    bool said = false;
+    for (;;) {
+      for (std::size_t s = 0; s < manifest_.grading_slots.size(); ++s) {
+        FileLock lock(manifest_.grading_slots[s] / "grade.lock", false);
+        if (lock.held()) {
+          slot_lock_.emplace(std::move(lock));
+          slot_ = static_cast<int>(s);
+          slot_dir_ = manifest_.grading_slots[s];
+          return;
+        }
+      }
+      if (!said) {
+        std::cout << "gpulab grade: all " << manifest_.grading_slots.size()
+                  << " grading slots of this build are in use (GPULAB_GRADING_SLOTS); waiting "
+                     "for one"
+                  << std::endl;
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
   // The runner's verdict of `test`; nullopt when it wrote none.
   static std::optional<Verdict> read_verdict(const LabRun& run, const GradedTest& test) {
     const fs::path file = run.results_dir / (test.name + ".verdict.json");
@@ -556,6 +589,9 @@ class Grading {
   fs::path seal_path_;
   int jobs_;       // builds
   int test_jobs_;  // graded tests at a time
+  std::optional<FileLock> slot_lock_;
+  int slot_ = 0;
+  fs::path slot_dir_;
   std::vector<const LabRun*> runs_;
   std::vector<SealedFile> seal_;
   std::vector<SealedFile> programs_;  // the graded test programs, as built
@@ -565,7 +601,6 @@ class Grading {
 
 int grade(const GradeOptions& options) {
   Grading grading(options);
-  const BuildLock lock(grading.grading_dir() / "grade.lock");
   if (!grading.check_seal()) {
     return grading.finish(kIntegrityFailure);
   }

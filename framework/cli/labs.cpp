@@ -119,10 +119,10 @@ std::string choose_backend(const LabManifest& manifest, const std::string& reque
   return "sim";
 }
 
-const LabRun* find_run(const LabEntry& lab, const std::string& variant,
-                       const std::string& backend) {
+const LabRun* find_run(const LabEntry& lab, const std::string& variant, const std::string& backend,
+                       int slot) {
   for (const LabRun& run : lab.runs) {
-    if (run.variant == variant && run.backend == backend) {
+    if (run.variant == variant && run.backend == backend && run.slot == slot) {
       return &run;
     }
   }

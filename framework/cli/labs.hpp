@@ -32,9 +32,10 @@ namespace gpulab::cli {
 /// std::runtime_error for cuda without a usable device.
 [[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& requested);
 
-/// The run of `lab` for a variant and backend, or nullptr.
+/// The run of `lab` for a variant, backend and grading slot (submission runs have one per slot),
+/// or nullptr.
 [[nodiscard]] const LabRun* find_run(const LabEntry& lab, const std::string& variant,
-                                     const std::string& backend);
+                                     const std::string& backend, int slot = 0);
 
 /// Runs a program with arguments, stdout and stderr inherited; returns its exit status (128 +
 /// signal when killed by one). Throws std::runtime_error when it cannot be started.

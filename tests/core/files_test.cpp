@@ -1,15 +1,20 @@
 // Unit tests of gpulab/core/files.hpp: the whole-file reader and the one atomic writer that the
-// results writer, the grader, its runner and the build tools share.
+// results writer, the grader, its runner and the build tools share, and the lock file of `gpulab
+// grade`.
 #include "gpulab/core/files.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "temp_dir.hpp"
@@ -89,6 +94,49 @@ TEST(Files, AFailedWriteNamesTheFileAndTheStepAndLeavesNothing) {
 
   EXPECT_NE(error_of(dir.path() / "", ParentFolders::create).find("expected a file name"),
             std::string::npos);
+}
+
+TEST(FileLock, OneHolderAtATimeAndFreeAgainWhenReleased) {
+  const TempDir dir;
+  const fs::path path = dir.path() / "locks" / "grade.lock";
+  std::optional<gpulab::FileLock> first(std::in_place, path, false);
+  EXPECT_TRUE(first->held());
+  EXPECT_TRUE(fs::is_regular_file(path));  // created, with its folder
+  EXPECT_FALSE(gpulab::FileLock(path, false).held());
+  gpulab::FileLock moved(std::move(*first));
+  EXPECT_TRUE(moved.held());
+  EXPECT_FALSE(first->held());
+  first.reset();  // the moved-from lock releases nothing
+  EXPECT_FALSE(gpulab::FileLock(path, false).held());
+}
+
+TEST(FileLock, WaitingTakesItWhenTheHolderLetsGo) {
+  const TempDir dir;
+  const fs::path path = dir.path() / "build.lock";
+  std::optional<gpulab::FileLock> holder(std::in_place, path, false);
+  ASSERT_TRUE(holder->held());
+  std::atomic<bool> released{false};
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    released = true;
+    holder.reset();
+  });
+  const gpulab::FileLock waited(path, true);
+  EXPECT_TRUE(waited.held());
+  EXPECT_TRUE(released.load());
+  release.join();
+}
+
+TEST(FileLock, AFileThatCannotBeOpenedIsARuntimeErrorNamingIt) {
+  const TempDir dir;
+  const fs::path path = dir.path() / "a-folder";
+  fs::create_directories(path);
+  try {
+    const gpulab::FileLock lock(path, false);  // a folder cannot be opened for writing
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Unit tests of grading.hpp: the lab manifest (schema_version 3), the test runner's command and
+// Unit tests of grading.hpp: the lab manifest (schema_version 5), the test runner's command and
 // outcome, staging student files, the seal of the instructor files on a temporary tree, the grade
 // of a test from the runner's exit and its verdict, compiler error excerpts, and the three reports:
 // JSON, Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML
@@ -79,7 +79,7 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 4,
+    "schema_version": 5,
     "source_dir": "/src/gpulab",
     "build_dir": "/b",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
@@ -89,12 +89,15 @@ json valid_manifest() {
     "objdump": "/usr/bin/objdump",
     "sandbox": {"visible": ["/src/gpulab", "/b"],
                 "hidden": ["/src/gpulab/solutions", "/src/gpulab/tests/hidden"]},
+    "grading_slots": ["/b/grading/slot0", "/b/grading/slot1"],
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
        "forbidden_calls": ["gpulab::summarize("],
        "runs": [
-         {"variant": "student", "backend": "sim", "report": "/b/bin/gpulab.lab01.student.run.sim",
+         {"variant": "student", "slot": 0, "backend": "sim",
+          "files_dir": "/src/gpulab/labs/lab01_benchmarking",
+          "report": "/b/bin/gpulab.lab01.student.run.sim",
           "library_target": "gpulab.lab01.student.sim",
           "library": "/b/labs/libgpulab.lab01.student.sim.a",
           "tests_target": "gpulab.test.lab01.student.sim",
@@ -103,7 +106,9 @@ json valid_manifest() {
           "environment": {"GPULAB_SIM_CLOCK": "modeled"},
           "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false},
                     {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true}]},
-         {"variant": "submission", "backend": "cuda", "report": "", "library_target": "l",
+         {"variant": "submission", "slot": 1, "backend": "cuda",
+          "files_dir": "/b/grading/slot1/submission/lab01_benchmarking",
+          "report": "", "library_target": "l",
           "library": "/b/l.a",
           "tests_target": "",
           "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
@@ -127,6 +132,7 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.grade_runner, fs::path("/b/bin/gpulab-grade-runner"));
   EXPECT_EQ(m.nm, fs::path("/usr/bin/nm"));
   EXPECT_EQ(m.objdump, fs::path("/usr/bin/objdump"));
+  EXPECT_EQ(m.grading_slots, (std::vector<fs::path>{"/b/grading/slot0", "/b/grading/slot1"}));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
   EXPECT_EQ(lab.id, "lab01");
@@ -136,7 +142,9 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(lab.forbidden_calls, (Lines{"gpulab::summarize("}));
   ASSERT_EQ(lab.runs.size(), 2u);
   EXPECT_EQ(lab.runs[0].variant, "student");
+  EXPECT_EQ(lab.runs[0].slot, 0);
   EXPECT_EQ(lab.runs[0].backend, "sim");
+  EXPECT_EQ(lab.runs[0].files_dir, fs::path("/src/gpulab/labs/lab01_benchmarking"));
   EXPECT_EQ(lab.runs[0].report, fs::path("/b/bin/gpulab.lab01.student.run.sim"));
   EXPECT_EQ(lab.runs[0].library_target, "gpulab.lab01.student.sim");
   EXPECT_EQ(lab.runs[0].library, fs::path("/b/labs/libgpulab.lab01.student.sim.a"));
@@ -152,7 +160,9 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(lab.runs[0].tests[1].points, 10);
   EXPECT_TRUE(lab.runs[0].tests[1].hidden);
   EXPECT_EQ(lab.runs[1].variant, "submission");
+  EXPECT_EQ(lab.runs[1].slot, 1);
   EXPECT_EQ(lab.runs[1].backend, "cuda");
+  EXPECT_EQ(lab.runs[1].files_dir, fs::path("/b/grading/slot1/submission/lab01_benchmarking"));
   EXPECT_EQ(lab.runs[1].report, fs::path());
   EXPECT_TRUE(lab.runs[1].environment.empty());
   EXPECT_TRUE(lab.runs[1].tests.empty());
@@ -172,7 +182,7 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {3, 5}) {
+  for (const int version : {4, 6}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -205,7 +215,7 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "4"},
+      {"", "schema_version", "5"},
       {"", "source_dir", 7},
       {"", "build_dir", 7},
       {"", "extra_tests_dir", json::array()},
@@ -216,6 +226,7 @@ const std::vector<RequiredField>& required_fields() {
       {"", "sandbox", json::array()},
       {"/sandbox", "visible", "/b"},
       {"/sandbox", "hidden", json::object()},
+      {"", "grading_slots", "/b/grading/slot0"},
       {"", "labs", json::object()},
       {"/labs/0", "id", 1},
       {"/labs/0", "title", false},
@@ -224,7 +235,9 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0", "forbidden_calls", "gpulab::summarize("},
       {"/labs/0", "runs", json::object()},
       {"/labs/0/runs/0", "variant", 0},
+      {"/labs/0/runs/0", "slot", "0"},
       {"/labs/0/runs/0", "backend", json::array({"sim"})},
+      {"/labs/0/runs/0", "files_dir", json::object()},
       {"/labs/0/runs/0", "report", 1.5},
       {"/labs/0/runs/0", "library_target", 8},
       {"/labs/0/runs/0", "library", 7},
@@ -276,6 +289,20 @@ TEST(LabManifest, AnErrorSaysWhereInTheDocument) {
                        "labs[1].dir"));
 }
 
+TEST(LabManifest, ARunInASlotTheBuildDoesNotHaveIsARuntimeError) {
+  for (const json& slot : {json(2), json(-1), json(1.5)}) {
+    json doc = valid_manifest();
+    doc["labs"][0]["runs"][1]["slot"] = slot;
+    const std::string message =
+        runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); });
+    EXPECT_TRUE(contains(message, "labs[0].runs[1].slot")) << slot << ": " << message;
+  }
+  json doc = valid_manifest();
+  doc["grading_slots"][1] = 7;
+  EXPECT_TRUE(contains(runtime_error_of([&] { (void)parse_lab_manifest(doc.dump(), "m.json"); }),
+                       "grading_slots"));
+}
+
 TEST(LabManifest, AStudentFileThatIsNotAStringIsARuntimeError) {
   json doc = valid_manifest();
   doc["labs"][0]["student_files"][1] = 42;
@@ -310,7 +337,7 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 4})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 5})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
@@ -936,6 +963,7 @@ GradeReport sample_report() {
   LabGrade lab01;
   lab01.lab = "lab01";
   lab01.title = "Benchmarking a kernel correctly";
+  lab01.program = "/b/bin/gpulab.test.lab01.submission1.sim";
   lab01.build_warnings = {"benchmark.cu:31:10: warning: use of old-style cast to 'double'",
                           "   31 |   return (double)n;"};
   lab01.tests.push_back(grade_test({"Lab01Summary.Count", 5, false}, TestOutcome::passed,
@@ -1000,6 +1028,7 @@ TEST(ReportJson, HasEveryField) {
   EXPECT_EQ(labs[0].at("title"), "Benchmarking a kernel correctly");
   EXPECT_EQ(labs[0].at("earned"), 25);
   EXPECT_EQ(labs[0].at("possible"), 50);
+  EXPECT_EQ(labs[0].at("program"), "/b/bin/gpulab.test.lab01.submission1.sim");
   EXPECT_EQ(labs[0].at("build_errors"), json::array());
   EXPECT_EQ(labs[0].at("build_warnings"),
             json({"benchmark.cu:31:10: warning: use of old-style cast to 'double'",

@@ -200,11 +200,10 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
 
   // Nothing the grading started survives it: not the test programs (killed at their time limit
   // when they hang) and not what they started.
+  // (The programs this grading built, in its grading slot: not another grading's.)
   std::vector<std::string> markers = {"gpulab-planted-stray"};
-  for (const json& lab : spec.at("labs")) {  // this build's test programs, not another build's
-    markers.push_back((fs::path(GPULAB_EXE).parent_path() /
-                       ("gpulab.test." + lab.get<std::string>() + ".submission." + backend))
-                          .string());
+  for (const json& lab : report.at("labs")) {
+    markers.push_back(lab.at("program").get<std::string>());
   }
   for (const std::string& marker : markers) {
     EXPECT_TRUE(processes_with(marker).empty()) << "processes started by grading survived it:\n"

@@ -22,9 +22,8 @@ TEST(LabCode, StubsAndSolutionsPassTheCodeChecks) {
       if (run.variant == "submission") {
         continue;  // what it holds depends on the last grading
       }
-      const std::vector<std::string> findings = gpulab::check_lab_code(
-          manifest, lab, run, build,
-          manifest.source_dir / (run.variant == "student" ? "labs" : "solutions") / lab.dir);
+      const std::vector<std::string> findings =
+          gpulab::check_lab_code(manifest, lab, run, build, run.files_dir);
       std::string listed;
       for (const std::string& finding : findings) {
         listed += "\n  " + finding;

@@ -242,6 +242,35 @@ TEST(CountingGlobal, EachVisitOfALoadIsItsOwnRequest) {
   EXPECT_EQ(c.global_store.requests, 2u);
 }
 
+__global__ void odd_lanes_load_between(const float* in, const float* extra, float* out) {
+  float sum = 0.0f;
+  for (int i = 0; i < 2; ++i) {
+    sum += load_at(in, i * kWarp + threadIdx.x);  // every lane, twice, one instruction
+    if (i == 0 && threadIdx.x % 2 == 1) {
+      sum += extra[threadIdx.x];  // odd lanes, between the two
+    }
+  }
+  out[threadIdx.x] = sum;
+}
+
+TEST(CountingGlobal, ALaneThatLeavesTheOthersPathStillJoinsItsOwnVisit) {
+  GPULAB_REQUIRE_COUNTING();
+  // The loop's load: 2 requests of 32 lanes (each lane's second visit joins the second request,
+  // whatever it did between); the odd lanes' load: 1 request of 16 lanes. 4 sectors each.
+  DeviceBuffer<float> in(2 * kWarp);
+  DeviceBuffer<float> extra(kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  extra.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    odd_lanes_load_between<<<1, kWarp>>>(in.data(), extra.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 3u);
+  EXPECT_EQ(c.global_load.lanes, 2 * kWarp + kWarp / 2);
+  EXPECT_EQ(c.global_load.sectors, 12u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared memory
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "gpulab/core/files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 namespace gpulab {
 
@@ -92,6 +94,38 @@ void write_file_atomically(const fs::path& path, std::string_view text, ParentFo
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     give_up("replace the file", errno, false);
+  }
+}
+
+FileLock::FileLock(const fs::path& path, bool wait) {
+  std::error_code code;
+  if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path(), code);
+  }
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error(path.string() + ": cannot open the lock file: " +
+                             std::error_code(errno, std::generic_category()).message());
+  }
+  int result = 0;
+  do {
+    result = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB));
+  } while (result != 0 && errno == EINTR);
+  if (result != 0 && errno != EWOULDBLOCK) {
+    const int error = errno;
+    ::close(fd_);
+    throw std::runtime_error(path.string() + ": cannot lock: " +
+                             std::error_code(error, std::generic_category()).message());
+  }
+  held_ = result == 0;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), held_(std::exchange(other.held_, false)) {}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) {
+    ::close(fd_);  // releases the lock
   }
 }
 

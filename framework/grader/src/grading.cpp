@@ -1,6 +1,7 @@
 #include "gpulab/grader/grading.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -144,8 +145,8 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 4) {
-    fail(source, "schema_version: this gpulab reads version 4 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 5) {
+    fail(source, "schema_version: this gpulab reads version 5 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
@@ -165,6 +166,12 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
       }
       out->emplace_back(item.get<std::string>());
     }
+  }
+  for (const json& item : field(doc, "grading_slots", array, source, "manifest")) {
+    if (!item.is_string()) {
+      fail(source, "manifest.grading_slots: each entry must be a string");
+    }
+    manifest.grading_slots.emplace_back(item.get<std::string>());
   }
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
@@ -189,7 +196,15 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
       const std::string run_where = where + ".runs[" + std::to_string(j) + "]";
       LabRun run;
       run.variant = text(runs[j], "variant", source, run_where);
+      const auto slot = field(runs[j], "slot", json::value_t::number_unsigned, source, run_where)
+                            .get<std::uint64_t>();
+      if (slot > 0 && slot >= manifest.grading_slots.size()) {
+        fail(source, run_where + ".slot: " + std::to_string(slot) + " is not one of the " +
+                         std::to_string(manifest.grading_slots.size()) + " grading slots");
+      }
+      run.slot = static_cast<int>(slot);
       run.backend = text(runs[j], "backend", source, run_where);
+      run.files_dir = text(runs[j], "files_dir", source, run_where);
       run.report = text(runs[j], "report", source, run_where);
       run.library_target = text(runs[j], "library_target", source, run_where);
       run.library = text(runs[j], "library", source, run_where);
@@ -597,6 +612,7 @@ std::string report_json(const GradeReport& report) {
                     {"title", lab.title},
                     {"earned", lab.earned},
                     {"possible", lab.possible},
+                    {"program", lab.program},
                     {"build_errors", lab.build_errors},
                     {"build_warnings", lab.build_warnings},
                     {"rejected_for", lab.rejected_for},

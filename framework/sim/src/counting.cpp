@@ -69,14 +69,24 @@ struct Group {
   std::array<std::uint32_t, kWarp> bytes{};
 };
 
-// Per warp and instruction: how often each lane reached it, and the request of each visit.
+// Per warp and instruction: how often each lane that left the warp's common sequence reached it,
+// how often the common sequence does, and the request of each visit.
 struct InstructionVisits {
   std::array<std::uint32_t, kWarp> visits{};
+  std::uint32_t in_sequence = 0;
   std::vector<std::uint32_t> groups;  // indices into BlockCounter::groups, by visit
 };
 
+// The lanes of a warp mostly make the same accesses in the same order. The first lane to make its
+// p-th access appends that access's request to `sequence`; a lane whose accesses so far are the
+// sequence's, and whose p-th access is the same instruction as the sequence's p-th, joins that
+// request without a lookup. A lane that leaves the sequence counts its visits per instruction from
+// then on (its earlier ones replayed from the sequence): either way its k-th visit of an
+// instruction joins the k-th request of that instruction.
 struct WarpState {
   std::unordered_map<std::uint64_t, InstructionVisits> instructions;
+  std::vector<std::uint32_t> sequence;          // request of each position of the common sequence
+  std::uint32_t diverged = 0;                   // a bit per lane that left it
   std::array<std::uint32_t, kWarp> accesses{};  // per lane, in this phase
 };
 
@@ -231,12 +241,26 @@ struct BlockCounter {
   const Range* last_global = nullptr;
   unsigned current_lane = 0;  // of the running CUDA thread
   unsigned current_warp = 0;
+  // Scratch space of the costing, kept so that costing a request allocates nothing.
+  std::vector<std::uint64_t> scratch_sectors;
+  std::vector<std::uint32_t> scratch_covered;
+  std::vector<std::uint64_t> scratch_words;
 
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
+  std::uint32_t visit(WarpState& state, unsigned lane, std::uint32_t position, std::uint64_t key,
+                      Op op, Space space, std::uint64_t pc);
   void end_phase();
   void cost_global(const Group& g);
   void cost_shared(const Group& g);
 };
+
+std::uint64_t instruction_key(std::uint64_t pc, Space space) {
+  return (pc << 1) | static_cast<std::uint64_t>(space == Space::shared);
+}
+
+std::uint64_t instruction_key(const Group& g) {
+  return instruction_key(g.pc, g.space);
+}
 
 thread_local BlockCounter* active = nullptr;  // set while a counted CUDA thread runs
 
@@ -278,9 +302,40 @@ void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uin
   }
   const unsigned lane = current_lane;
   WarpState& state = warps[current_warp];
-  InstructionVisits& visits =
-      state.instructions[(pc << 1) | static_cast<std::uint64_t>(space == Space::shared)];
-  const std::uint32_t k = visits.visits[lane]++;
+  const std::uint64_t key = instruction_key(pc, space);
+  const std::uint32_t position = state.accesses[lane]++;
+  std::uint32_t index = 0;
+  if ((state.diverged & (1u << lane)) == 0 && position < state.sequence.size() &&
+      instruction_key(groups[state.sequence[position]]) == key) {
+    index = state.sequence[position];
+  } else {
+    index = visit(state, lane, position, key, op, space, pc);
+  }
+  Group& g = groups[index];
+  if (lane < g.lowest_lane) {
+    g.lowest_lane = lane;
+    g.position = position;
+  }
+  g.mask |= 1u << lane;
+  g.address[lane] = a;
+  g.bytes[lane] = bytes;
+}
+
+// The request of `lane`'s access at `position` of this phase, its `key` instruction's next visit,
+// where the common sequence does not know it (WarpState).
+std::uint32_t BlockCounter::visit(WarpState& state, unsigned lane, std::uint32_t position,
+                                  std::uint64_t key, Op op, Space space, std::uint64_t pc) {
+  const std::uint32_t bit = 1u << lane;
+  if ((state.diverged & bit) == 0 && position < state.sequence.size()) {
+    // It leaves the sequence here: its visits so far, those of the sequence's first `position`.
+    for (std::uint32_t q = 0; q < position; ++q) {
+      ++state.instructions[instruction_key(groups[state.sequence[q]])].visits[lane];
+    }
+    state.diverged |= bit;
+  }
+  InstructionVisits& visits = state.instructions[key];
+  const bool extends = (state.diverged & bit) == 0;  // at the sequence's end, appending to it
+  const std::uint32_t k = extends ? visits.in_sequence++ : visits.visits[lane]++;
   if (k == visits.groups.size()) {
     visits.groups.push_back(static_cast<std::uint32_t>(groups.size()));
     Group& created = groups.emplace_back();
@@ -289,15 +344,11 @@ void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uin
     created.op = op;
     created.space = space;
   }
-  Group& g = groups[visits.groups[k]];
-  const std::uint32_t position = state.accesses[lane]++;
-  if (lane < g.lowest_lane) {
-    g.lowest_lane = lane;
-    g.position = position;
+  const std::uint32_t index = visits.groups[k];
+  if (extends) {
+    state.sequence.push_back(index);
   }
-  g.mask |= 1u << lane;
-  g.address[lane] = a;
-  g.bytes[lane] = bytes;
+  return index;
 }
 
 GlobalAccessCounts& global_counts(MemoryCounters& c, Op op) {
@@ -309,9 +360,10 @@ SharedAccessCounts& shared_counts(MemoryCounters& c, Op op) {
 }
 
 // Of the `sectors` (sorted, unique) a store request touches, how many it writes only in part:
-// the bytes its lanes write do not cover all 32 of the sector's.
-std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& sectors) {
-  std::vector<std::uint32_t> covered(sectors.size(), 0);  // a bit per byte of each sector
+// the bytes its lanes write do not cover all 32 of the sector's. `covered`: scratch space.
+std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& sectors,
+                              std::vector<std::uint32_t>& covered) {
+  covered.assign(sectors.size(), 0);  // a bit per byte of each sector
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     if ((g.mask & (1u << lane)) == 0) {
       continue;
@@ -334,9 +386,8 @@ std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& 
 
 void BlockCounter::cost_global(const Group& g) {
   // Every 32-byte sector any lane touches, once per request.
-  std::array<std::uint64_t, 4 * kWarp> touched{};
-  std::vector<std::uint64_t> wide;  // accesses wider than 64 bytes (loadN)
-  std::size_t n = 0;
+  std::vector<std::uint64_t>& wide = scratch_sectors;
+  wide.clear();
   std::uint64_t requested = 0;
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     if ((g.mask & (1u << lane)) == 0) {
@@ -346,19 +397,14 @@ void BlockCounter::cost_global(const Group& g) {
     const std::uint64_t first = g.address[lane] / 32;
     const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 32;
     for (std::uint64_t s = first; s <= last; ++s) {
-      if (n < touched.size()) {
-        touched[n++] = s;
-      } else {
-        wide.push_back(s);
-      }
+      wide.push_back(s);
     }
   }
-  wide.insert(wide.end(), touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(n));
   std::sort(wide.begin(), wide.end());
   wide.erase(std::unique(wide.begin(), wide.end()), wide.end());
   GlobalAccessCounts& c = global_counts(counts, g.op);
   if (g.op == Op::store) {
-    c.partial_sectors += partial_sectors(g, wide);
+    c.partial_sectors += partial_sectors(g, wide, scratch_covered);
   }
   c.requests += 1;
   c.sectors += wide.size();
@@ -384,7 +430,7 @@ void BlockCounter::cost_shared(const Group& g) {
   const unsigned lanes_per_phase = std::max(1u, kWarp / words_per_lane);
   std::uint64_t wavefronts = 0;
   std::uint64_t ideal = 0;
-  std::vector<std::uint64_t> words;
+  std::vector<std::uint64_t>& words = scratch_words;
   for (unsigned phase_start = 0; phase_start < kWarp; phase_start += lanes_per_phase) {
     words.clear();
     for (unsigned lane = phase_start; lane < phase_start + lanes_per_phase; ++lane) {
@@ -441,6 +487,8 @@ void BlockCounter::end_phase() {
   groups.clear();
   for (WarpState& state : warps) {
     state.instructions.clear();
+    state.sequence.clear();
+    state.diverged = 0;
     state.accesses.fill(0);
   }
 }

@@ -1,5 +1,6 @@
 // Whole-file reads and writes, for every program of the project (the results writer, the grader
-// and its runner, the build tools): one atomic writer, one reader.
+// and its runner, the build tools): one atomic writer, one reader; and a lock file, for programs
+// that share a folder.
 #pragma once
 
 #include <filesystem>
@@ -23,5 +24,26 @@ enum class ParentFolders { must_exist, create };
 /// e.g. "/x/run.json: cannot create a temporary file in /x: No such file or directory".
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,
                            ParentFolders parents = ParentFolders::create);
+
+/// An exclusive lock on a file (flock(2), advisory: it binds the programs that take it), held
+/// until the object is destroyed or its process ends, however it ends.
+class FileLock {
+ public:
+  /// Takes the lock on `path` (created, with its folders, when missing): waits for it when
+  /// `wait`, else returns at once, and held() says whether it was free. Throws
+  /// std::runtime_error when the file cannot be opened.
+  FileLock(const std::filesystem::path& path, bool wait);
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  ~FileLock();
+
+  [[nodiscard]] bool held() const noexcept { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
 
 }  // namespace gpulab

@@ -30,7 +30,9 @@ struct GradedTest {
 /// One build of a lab: which code (variant), which backend, its report program and its tests.
 struct LabRun {
   std::string variant;                  ///< "student", "solution" or "submission"
+  int slot = 0;                         ///< the grading slot of a submission run (else 0)
   std::string backend;                  ///< "cuda" or "sim"
+  std::filesystem::path files_dir;      ///< where its student files are (staged, for submission)
   std::filesystem::path report;         ///< the report program (empty for the submission variant)
   std::string library_target;           ///< the student files' library target
   std::filesystem::path library;        ///< and its static library
@@ -65,10 +67,13 @@ struct LabManifest {
   /// (solutions/, the hidden suites, the repository's history). Its writable folder is the
   /// runner's.
   SandboxSpec sandbox;
+  /// The folder of each grading slot (<build>/grading/slot<N>): one `gpulab grade` at a time
+  /// stages, builds and runs a submission in a slot; its submission runs have that slot.
+  std::vector<std::filesystem::path> grading_slots;
   std::vector<LabEntry> labs;  ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 4); throws std::runtime_error naming
+/// Reads the manifest from JSON text (schema_version 5); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
@@ -182,6 +187,7 @@ struct LabGrade {
   std::string title;                      ///< the lab's title
   int earned = 0;                         ///< sum of earned points
   int possible = 0;                       ///< sum of points
+  std::string program;                    ///< the graded tests' program, built from the code
   std::vector<std::string> build_errors;  ///< the compiler's first errors when it did not build
   /// The compiler's warnings (never fatal: no points lost).
   std::vector<std::string> build_warnings;
