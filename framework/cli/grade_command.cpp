@@ -292,6 +292,13 @@ class Grading {
   // 1. The instructor files against the seal; the seal written instead on the first grading of
   // this build or with --reseal. False (every test not run) when they differ.
   bool check_seal() {
+    // What grading runs of the build is sealed too: built first, so that a rebuild (after an
+    // edit or a commit: the version it reports) happens before the seal, not during the grading.
+    if (const ProcessResult built = build(fs::path(manifest_.grade_runner).filename().string());
+        !built.started || built.timed_out || built.exit_code != 0) {
+      throw std::runtime_error("the test runner did not build:\n" +
+                               (built.started ? built.output : built.start_error));
+    }
     if (const std::optional<std::string> text = read_file(seal_path_); text && !options_.reseal) {
       seal_ = parse_seal(*text, seal_path_.string());
       report_.integrity = check_integrity(manifest_, seal_);
@@ -356,18 +363,7 @@ class Grading {
       build_failed(i, missing);
       return false;
     }
-    ProcessSpec build_spec;
-    build_spec.argv = {GPULAB_CMAKE_COMMAND,   "--build", build_.string(),      "--target",
-                       runs_[i]->tests_target, "-j",      std::to_string(jobs_)};
-    build_spec.timeout_s = kBuildTimeoutS;
-    build_spec.keep_bytes = 1 << 20;
-    ProcessResult built;
-    {
-      // Two builds at once in one build folder would rebuild what they share twice, at once.
-      const FileLock building = wait_for_lock(
-          grading_ / "build.lock", "waiting for another grading's build in this build folder");
-      built = run_process(build_spec);
-    }
+    const ProcessResult built = build(runs_[i]->tests_target);
     const fs::path log = slot_dir_ / "build" / (lab.id + ".log");
     write_file_atomically(log, built.output);
     if (!built.started || built.timed_out || built.exit_code != 0) {
@@ -518,6 +514,19 @@ class Grading {
   }
 
  private:
+  // `target` built, one build at a time in the build folder: two at once would rebuild what they
+  // share twice, at once.
+  ProcessResult build(const std::string& target) {
+    ProcessSpec spec;
+    spec.argv = {GPULAB_CMAKE_COMMAND, "--build", build_.string(), "--target", target, "-j",
+                 std::to_string(jobs_)};
+    spec.timeout_s = kBuildTimeoutS;
+    spec.keep_bytes = 1 << 20;
+    const FileLock building = wait_for_lock(
+        grading_ / "build.lock", "waiting for another grading's build in this build folder");
+    return run_process(spec);
+  }
+
   // A free grading slot of the build, waited for when every slot is grading: its lock held in
   // slot_lock_ until this grading ends.
   void take_slot() {
