@@ -94,7 +94,7 @@ struct IncludeRules {
   std::filesystem::path build_dir;   ///< the build
   std::filesystem::path lab_dir;     ///< <source>/labs/<dir>
   std::filesystem::path
-      staged_dir;  ///< where the graded files are: <build>/grading/submission/<dir>
+      staged_dir;  ///< where the graded files are: <build>/grading/slot<N>/submission/<dir>
   std::filesystem::path extra_tests_dir;  ///< the hidden suites (may be outside both trees)
 };
 
