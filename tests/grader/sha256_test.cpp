@@ -1,6 +1,7 @@
 // Unit tests of sha256.hpp: the FIPS 180-4 example messages (NIST "Examples with intermediate
 // values", SHA-256), lengths around the padding boundaries (55/56 bytes: whether the length field
-// still fits in the last block; 64 bytes: one full block), and sha256_file.
+// still fits in the last block; 64 bytes: one full block), and sha256_file; each with both engines
+// (the CPU's SHA instructions, where it has them, and portable C++).
 #include "gpulab/grader/sha256.hpp"
 
 #include <gtest/gtest.h>
@@ -16,17 +17,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr Sha256Engine kEngines[] = {Sha256Engine::automatic, Sha256Engine::portable};
+
+const char* name(Sha256Engine engine) {
+  return engine == Sha256Engine::automatic ? "automatic" : "portable";
+}
+
 TEST(Sha256, NistExampleMessages) {
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // 448 bits: the padding needs a second block.
-  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  for (const Sha256Engine e : kEngines) {
+    EXPECT_EQ(sha256_hex("", e), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        << name(e);
+    EXPECT_EQ(sha256_hex("abc", e),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        << name(e);
+    // 448 bits: the padding needs a second block.
+    EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", e),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        << name(e);
+  }
 }
 
 TEST(Sha256, OneMillionAs) {
-  EXPECT_EQ(sha256_hex(std::string(1'000'000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  for (const Sha256Engine e : kEngines) {
+    EXPECT_EQ(sha256_hex(std::string(1'000'000, 'a'), e),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        << name(e);
+  }
 }
 
 // "abcd...zabcd..." of `length` bytes.
@@ -57,8 +73,10 @@ TEST(Sha256, LengthsAroundThePaddingBoundaries) {
       {128, "6c05be2c4268843ae47e68e611277ce62c02153f2f4d2e1e2a1a4b44f766cf74"},
       {129, "cd6bba8374324cbcc0c296b94f35299c0b9820393116358ac3afaf091a4955a5"},
   };
-  for (const auto& c : cases) {
-    EXPECT_EQ(sha256_hex(alphabet(c.length)), c.digest) << c.length << " bytes";
+  for (const Sha256Engine e : kEngines) {
+    for (const auto& c : cases) {
+      EXPECT_EQ(sha256_hex(alphabet(c.length), e), c.digest) << c.length << " bytes, " << name(e);
+    }
   }
 }
 
@@ -68,7 +86,11 @@ TEST(Sha256, EveryByteValueIncludingNulAndHighBytes) {
     bytes += static_cast<char>(i);
   }
   ASSERT_EQ(bytes.size(), 256u);
-  EXPECT_EQ(sha256_hex(bytes), "40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880");
+  for (const Sha256Engine e : kEngines) {
+    EXPECT_EQ(sha256_hex(bytes, e),
+              "40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880")
+        << name(e);
+  }
 }
 
 // A file in the temporary directory, removed at the end of the test.
@@ -101,7 +123,9 @@ TEST(Sha256File, HashesTheFilesBytes) {
     std::ofstream out(file.path(), std::ios::binary);
     out << contents;
   }
-  EXPECT_EQ(sha256_file(file.path()), sha256_hex(contents));
+  for (const Sha256Engine e : kEngines) {
+    EXPECT_EQ(sha256_file(file.path(), e), sha256_hex(contents, Sha256Engine::portable)) << name(e);
+  }
   EXPECT_NE(sha256_file(file.path()), sha256_hex(alphabet(200'000)));
 }
 
