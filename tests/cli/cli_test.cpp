@@ -2,12 +2,18 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "gpulab/core/files.hpp"
+#include "gpulab/grader/grading.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -220,6 +226,50 @@ TEST(CliGrade, AnUnknownLabOrBackendIsAUsageError) {
   }
   EXPECT_EQ(gpulab("grade --submission /nonexistent/gpulab-submission").exit_code, 2);
   EXPECT_EQ(gpulab("grade --timeout 100000").exit_code, 2);  // above the build's limit
+}
+
+// With every grading slot of the build in use, `gpulab grade` says so and waits; it grades in the
+// slot that comes free. (The submission has no files: nothing to build, so it is quick.)
+TEST(CliGrade, WaitsForAFreeGradingSlotAndTakesIt) {
+  namespace fs = std::filesystem;
+  using gpulab::testing::shell_quote;
+  const fs::path build = fs::path(GPULAB_EXE).parent_path().parent_path();
+  const gpulab::LabManifest manifest =
+      gpulab::load_lab_manifest(build / "grading" / "manifest.json");
+  ASSERT_FALSE(manifest.grading_slots.empty());
+  std::vector<std::optional<gpulab::FileLock>> held;  // waits for gradings running beside it
+  for (const fs::path& slot : manifest.grading_slots) {
+    held.emplace_back(std::in_place, slot / "grade.lock", true);
+  }
+  const fs::path submission = temp_path("empty-submission");
+  fs::create_directories(submission);
+  const fs::path log = temp_path("grade.log");
+  Outcome graded;
+  std::thread grading([&] {
+    graded = gpulab("grade lab03 --backend sim --submission " + shell_quote(submission.string()) +
+                    " --seal " + shell_quote((submission / "seal").string()) + " --reseal > " +
+                    shell_quote(log.string()) + " 2>&1");
+  });
+  const std::string waiting = "grading slots of this build are in use";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string said;
+  while (said.find(waiting) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    said = gpulab::read_file(log).value_or("");
+  }
+  EXPECT_NE(said.find(waiting), std::string::npos) << said;
+  held.back().reset();  // the last slot comes free
+  grading.join();
+  said = gpulab::read_file(log).value_or("");
+  EXPECT_EQ(graded.exit_code, 0) << said;
+  const std::size_t last = manifest.grading_slots.size() - 1;
+  EXPECT_NE(said.find("grading slot " + std::to_string(last) + " of " +
+                      std::to_string(manifest.grading_slots.size())),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("the submission has no labs/lab03_bottleneck/"), std::string::npos) << said;
+  fs::remove_all(submission);
+  fs::remove(log);
 }
 
 }  // namespace
