@@ -313,7 +313,9 @@ class Grading {
       write_file_atomically(seal_path_, format_seal(seal_));
       report_.integrity.checked = true;
       std::cout << "gpulab grade: sealed " << seal_.size() << " instructor files in "
-                << seal_path_.string() << " (later gradings check them; --reseal after editing)\n";
+                << seal_path_.string()
+                << " (later gradings check them; --reseal after editing them; the labs' student "
+                   "files are never sealed)\n";
     }
     report_.ignored = changed_instructor_copies(root_, seal_);
     std::cout << "gpulab grade: " << report_.submission << ", " << labs_.size() << " lab(s), "

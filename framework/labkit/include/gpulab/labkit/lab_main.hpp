@@ -20,6 +20,7 @@
 
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/labkit/report_variant.hpp"
 
 namespace gpulab::labkit {
 
@@ -57,10 +58,6 @@ struct LabInfo {
   const char* title;    ///< e.g. "Benchmarking a kernel correctly"
   const char* variant;  ///< "student" or "solution"
 };
-
-/// "student" or "solution": defined by the one-line source each report program is linked with, so
-/// the report's own code is compiled once for both.
-[[nodiscard]] const char* report_variant() noexcept;
 
 #define GPULAB_LAB_INFO                                                 \
   ::gpulab::labkit::LabInfo {                                           \
