@@ -1,8 +1,8 @@
 // `gpulab grade`: grades one submission of lab code.
 //
 //   1. The instructor files (tests, interfaces, CMake, framework, and what grading runs of the
-//      build) are checked against the seal, kept outside the build (default_seal_path, or
-//      --seal), written the first time (or with --reseal).
+//      build, the test runner built first) are checked against the seal, kept outside the build
+//      (default_seal_path, or --seal), written the first time (or with --reseal).
 //   2. Only the student files of each lab (its TODO files) are copied from the submission into a
 //      free grading slot of the build, <build>/grading/slot<N>/submission/ (a grading waits for
 //      one: GPULAB_GRADING_SLOTS gradings run at once); everything else comes from the
