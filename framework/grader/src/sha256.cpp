@@ -1,7 +1,11 @@
 #include "gpulab/grader/sha256.hpp"
 
+// The x86 SHA extensions, through GCC's and Clang's intrinsics where the target is x86-64.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GPULAB_SHA_NI 1
 #include <immintrin.h>
+#else
+#define GPULAB_SHA_NI 0
 #endif
 
 #include <algorithm>
@@ -74,7 +78,7 @@ void compress_portable(State& state, const std::uint8_t* data, std::size_t block
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if GPULAB_SHA_NI
 // The same with the x86 SHA extensions (Intel SHA-NI: sha256rnds2 does two rounds, sha256msg1
 // and sha256msg2 the message schedule), about 5x faster where the CPU has them. The registers
 // hold the state as ABEF and CDGH (sha256rnds2's operands), the message words byte-swapped.
@@ -127,7 +131,7 @@ bool cpu_has_sha_ni() {
 class Sha256 {
  public:
   explicit Sha256(Sha256Engine engine) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if GPULAB_SHA_NI
     if (engine == Sha256Engine::automatic && cpu_has_sha_ni()) {
       compress_ = compress_sha_ni;
     }

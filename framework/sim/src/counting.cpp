@@ -386,8 +386,8 @@ std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& 
 
 void BlockCounter::cost_global(const Group& g) {
   // Every 32-byte sector any lane touches, once per request.
-  std::vector<std::uint64_t>& wide = scratch_sectors;
-  wide.clear();
+  std::vector<std::uint64_t>& touched = scratch_sectors;
+  touched.clear();
   std::uint64_t requested = 0;
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     if ((g.mask & (1u << lane)) == 0) {
@@ -397,20 +397,20 @@ void BlockCounter::cost_global(const Group& g) {
     const std::uint64_t first = g.address[lane] / 32;
     const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 32;
     for (std::uint64_t s = first; s <= last; ++s) {
-      wide.push_back(s);
+      touched.push_back(s);
     }
   }
-  std::sort(wide.begin(), wide.end());
-  wide.erase(std::unique(wide.begin(), wide.end()), wide.end());
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   GlobalAccessCounts& c = global_counts(counts, g.op);
   if (g.op == Op::store) {
-    c.partial_sectors += partial_sectors(g, wide, scratch_covered);
+    c.partial_sectors += partial_sectors(g, touched, scratch_covered);
   }
   c.requests += 1;
-  c.sectors += wide.size();
+  c.sectors += touched.size();
   c.bytes_requested += requested;
   c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
-  for (const std::uint64_t s : wide) {
+  for (const std::uint64_t s : touched) {
     sectors.push_back((s << 2) | static_cast<std::uint64_t>(g.op));
   }
 }
