@@ -8,10 +8,12 @@
 #                                              folder; solutions/<folder>/ has the same names
 #     REPORT <file>                            the instructor-owned report program in labs/<folder>
 #     TESTS <files...>                         graded suites, relative to tests/labs/<folder>
-#     [FORBIDDEN_CALLS <names...>]             framework functions that do the lab's work, which
-#                                              its code must not call (demangled name prefixes,
-#                                              e.g. "gpulab::summarize("); part of the contract
-#                                              the lab's header states
+#     [FORBIDDEN_CALLS <call=functions>...]    framework functions that do the lab's work, which
+#                                              its code must not call: a demangled name prefix
+#                                              and the lab functions whose work it does, e.g.
+#                                              "gpulab::summarize(=summarize_samples"; a call
+#                                              fails the graded tests covering them. Part of the
+#                                              contract the lab's header states
 #     [LINK <targets...>] [LINK_BACKEND <pairs...>])
 #
 # Hidden suites: every *.cpp in ${GPULAB_EXTRA_TESTS_DIR}/<folder>/ is graded with the public
@@ -38,13 +40,16 @@
 # labelled <lab>, <variant>, <backend> and graded, run by gpulab-grade-runner (its own process
 # group, a time limit, a verdict from exit status + gtest's XML + the premature-exit file; see
 # framework/grader/runner.cpp). Graded test cases are declared with
-# GPULAB_GRADED_TEST(Suite, Name, points) (tests/labs/graded_test.hpp); the points are read from
-# the sources here, so ctest knows every graded test without running a binary.
+# GPULAB_GRADED_TEST(Suite, Name, points, "functions", "what it checks")
+# (tests/labs/graded_test.hpp); they are read from the sources here, so ctest knows every graded
+# test without running a binary. The student variant's tests first build it (the fixture test
+# gpulab.<lab>.student.<backend>/build), so they never run a program older than the student's
+# files; where configuring saw no GPU its cuda tests are not listed.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 5): every lab,
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 6): every lab,
 # its student files, and per variant, slot and backend the folder of the student files, the
 # report program, the graded suites' target, program, result folder and environment, and each
-# graded test with its points. `gpulab run`
+# graded test with its points, the lab functions it covers and what it checks. `gpulab run`
 # starts the report programs it names; `gpulab grade` builds the targets and runs each graded test
 # through the runner with the arguments ctest uses, then reads the verdicts from the result folder.
 
@@ -54,6 +59,7 @@ set(GPULAB_GRADING_SLOTS 2 CACHE STRING
 if(NOT GPULAB_GRADING_SLOTS MATCHES "^[1-9][0-9]?$")
   message(FATAL_ERROR "GPULAB_GRADING_SLOTS must be a number from 1 to 99, not \"${GPULAB_GRADING_SLOTS}\"")
 endif()
+find_program(GPULAB_FLOCK flock)  # util-linux: ctest's student builds take the build lock
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
 
@@ -109,30 +115,70 @@ function(_gpulab_program_path out target)
   set(${out} "${dir}/${target}${CMAKE_EXECUTABLE_SUFFIX}" PARENT_SCOPE)
 endfunction()
 
-function(_gpulab_scan_graded_tests out_names out_points)
+# The graded tests declared in the sources ARGN: "Suite.Name" in out_names, and, in the same
+# order, their points, the lab functions they cover (a string of names) and what they check.
+function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
   set(names "")
   set(points "")
+  set(covers "")
+  set(checks "")
   set(ws "[ \t\r\n]*")
+  set(id "[A-Za-z0-9_]+")
+  set(str "\"[^\";\\]*\"(${ws}\"[^\";\\]*\")*")  # "..." and what clang-format splits off
+  set(declaration
+      "GPULAB_GRADED_TEST\\(${ws}(${id})${ws},${ws}(${id})${ws},${ws}([0-9]+)${ws},${ws}(${str})${ws},${ws}(${str})${ws}\\)")
   foreach(src IN LISTS ARGN)
     file(READ "${src}" content)
-    string(REGEX MATCHALL
-      "GPULAB_GRADED_TEST\\(${ws}[A-Za-z0-9_]+${ws},${ws}[A-Za-z0-9_]+${ws},${ws}[0-9]+${ws}\\)"
-      found "${content}")
+    string(REGEX MATCHALL "GPULAB_GRADED_TEST\\(" uses "${content}")
+    string(REGEX MATCHALL "${declaration}" found "${content}")
+    list(LENGTH uses use_count)
+    list(LENGTH found found_count)
+    if(NOT use_count EQUAL found_count)
+      message(FATAL_ERROR "${src}: ${use_count} GPULAB_GRADED_TEST declarations, ${found_count} "
+                          "of them in the form GPULAB_GRADED_TEST(Suite, Name, points, "
+                          "\"functions\", \"what it checks\") (tests/labs/graded_test.hpp)")
+    endif()
     foreach(match IN LISTS found)
-      string(REGEX REPLACE
-        "GPULAB_GRADED_TEST\\(${ws}([A-Za-z0-9_]+)${ws},${ws}([A-Za-z0-9_]+)${ws},${ws}([0-9]+)${ws}\\)"
-        "\\1.\\2;\\3" parts "${match}")
-      list(GET parts 0 name)
-      list(GET parts 1 point)
+      string(REGEX MATCH "${declaration}" unused "${match}")
+      set(name "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+      set(point "${CMAKE_MATCH_3}")
+      set(fields "")
+      foreach(text IN ITEMS "${CMAKE_MATCH_4}" "${CMAKE_MATCH_6}")
+        string(REGEX REPLACE "\"${ws}\"" "" text "${text}")  # "a " "b" -> "a b"
+        string(REGEX REPLACE "^\"(.*)\"$" "\\1" text "${text}")
+        string(STRIP "${text}" text)
+        if(text STREQUAL "")
+          message(FATAL_ERROR "${src}: graded test ${name} names no functions or checks nothing")
+        endif()
+        list(APPEND fields "${text}")
+      endforeach()
+      list(GET fields 0 covered)
+      list(GET fields 1 checked)
       if(name IN_LIST names)
         message(FATAL_ERROR "${src}: graded test ${name} is declared twice")
       endif()
       list(APPEND names "${name}")
       list(APPEND points "${point}")
+      list(APPEND covers "${covered}")
+      list(APPEND checks "${checked}")
     endforeach()
   endforeach()
   set(${out_names} "${names}" PARENT_SCOPE)
   set(${out_points} "${points}" PARENT_SCOPE)
+  set(${out_covers} "${covers}" PARENT_SCOPE)
+  set(${out_checks} "${checks}" PARENT_SCOPE)
+endfunction()
+
+# Fails configuring unless each of `names` (blank-separated) is a function the lab's student
+# files define; reads student_text, lab and ARG_DIR of gpulab_add_lab, its caller.
+function(_gpulab_check_lab_functions what names)
+  string(REGEX MATCHALL "[^ ]+" functions "${names}")
+  foreach(function IN LISTS functions)
+    if(NOT student_text MATCHES "(^|\n)[^ \n/#][^\n]*[^A-Za-z0-9_:]${function}\\(")
+      message(FATAL_ERROR "${lab}: ${what} ${function}, which no student file of "
+                          "labs/${ARG_DIR} defines")
+    endif()
+  endforeach()
 endfunction()
 
 function(gpulab_add_lab lab)
@@ -162,12 +208,28 @@ function(gpulab_add_lab lab)
   if(GPULAB_EXTRA_TESTS_DIR)
     file(GLOB hidden_sources CONFIGURE_DEPENDS "${GPULAB_EXTRA_TESTS_DIR}/${ARG_DIR}/*.cpp")
   endif()
+  # Each lab function a test covers or a forbidden call does the work of is one the student
+  # files define (a name at the start of a line, the project's layout of a definition, followed
+  # by its parameters).
+  set(student_text "")
+  foreach(file IN LISTS ARG_STUDENT_FILES)
+    file(READ "${lab_dir}/${file}" text)
+    string(APPEND student_text "${text}")
+  endforeach()
+
   set(graded_names "")
   set(graded_points "")
+  set(graded_covers "")
+  set(graded_checks "")
   set(graded_hidden "")
   if(GPULAB_BUILD_TESTS)
-    _gpulab_scan_graded_tests(graded_names graded_points ${test_sources} ${hidden_sources})
-    _gpulab_scan_graded_tests(hidden_names hidden_points ${hidden_sources})
+    _gpulab_scan_graded_tests(graded_names graded_points graded_covers graded_checks
+                              ${test_sources} ${hidden_sources})
+    _gpulab_scan_graded_tests(hidden_names hidden_points hidden_covers hidden_checks
+                              ${hidden_sources})
+    foreach(name covered IN ZIP_LISTS graded_names graded_covers)
+      _gpulab_check_lab_functions("graded test ${name} covers" "${covered}")
+    endforeach()
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_sources}
                  ${hidden_sources})
     set(total 0)
@@ -357,9 +419,37 @@ const char* gpulab::labkit::report_variant() noexcept {
           _gpulab_json_set_string(environment "${CMAKE_MATCH_1}" "${CMAKE_MATCH_2}")
         endforeach()
         math(EXPR backstop "${GPULAB_LAB_TEST_TIMEOUT} + 30")
-        foreach(name point hidden IN ZIP_LISTS graded_names graded_points graded_hidden)
-          _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}}")
-          if(slot GREATER 0)
+        # ctest's student tests never run a program older than the student's files: the
+        # variant's build comes first (a fixture each of its tests requires), one build at a time
+        # in the build folder (grading/build.lock, which gpulab grade, check and run take too).
+        # On a machine without a GPU the cuda ones could not run there: ctest does not list them.
+        set(in_ctest TRUE)
+        if(kind STREQUAL "student")
+          if(backend STREQUAL "cuda" AND NOT GPULAB_GPU_SEEN)
+            set(in_ctest FALSE)
+          else()
+            set(build_test "gpulab.${lab}.student.${backend}/build")
+            set(lock_command "")
+            if(GPULAB_FLOCK)
+              set(lock_command ${GPULAB_FLOCK} "${PROJECT_BINARY_DIR}/grading/build.lock")
+            endif()
+            add_test(NAME "${build_test}"
+              COMMAND ${lock_command} ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target ${exe})
+            set_tests_properties("${build_test}" PROPERTIES
+              LABELS "${lab};student;${backend};build"
+              FIXTURES_SETUP "gpulab.${lab}.student.${backend}.built")
+          endif()
+        endif()
+        foreach(name point covered checked hidden IN ZIP_LISTS graded_names graded_points
+                graded_covers graded_checks graded_hidden)
+          string(REGEX MATCHALL "[^ ]+" functions "${covered}")
+          set(covers_json "[]")
+          foreach(function IN LISTS functions)
+            _gpulab_json_append(covers_json "\"${function}\"")
+          endforeach()
+          _gpulab_json_string(checks_json "${checked}")
+          _gpulab_json_append(tests "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}, \"covers\": ${covers_json}, \"checks\": ${checks_json}}")
+          if(slot GREATER 0 OR NOT in_ctest)
             continue()  # graded by `gpulab grade` only; ctest lists slot 0's
           endif()
           set(test "gpulab.${lab}.${variant}.${backend}/${name}")
@@ -375,6 +465,10 @@ const char* gpulab::labkit::report_variant() noexcept {
             TIMEOUT ${backstop})
           if(env_pairs)
             set_tests_properties("${test}" PROPERTIES ENVIRONMENT "${env_pairs}")
+          endif()
+          if(kind STREQUAL "student")
+            set_tests_properties("${test}" PROPERTIES
+              FIXTURES_REQUIRED "gpulab.${lab}.student.${backend}.built")
           endif()
           if(backend STREQUAL "cuda")
             # The graded tests time kernels; two test processes on one GPU take turns on it, and
@@ -403,9 +497,21 @@ const char* gpulab::labkit::report_variant() noexcept {
   endforeach()
   string(JSON entry SET "${entry}" student_files "${files}")
   set(forbidden "[]")
-  foreach(name IN LISTS ARG_FORBIDDEN_CALLS)
-    _gpulab_json_string(quoted "${name}")
-    _gpulab_json_append(forbidden "${quoted}")
+  foreach(item IN LISTS ARG_FORBIDDEN_CALLS)
+    if(NOT item MATCHES "^([^=]+)=([A-Za-z0-9_ ]+)$")
+      message(FATAL_ERROR "${lab}: FORBIDDEN_CALLS \"${item}\" is not \"<name prefix>=<lab "
+                          "functions whose work it does>\"")
+    endif()
+    set(call "${CMAKE_MATCH_1}")
+    set(does "${CMAKE_MATCH_2}")
+    _gpulab_check_lab_functions("FORBIDDEN_CALLS ${call} does the work of" "${does}")
+    _gpulab_json_string(call_json "${call}")
+    string(REGEX MATCHALL "[^ ]+" functions "${does}")
+    set(does_json "[]")
+    foreach(function IN LISTS functions)
+      _gpulab_json_append(does_json "\"${function}\"")
+    endforeach()
+    _gpulab_json_append(forbidden "{\"call\": ${call_json}, \"does\": ${does_json}}")
   endforeach()
   string(JSON entry SET "${entry}" forbidden_calls "${forbidden}")
   string(JSON entry SET "${entry}" runs "${runs}")
@@ -420,7 +526,7 @@ function(gpulab_write_lab_manifest)
     _gpulab_json_append(labs "${entry}")
   endforeach()
   set(manifest "{}")
-  string(JSON manifest SET "${manifest}" schema_version 5)
+  string(JSON manifest SET "${manifest}" schema_version 6)
   _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
   _gpulab_json_set_string(manifest build_dir "${PROJECT_BINARY_DIR}")
   _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")

@@ -41,6 +41,9 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& lab_args)
 /// `gpulab grade [LAB...] [--submission DIR] [--backend B] [--json F] [--gradescope F]
 /// [--junit F]`: builds the submission's student files and grades them (docs/grading.md).
 Command add_grade_command(CLI::App& app);
+/// `gpulab check [LAB...] [--backend B] [--brief]`: the student's loop: rebuilds the student's
+/// own code, runs the lab's graded tests and prints what failed, where and why.
+Command add_check_command(CLI::App& app);
 /// `gpulab profile TARGET [--kernel REGEX] [--spec S] [--metrics LIST] [-- ARGS]`: runs a lab's
 /// report or a sim program with memory counting on and prints the counts and modeled times per
 /// kernel; `program_args` (what followed --) go to the program.

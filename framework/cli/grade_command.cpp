@@ -1,169 +1,42 @@
-// `gpulab grade`: grades one submission of lab code.
-//
-//   1. The instructor files (tests, interfaces, CMake, framework, and what grading runs of the
-//      build, the test runner built first) are checked against the seal, kept outside the build
-//      (default_seal_path, or --seal), written the first time (or with --reseal).
-//   2. Only the student files of each lab (its TODO files) are copied from the submission into a
-//      free grading slot of the build, <build>/grading/slot<N>/submission/ (a grading waits for
-//      one: GPULAB_GRADING_SLOTS gradings run at once); everything else comes from the
-//      instructor's tree. A submitted copy of an instructor file is ignored and listed.
-//   3. Each lab's graded suite is built on its own (one build at a time in a build folder): a lab
-//      that does not compile scores 0 with the compiler's first errors, and the other labs are
-//      still graded.
-//   4. Every graded test case runs through gpulab-grade-runner, as ctest runs it (own process
-//      group, time limit, verdict from evidence, in the sandbox where bubblewrap works), -j at a
-//      time (on the cuda backend, one grading's tests at a time on the GPU); the points are those
-//      of tests whose runner exited 0 and whose verdict file agrees.
-//   5. The instructor files and the graded test programs are checked again: code that changed
-//      them while it ran gets nothing.
-// A report is always printed and written (--json, --gradescope, --junit). Exit code: 0 when
-// grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
+// `gpulab grade`: grades one submission of lab code for the record (grading_session.hpp has the
+// steps). A report is always printed and written (--json, --gradescope, --junit). Exit code: 0
+// when grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
 #include <iostream>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <vector>
+#include <utility>
 
-#include "build_config.hpp"
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
-#include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
-#include "gpulab/grader/process.hpp"
-#include "gpulab/grader/sandbox.hpp"
-#include "gpulab/grader/sha256.hpp"
-#include "labs.hpp"
+#include "grading_session.hpp"
 
 namespace gpulab::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr int kIntegrityFailure = 3;
-constexpr double kBuildTimeoutS = 1800;
-// How long past a test's time limit its runner may take to kill it and write the verdict.
-constexpr double kRunnerGraceS = 30;
-
-struct GradeOptions {
-  std::vector<std::string> labs;
-  std::string submission;
-  std::string backend;
+struct GradeCommandOptions {
+  GradeOptions grading;
   std::string json;
   std::string gradescope;
   std::string junit;
-  std::string seal;
-  double timeout_s = 0;
-  int jobs = 0;
-  bool reseal = false;
-  bool no_sandbox = false;
   bool verbose = false;
+  bool brief = false;
 };
 
-// The lock on `path`, waited for when another program holds it (saying so first, as `waiting`).
-FileLock wait_for_lock(const fs::path& path, const std::string& waiting) {
-  FileLock lock(path, false);
-  if (lock.held()) {
-    return lock;
-  }
-  std::cout << "gpulab grade: " << waiting << std::endl;
-  return FileLock(path, true);
-}
-
-// Where a lab's student file is in the submission: <root>/labs/<dir>/<file> (a copy of the
-// whole tree) or <root>/<dir>/<file> (a labs/ or solutions/ folder).
-std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& lab,
-                                          const std::string& file) {
-  for (const fs::path& candidate : {root / "labs" / lab.dir / file, root / lab.dir / file}) {
-    std::error_code error;
-    if (fs::is_regular_file(candidate, error)) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
-// Submitted files that are instructor files and differ from the instructor's copy: they are not
-// used, and the report says so. A submission is either a copy of the tree (it has labs/) or a
-// folder of lab folders, which can only hold copies of labs/ files.
-std::vector<std::string> changed_instructor_copies(const fs::path& root,
-                                                   const std::vector<SealedFile>& seal) {
-  const bool whole_tree = fs::is_directory(root / "labs");
-  std::vector<std::string> ignored;
-  for (const SealedFile& file : seal) {
-    fs::path candidate;
-    if (whole_tree) {
-      candidate = root / file.path;
-    } else if (file.path.starts_with("labs/") && file.path.find('/', 5) != std::string::npos) {
-      candidate = root / file.path.substr(5);  // labs/<lab folder>/<file>
-    } else {
-      continue;
-    }
-    std::error_code error;
-    if (!fs::path(file.path).is_absolute() && fs::is_regular_file(candidate, error) &&
-        sha256_file(candidate) != file.sha256) {
-      ignored.push_back(file.path + ": differs from the instructor's copy (not used)");
-    }
-  }
-  return ignored;
-}
-
-void print_integrity(const IntegrityCheck& check, const fs::path& seal) {
-  std::cout << "gpulab grade: INTEGRITY FAILURE: the instructor files differ from the seal ("
-            << seal.string() << ")\n";
-  const auto list = [](const char* what, const std::vector<std::string>& files) {
-    for (std::size_t i = 0; i < files.size() && i < 20; ++i) {
-      std::cout << "  " << what << ": " << files[i] << "\n";
-    }
-    if (files.size() > 20) {
-      std::cout << "  ... and " << files.size() - 20 << " more " << what << "\n";
-    }
-  };
-  list("changed", check.changed);
-  list("missing", check.missing);
-  list("added", check.added);
-  std::cout << "Restore them (e.g. git checkout), or accept the current files with --reseal.\n";
-}
-
-void print_report(const GradeReport& report, bool verbose) {
+void print_report(const GradeReport& report, const GradeCommandOptions& options) {
   for (const LabGrade& lab : report.labs) {
     std::cout << "\n"
               << lab.lab << "  " << lab.title << ": " << lab.earned << "/" << lab.possible
               << " points\n";
-    if (!lab.build_errors.empty()) {
-      std::cout << "  did not compile; the compiler's first errors:\n";
-      for (const std::string& line : lab.build_errors) {
-        std::cout << "    " << line << "\n";
-      }
-    }
-    if (!lab.rejected_for.empty()) {
-      std::cout << "  rejected before any test ran (lab code must not do this):\n";
-      for (const std::string& line : lab.rejected_for) {
-        std::cout << "    " << line << "\n";
-      }
-    }
-    if (!lab.build_warnings.empty()) {
-      std::cout << "  compiler warnings (worth fixing; no points lost):\n";
-      for (const std::string& line : lab.build_warnings) {
-        std::cout << "    " << line << "\n";
-      }
-    }
     Table table({{"test", "", Align::left},
                  {"points", ""},
                  {"result", "", Align::left},
                  {"detail", "", Align::left}});
     for (const TestGrade& test : lab.tests) {
       std::string detail = test.verdict.detail;
-      if (!verbose && detail.size() > 70) {
+      if (!options.verbose && detail.size() > 70) {
         detail = detail.substr(0, 67) + "...";
       }
       table.add_row({test.name + (test.hidden ? " (hidden)" : ""),
@@ -171,22 +44,7 @@ void print_report(const GradeReport& report, bool verbose) {
                      display_name(test.verdict.disposition), detail});
     }
     std::cout << table;
-    if (!lab.build_errors.empty() || !lab.rejected_for.empty()) {
-      continue;  // every test says "build failed" or "rejected"; the reasons are above
-    }
-    int shown = 0;
-    for (const TestGrade& test : lab.tests) {
-      if (test.verdict.excerpt.empty() || (!verbose && shown >= 5)) {
-        continue;
-      }
-      ++shown;
-      std::cout << "  " << test.name << ":\n";
-      const std::size_t lines = verbose ? test.verdict.excerpt.size()
-                                        : std::min<std::size_t>(test.verdict.excerpt.size(), 3);
-      for (std::size_t j = 0; j < lines; ++j) {
-        std::cout << "      " << test.verdict.excerpt[j] << "\n";
-      }
-    }
+    print_failures(std::cout, lab, options.brief);
   }
   for (const std::string& file : report.ignored) {
     std::cout << "\nignored: " << file;
@@ -206,7 +64,7 @@ void print_report(const GradeReport& report, bool verbose) {
             << summary;
 }
 
-void save_reports(const GradeReport& report, const GradeOptions& options) {
+void save_reports(const GradeReport& report, const GradeCommandOptions& options) {
   const std::pair<const std::string*, std::string> outputs[] = {
       {&options.json, report_json(report)},
       {&options.gradescope, gradescope_json(report)},
@@ -219,414 +77,11 @@ void save_reports(const GradeReport& report, const GradeOptions& options) {
   }
 }
 
-// The seal's file: --seal, or the user's state folder.
-fs::path seal_path(const GradeOptions& options, const fs::path& build) {
-  if (!options.seal.empty()) {
-    return fs::absolute(options.seal);
-  }
-  const char* state = std::getenv("XDG_STATE_HOME");
-  const char* home = std::getenv("HOME");
-  return default_seal_path(build, state == nullptr ? "" : state, home == nullptr ? "" : home);
-}
-
-// One grading, as steps: the seal is checked (or written), each lab's student files are staged
-// and its graded suite built, the graded tests run (each through the test runner) and graded from
-// their verdicts, and the seal is checked once more. Every step fills `report_`; finish()
-// totals, prints and saves it whatever happened.
-class Grading {
- public:
-  explicit Grading(const GradeOptions& options)
-      : options_(options),
-        manifest_(build_manifest()),
-        labs_(select_labs(manifest_, options.labs)),
-        backend_(choose_backend(manifest_, options.backend == "auto" ? "" : options.backend)),
-        root_(options.submission.empty() ? manifest_.source_dir / "labs"
-                                         : fs::path(options.submission)),
-        build_(build_dir()),
-        grading_(build_ / "grading"),
-        seal_path_(seal_path(options, build_)),
-        jobs_(options.jobs > 0
-                  ? options.jobs
-                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
-        // On a GPU the graded tests time kernels, and two test processes sharing the GPU take
-        // turns on it: each would time the other's work too (seen on an H200: samples 1.5 to 6x
-        // their launches' length with 16 at a time). One at a time unless --jobs says otherwise.
-        test_jobs_(options.jobs > 0     ? options.jobs
-                   : backend_ == "cuda" ? 1
-                                        : jobs_) {
-    if (options.timeout_s > manifest_.test_timeout_s) {
-      throw UsageError("--timeout " + std::to_string(options.timeout_s) +
-                       " is above the build's limit of " +
-                       std::to_string(manifest_.test_timeout_s) +
-                       " s (reconfigure with -DGPULAB_LAB_TEST_TIMEOUT=...)");
-    }
-    if (!fs::is_directory(root_)) {
-      throw UsageError("--submission " + root_.string() + ": no such directory");
-    }
-    take_slot();
-    const ResultsContext context = make_context(backend_, "", "");
-    report_.submission = fs::absolute(root_).lexically_normal().string();
-    report_.backend = backend_;
-    report_.date = context.date;
-    report_.gpulab_version = context.gpulab_version;
-    for (const LabEntry* lab : labs_) {
-      const LabRun* run = find_run(*lab, "submission", backend_, slot_);
-      if (run == nullptr || run->tests.empty()) {
-        throw std::runtime_error(lab->id + " has no graded tests in this build (configured " +
-                                 "with GPULAB_BUILD_TESTS=OFF?)");
-      }
-      runs_.push_back(run);
-      LabGrade grade{lab->id, lab->title, 0, 0, run->tests_program.string(), {}, {}, {}, {}};
-      for (const GradedTest& test : run->tests) {
-        grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
-      }
-      report_.labs.push_back(std::move(grade));
-    }
-  }
-
-  Grading(const Grading&) = delete;
-  Grading& operator=(const Grading&) = delete;
-
-  [[nodiscard]] std::size_t lab_count() const { return labs_.size(); }
-
-  // 1. The instructor files against the seal; the seal written instead on the first grading of
-  // this build or with --reseal. False (every test not run) when they differ.
-  bool check_seal() {
-    // What grading runs of the build is sealed too: built first, so that a rebuild (after an
-    // edit or a commit: the version it reports) happens before the seal, not during the grading.
-    if (const ProcessResult built = build(fs::path(manifest_.grade_runner).filename().string());
-        !built.started || built.timed_out || built.exit_code != 0) {
-      throw std::runtime_error("the test runner did not build:\n" +
-                               (built.started ? built.output : built.start_error));
-    }
-    if (const std::optional<std::string> text = read_file(seal_path_); text && !options_.reseal) {
-      seal_ = parse_seal(*text, seal_path_.string());
-      report_.integrity = check_integrity(manifest_, seal_);
-      if (!report_.integrity.ok()) {
-        print_integrity(report_.integrity, seal_path_);
-        mark_all(Disposition::not_run, "integrity failure: the instructor files changed");
-        report_.problems.push_back("integrity failure before grading; nothing was graded");
-        return false;
-      }
-    } else {
-      seal_ = seal_files(manifest_, instructor_files(manifest_));
-      write_file_atomically(seal_path_, format_seal(seal_));
-      report_.integrity.checked = true;
-      std::cout << "gpulab grade: sealed " << seal_.size() << " instructor files in "
-                << seal_path_.string()
-                << " (later gradings check them; --reseal after editing them; the labs' student "
-                   "files are never sealed)\n";
-    }
-    report_.ignored = changed_instructor_copies(root_, seal_);
-    std::cout << "gpulab grade: " << report_.submission << ", " << labs_.size() << " lab(s), "
-              << backend_ << " backend, grading slot " << slot_ << " of "
-              << manifest_.grading_slots.size() << std::endl;
-    return true;
-  }
-
-  // 1b. Whether the graded tests run in the sandbox (sandbox.hpp): where bubblewrap works,
-  // unless --no-sandbox; said once either way.
-  void choose_sandbox() {
-    const std::optional<std::string> unavailable =
-        options_.no_sandbox ? std::optional<std::string>("--no-sandbox") : sandbox_unavailable();
-    sandboxed_ = !unavailable;
-    report_.sandbox = sandboxed_ ? "bubblewrap" : "none: " + *unavailable;
-    if (sandboxed_) {
-      std::cout << "gpulab grade: the tests run in a sandbox (bubblewrap): the machine read-only, "
-                   "no network, solutions/ and the hidden suites out of sight"
-                << std::endl;
-    } else {
-      std::cout << "gpulab grade: WARNING: the tests run UNSANDBOXED (" << *unavailable
-                << "): the code under test can write the build and read solutions/ and the "
-                   "hidden suites; install bubblewrap (scripts/setup does) for grades of record"
-                << std::endl;
-    }
-  }
-
-  // 2. Lab `i`'s student files staged into the build and its graded suite built. False (every
-  // test of the lab build_failed) when a file is missing or the build fails.
-  bool build_lab(std::size_t i) {
-    const LabEntry& lab = *labs_[i];
-    std::cout << "  building " << lab.id << " ... " << std::flush;
-    std::vector<std::string> missing;
-    for (const std::string& file : lab.student_files) {
-      const std::optional<fs::path> found = find_student_file(root_, lab, file);
-      if (!found) {
-        missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
-        continue;
-      }
-      const fs::path staged = runs_[i]->files_dir / file;
-      stage_student_file(*found, staged);
-      // Compiled again even when unchanged, so the report lists its warnings every time.
-      fs::last_write_time(staged, fs::file_time_type::clock::now());
-    }
-    if (!missing.empty()) {
-      std::cout << "missing files\n";
-      build_failed(i, missing);
-      return false;
-    }
-    const ProcessResult built = build(runs_[i]->tests_target);
-    const fs::path log = slot_dir_ / "build" / (lab.id + ".log");
-    write_file_atomically(log, built.output);
-    if (!built.started || built.timed_out || built.exit_code != 0) {
-      std::cout << "did not compile (" << log.string() << ")\n";
-      build_failed(i, !built.started    ? std::vector<std::string>{built.start_error}
-                      : built.timed_out ? std::vector<std::string>{"the build took too long"}
-                                        : compiler_errors(built.output));
-      return false;
-    }
-    report_.labs[i].build_warnings = compiler_warnings(built.output);
-    std::cout << "ok (" << static_cast<int>(built.duration_s) << " s"
-              << (report_.labs[i].build_warnings.empty() ? "" : ", with warnings") << ")"
-              << std::endl;
-    if (!check_code(i)) {
-      return false;
-    }
-    fs::remove_all(runs_[i]->results_dir);  // no verdict of an earlier grading can count
-    // The program under test is sealed too: a test that rewrote it could pass the next test.
-    const fs::path program = runs_[i]->tests_program;
-    programs_.push_back({program.string(), sha256_file(program)});
-    return true;
-  }
-
-  // 2b. The object code and includes of lab `i`'s student files against what lab code must not do
-  // (code_checks.hpp). False (every test of the lab rejected, none run) when it breaks a rule.
-  bool check_code(std::size_t i) {
-    const LabEntry& lab = *labs_[i];
-    std::vector<std::string> findings;
-    try {
-      findings = check_lab_code(manifest_, lab, *runs_[i], build_, runs_[i]->files_dir);
-    } catch (const std::exception& e) {
-      findings = {std::string("its code could not be checked: ") + e.what()};
-      report_.problems.push_back(lab.id + ": " + findings.front());
-    }
-    if (findings.empty()) {
-      return true;
-    }
-    std::cout << "  " << lab.id << " rejected: " << findings.front() << std::endl;
-    LabGrade& grade = report_.labs[i];
-    grade.rejected_for = std::move(findings);
-    for (TestGrade& test : grade.tests) {
-      test.verdict = {Disposition::rejected, grade.rejected_for.front(), {}};
-    }
-    return false;
-  }
-
-  // 3. and 4. Every graded test of the labs `built`, `jobs_` at a time, each through the test
-  // runner as ctest runs it; each graded from the runner's exit and its verdict file. The
-  // runners' output goes to one log, test by test.
-  void run_graded_tests(const std::vector<std::size_t>& built) {
-    struct Case {
-      std::size_t lab;
-      std::size_t test;
-    };
-    std::vector<Case> cases;
-    for (const std::size_t i : built) {
-      for (std::size_t k = 0; k < runs_[i]->tests.size(); ++k) {
-        cases.push_back({i, k});
-      }
-    }
-    const double timeout_s =
-        options_.timeout_s > 0 ? options_.timeout_s : static_cast<double>(manifest_.test_timeout_s);
-    const fs::path log = slot_dir_ / "tests.log";
-    // On a GPU the tests of two gradings would time each other's kernels, as two tests would.
-    std::optional<FileLock> gpu;
-    if (backend_ == "cuda" && !cases.empty()) {
-      gpu.emplace(wait_for_lock(grading_ / "gpu.lock",
-                                "waiting for another grading's tests on the GPU to finish"));
-    }
-    std::cout << "  running " << cases.size() << " graded tests, " << test_jobs_
-              << (test_jobs_ == 1 && backend_ == "cuda" ? " at a time (the GPU is shared by all)"
-                                                        : " at a time")
-              << " (their output: " << log.string() << ")" << std::endl;
-    std::vector<std::string> outputs(cases.size());
-    std::mutex mutex;  // guards `next`, `done` and the console
-    std::size_t next = 0;
-    std::size_t done = 0;
-    const auto work = [&] {
-      for (;;) {
-        std::size_t c = 0;
-        {
-          const std::lock_guard lock(mutex);
-          if (next == cases.size()) {
-            return;
-          }
-          c = next++;
-        }
-        const LabRun& run = *runs_[cases[c].lab];
-        const GradedTest& test = run.tests[cases[c].test];
-        ProcessSpec spec;
-        spec.argv = runner_command(manifest_, run, test, timeout_s, sandboxed_ ? "on" : "off");
-        spec.env = run.environment;
-        spec.timeout_s = timeout_s + kRunnerGraceS;  // the runner's own limit comes first
-        const ProcessResult ran = run_process(spec);
-        report_.labs[cases[c].lab].tests[cases[c].test] =
-            grade_test(test, runner_outcome(ran), read_verdict(run, test));
-        const Verdict& verdict = report_.labs[cases[c].lab].tests[cases[c].test].verdict;
-        const std::lock_guard lock(mutex);
-        if (!ran.started && report_.problems.empty()) {
-          report_.problems.push_back("the test runner did not start: " + ran.start_error);
-        }
-        outputs[c] = "==== " + labs_[cases[c].lab]->id + " " + test.name + ": " +
-                     std::string(to_string(verdict.disposition)) + "\n" + ran.output + "\n";
-        std::cout << "  [" << ++done << "/" << cases.size() << "] " << labs_[cases[c].lab]->id
-                  << " " << test.name << ": " << display_name(verdict.disposition) << std::endl;
-      }
-    };
-    std::vector<std::thread> workers;
-    for (int w = 0; w < std::min<int>(test_jobs_, static_cast<int>(cases.size())); ++w) {
-      workers.emplace_back(work);
-    }
-    for (std::thread& worker : workers) {
-      worker.join();
-    }
-    std::string text;
-    for (const std::string& output : outputs) {
-      text += output;
-    }
-    write_file_atomically(log, text);
-  }
-
-  // 5. The instructor files and the graded programs once more: false (no points) when the
-  // graded code changed them.
-  bool recheck_seal() {
-    std::vector<SealedFile> sealed = seal_;
-    sealed.insert(sealed.end(), programs_.begin(), programs_.end());
-    const IntegrityCheck after = check_integrity(manifest_, sealed);
-    if (after.ok()) {
-      return true;
-    }
-    report_.integrity = after;
-    print_integrity(after, seal_path_);
-    mark_all(Disposition::failed,
-             "integrity failure: instructor files changed while this submission was graded");
-    report_.problems.push_back("the instructor files changed during grading; no points given");
-    return false;
-  }
-
-  // The report totalled, printed and saved; returns `code`, or kFailure for a grading with
-  // problems that would otherwise succeed.
-  int finish(int code) {
-    for (LabGrade& lab : report_.labs) {
-      total_lab(lab);
-    }
-    print_report(report_, options_.verbose);
-    save_reports(report_, options_);
-    return code == kSuccess && !report_.problems.empty() ? kFailure : code;
-  }
-
- private:
-  // `target` built, one build at a time in the build folder: two at once would rebuild what they
-  // share twice, at once.
-  ProcessResult build(const std::string& target) {
-    ProcessSpec spec;
-    spec.argv = {GPULAB_CMAKE_COMMAND, "--build", build_.string(), "--target", target, "-j",
-                 std::to_string(jobs_)};
-    spec.timeout_s = kBuildTimeoutS;
-    spec.keep_bytes = 1 << 20;
-    const FileLock building = wait_for_lock(
-        grading_ / "build.lock", "waiting for another grading's build in this build folder");
-    return run_process(spec);
-  }
-
-  // A free grading slot of the build, waited for when every slot is grading: its lock held in
-  // slot_lock_ until this grading ends.
-  void take_slot() {
-    if (manifest_.grading_slots.empty()) {
-      throw std::runtime_error(
-          "this build has no grading slots (configured with "
-          "GPULAB_BUILD_TESTS=OFF?)");
-    }
-    bool said = false;
-    for (;;) {
-      for (std::size_t s = 0; s < manifest_.grading_slots.size(); ++s) {
-        FileLock lock(manifest_.grading_slots[s] / "grade.lock", false);
-        if (lock.held()) {
-          slot_lock_.emplace(std::move(lock));
-          slot_ = static_cast<int>(s);
-          slot_dir_ = manifest_.grading_slots[s];
-          return;
-        }
-      }
-      if (!said) {
-        std::cout << "gpulab grade: all " << manifest_.grading_slots.size()
-                  << " grading slots of this build are in use (GPULAB_GRADING_SLOTS); waiting "
-                     "for one"
-                  << std::endl;
-        said = true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
-
-  // The runner's verdict of `test`; nullopt when it wrote none.
-  static std::optional<Verdict> read_verdict(const LabRun& run, const GradedTest& test) {
-    const fs::path file = run.results_dir / (test.name + ".verdict.json");
-    const std::optional<std::string> text = read_file(file);
-    if (!text) {
-      return std::nullopt;
-    }
-    try {
-      return parse_verdict_json(*text, file.string());
-    } catch (const std::exception& e) {
-      return Verdict{Disposition::failed, e.what(), {}};
-    }
-  }
-
-  void build_failed(std::size_t i, std::vector<std::string> errors) {
-    LabGrade& grade = report_.labs[i];
-    grade.build_errors = std::move(errors);
-    for (TestGrade& test : grade.tests) {
-      test.verdict = {Disposition::build_failed, grade.build_errors.front(), {}};
-    }
-  }
-
-  void mark_all(Disposition disposition, const std::string& detail) {
-    for (LabGrade& lab : report_.labs) {
-      for (TestGrade& test : lab.tests) {
-        test.earned = 0;
-        test.verdict = {disposition, detail, {}};
-      }
-    }
-  }
-
-  const GradeOptions& options_;
-  LabManifest manifest_;
-  std::vector<const LabEntry*> labs_;
-  std::string backend_;
-  fs::path root_;
-  fs::path build_;
-  fs::path grading_;
-  fs::path seal_path_;
-  int jobs_;       // builds
-  int test_jobs_;  // graded tests at a time
-  std::optional<FileLock> slot_lock_;
-  int slot_ = 0;
-  fs::path slot_dir_;
-  std::vector<const LabRun*> runs_;
-  std::vector<SealedFile> seal_;
-  std::vector<SealedFile> programs_;  // the graded test programs, as built
-  bool sandboxed_ = false;
-  GradeReport report_;
-};
-
-int grade(const GradeOptions& options) {
-  Grading grading(options);
-  if (!grading.check_seal()) {
-    return grading.finish(kIntegrityFailure);
-  }
-  grading.choose_sandbox();
-  std::vector<std::size_t> built;
-  for (std::size_t i = 0; i < grading.lab_count(); ++i) {
-    if (grading.build_lab(i)) {
-      built.push_back(i);
-    }
-  }
-  grading.run_graded_tests(built);
-  if (!grading.recheck_seal()) {
-    return grading.finish(kIntegrityFailure);
-  }
-  return grading.finish(kSuccess);
+int grade(const GradeCommandOptions& options) {
+  const GradingResult result = grade_submission(options.grading);
+  print_report(result.report, options);
+  save_reports(result.report, options);
+  return result.code;
 }
 
 }  // namespace
@@ -636,42 +91,32 @@ Command add_grade_command(CLI::App& app) {
       "grade",
       "Build and grade lab code: each graded test in its own process group with a time limit, "
       "points from the evidence of each test process, a report always written.");
-  auto options = std::make_shared<GradeOptions>();
-  command->add_option("LAB", options->labs, "lab01, 02, 3, ... or all (default: all)");
-  command->add_option("--submission", options->submission,
+  auto options = std::make_shared<GradeCommandOptions>();
+  GradeOptions& grading = options->grading;
+  add_grading_options(*command, grading);
+  command->add_option("--submission", grading.submission,
                       "The code to grade: a copy of the tree, or a folder with the labs' folders "
                       "(e.g. solutions); only the labs' student files are taken from it "
                       "(default: this tree's labs/)");
-  command
-      ->add_option("--backend", options->backend,
-                   "cuda, sim or auto (default auto: cuda when a GPU is usable, else sim)")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}));
   command->add_option("--json", options->json, "Save the grade report as JSON");
   command->add_option("--gradescope", options->gradescope, "Save Gradescope's results.json");
   command->add_option("--junit", options->junit, "Save a JUnit XML report for CI systems");
-  command
-      ->add_option("--timeout", options->timeout_s,
-                   "Time limit of each test in seconds (at most the build's, "
-                   "GPULAB_LAB_TEST_TIMEOUT)")
-      ->check(CLI::PositiveNumber);
-  command
-      ->add_option("-j,--jobs", options->jobs,
-                   "Builds and tests run in parallel (default: all cores; tests one at a time "
-                   "on the cuda backend, where they share the GPU and time kernels)")
-      ->check(CLI::PositiveNumber);
-  command->add_flag("--reseal", options->reseal,
+  command->add_flag("--reseal", grading.reseal,
                     "Accept the instructor files as they are now (after editing tests on purpose)");
-  command->add_option("--seal", options->seal,
+  command->add_option("--seal", grading.seal,
                       "The seal's file (default: $XDG_STATE_HOME/gpulab/seals/<build>-<digest>"
                       ".sha256, or ~/.local/state/...)");
-  command->add_flag("--no-sandbox", options->no_sandbox,
-                    "Run the tests outside the bubblewrap sandbox (not for grades of record)");
-  command->add_flag("--verbose", options->verbose, "Show every failure line and full details");
+  command->add_flag("--verbose", options->verbose, "Show each test's detail in full in the table");
+  command
+      ->add_flag("--brief", options->brief,
+                 "One line per failed test (default: what it checks, where the code is, and "
+                 "every failure line)")
+      ->excludes("--verbose");
   command->footer(
       "Exit code: 0 when grading ran, whatever the score; 3 on an integrity failure (the "
       "instructor files, the test runner or ctest's files differ from the seal, or a test "
-      "changed its own program); 1 when grading itself failed. docs/grading.md is the "
-      "instructor guide.");
+      "changed its own program); 1 when grading itself failed. Students: `gpulab check LAB` "
+      "is the loop for your own code. docs/grading.md is the instructor guide.");
   return {command, [options] { return grade(*options); }};
 }
 

@@ -1,9 +1,14 @@
 #include "labs.hpp"
 
+#include <algorithm>
+#include <iostream>
 #include <stdexcept>
+#include <thread>
 
+#include "build_config.hpp"
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 
 namespace gpulab::cli {
@@ -127,6 +132,49 @@ const LabRun* find_run(const LabEntry& lab, const std::string& variant, const st
     }
   }
   return nullptr;
+}
+
+ProcessResult build_target(const std::string& target, int jobs, double timeout_s,
+                           const std::string& waiting) {
+  const std::filesystem::path build = build_dir();
+  ProcessSpec spec;
+  spec.argv = {GPULAB_CMAKE_COMMAND, "--build", build.string(), "--target", target, "-j",
+               std::to_string(jobs)};
+  spec.timeout_s = timeout_s;
+  spec.keep_bytes = 1 << 20;
+  const FileLock building = wait_for_lock(build / "grading" / "build.lock", waiting);
+  return run_process(spec);
+}
+
+FileLock wait_for_lock(const std::filesystem::path& path, const std::string& waiting) {
+  FileLock lock(path, false);
+  if (lock.held()) {
+    return lock;
+  }
+  std::cout << waiting << std::endl;
+  return FileLock(path, true);
+}
+
+bool build_report(const LabEntry& lab, const LabRun& run, const std::string& command) {
+  const std::string prefix = "gpulab " + command + ": ";
+  const ProcessResult built =
+      build_target(run.report.filename().string(),
+                   std::max(1, static_cast<int>(std::thread::hardware_concurrency())),
+                   kBuildTimeoutS, prefix + "waiting for another build in this build folder");
+  if (!built.started || built.timed_out || built.exit_code != 0) {
+    std::cerr << prefix << lab.id << "'s " << run.variant << " code did not build:\n";
+    for (const std::string& line : !built.started    ? std::vector<std::string>{built.start_error}
+                                   : built.timed_out ? std::vector<std::string>{"it took too long"}
+                                                     : compiler_errors(built.output)) {
+      std::cerr << "  " << line << "\n";
+    }
+    return false;
+  }
+  if (built.output.find("no work to do") == std::string::npos) {
+    std::cout << prefix << "rebuilt " << lab.id << " (" << run.variant
+              << " code) from its current sources" << std::endl;
+  }
+  return true;
 }
 
 int run_program(const std::filesystem::path& program, const std::vector<std::string>& args) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/process.hpp"
 
 namespace gpulab::cli {
 
@@ -36,6 +38,23 @@ namespace gpulab::cli {
 /// or nullptr.
 [[nodiscard]] const LabRun* find_run(const LabEntry& lab, const std::string& variant,
                                      const std::string& backend, int slot = 0);
+
+/// The lock on `path`, waited for when another program holds it (printing `waiting` first).
+[[nodiscard]] FileLock wait_for_lock(const std::filesystem::path& path, const std::string& waiting);
+
+/// The longest a build of lab code may take, in seconds.
+constexpr double kBuildTimeoutS = 1800;
+
+/// Builds `target` of this build (cmake --build, `jobs` at a time, at most `timeout_s`), one build
+/// at a time in the build folder: two ninjas at once would rebuild what they share twice, at once
+/// (<build>/grading/build.lock; `waiting` is printed when another holds it). The output is kept.
+[[nodiscard]] ProcessResult build_target(const std::string& target, int jobs, double timeout_s,
+                                         const std::string& waiting);
+
+/// Builds `run`'s report program from the current sources (nothing when it is up to date), so
+/// that `gpulab <command>` never runs a program older than the code it reports on: says so when
+/// it rebuilt; prints the compiler's first errors and returns false when the code does not build.
+[[nodiscard]] bool build_report(const LabEntry& lab, const LabRun& run, const std::string& command);
 
 /// Runs a program with arguments, stdout and stderr inherited; returns its exit status (128 +
 /// signal when killed by one). Throws std::runtime_error when it cannot be started.

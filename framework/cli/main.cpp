@@ -47,10 +47,15 @@ int main(int argc, char** argv) {
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
 
   const std::vector<gpulab::cli::Command> commands = {
-      gpulab::cli::add_device_command(app), gpulab::cli::add_specs_command(app),
-      gpulab::cli::add_show_command(app),   gpulab::cli::add_run_command(app, lab_args),
-      gpulab::cli::add_grade_command(app),  gpulab::cli::add_occupancy_command(app),
-      gpulab::cli::add_view_command(app),   gpulab::cli::add_profile_command(app, lab_args),
+      gpulab::cli::add_device_command(app),
+      gpulab::cli::add_specs_command(app),
+      gpulab::cli::add_show_command(app),
+      gpulab::cli::add_run_command(app, lab_args),
+      gpulab::cli::add_check_command(app),
+      gpulab::cli::add_grade_command(app),
+      gpulab::cli::add_occupancy_command(app),
+      gpulab::cli::add_view_command(app),
+      gpulab::cli::add_profile_command(app, lab_args),
       gpulab::cli::add_bench_command(app),
   };
 

@@ -88,6 +88,9 @@ std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Opti
     throw std::runtime_error(labs.front()->id + " has no " + variant + " build for the " + backend +
                              " backend");
   }
+  if (!build_report(*labs.front(), *run, "profile")) {
+    throw std::runtime_error(labs.front()->id + "'s " + variant + " code did not build");
+  }
   return {run->report, args};
 }
 

@@ -1,5 +1,6 @@
-// `gpulab run LAB...`: runs each lab's report program (gpulab.<lab>.<variant>.run.<backend>) in
-// its own process, so a crash in lab code ends that lab's report, not gpulab.
+// `gpulab run LAB...`: builds each lab's report program (gpulab.<lab>.<variant>.run.<backend>)
+// from the current sources, then runs it in its own process, so a crash in lab code ends that
+// lab's report, not gpulab.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -53,6 +54,10 @@ int run(const RunOptions& options) {
     if (lab_run == nullptr) {
       std::cerr << "gpulab run: " << lab->id << " has no " << variant << " build for the "
                 << backend << " backend\n";
+      outcomes.emplace_back(lab->id, kFailure);
+      continue;
+    }
+    if (!build_report(*lab, *lab_run, "run")) {
       outcomes.emplace_back(lab->id, kFailure);
       continue;
     }

@@ -5,11 +5,19 @@
 // (gpulab/core/bench.hpp) implements the same ideas and is what every later lab uses; your
 // version is graded against it and against kernels whose duration is known.
 //
-// Your code must not call the framework functions that do this lab's work: gpulab::summarize,
-// gpulab::quantile, gpulab::measure, gpulab::bandwidth_gb_s, gpulab::flop_rate_gflop_s and
-// gpulab::fraction_of_peak. `gpulab grade` rejects code that does (labs/CMakeLists.txt lists
-// them), as it rejects code that ends the process, runs code before main or at exit, starts
-// processes or threads, or uses GoogleTest (docs/grading.md).
+// What your code may call. Not the framework functions that do this lab's work; a call to one
+// fails, without running them, the graded tests of the function whose work it does:
+//   gpulab::summarize, gpulab::quantile    the work of summarize_samples
+//   gpulab::measure                        the work of time_kernel
+//   gpulab::bandwidth_gb_s                 the work of effective_bandwidth_gb_s
+//   gpulab::flop_rate_gflop_s              the work of achieved_gflop_s
+//   gpulab::fraction_of_peak               the work of fraction_of_peak
+// Everything else is allowed, and these are meant for you: gpulab::Event (record, synchronize,
+// elapsed_ms), gpulab::flush_l2, GPULAB_CHECK around CUDA calls (gpulab/core/cuda_check.hpp),
+// the CUDA runtime and the C++ standard library (your own functions calling each other, e.g.
+// time_kernel using summarize_samples, too). `gpulab grade` rejects a lab whose code ends the
+// process, runs code before main or at exit, starts processes or threads, or uses GoogleTest
+// (docs/grading.md).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,12 +56,13 @@ struct TimingOptions {
 ///   there is always at least one sample.
 /// - When it returns, no work it enqueued is still running.
 /// - Throws std::invalid_argument when warmup_runs < 0, min_samples < 1, min_time_ms < 0,
-///   target_rel_noise < 0 or time_limit_ms <= 0.
+///   target_rel_noise < 0 or time_limit_ms <= 0, and when any of the three is NaN.
 [[nodiscard]] std::vector<double> time_kernel(const Launch& launch, cudaStream_t stream,
                                               const TimingOptions& options);
 
 /// Summarizes samples (milliseconds): count, min, max, mean, median, sample standard deviation
-/// (n - 1 in the denominator, 0 for one sample), relative noise (stddev / mean), and the 10th and
+/// (n - 1 in the denominator, 0 for one sample), relative noise (stddev / mean; 0 when the mean
+/// is 0, i.e. every sample is 0), and the 10th and
 /// 90th percentiles with linear interpolation between the two closest ranks (position
 /// q * (n - 1) in the sorted samples). Throws std::invalid_argument when there are no samples or
 /// a sample is negative, NaN or infinite.

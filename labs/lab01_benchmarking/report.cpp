@@ -123,7 +123,7 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
   if (!skipped.empty()) {
     out << "Not run: " << skipped.front() << " to " << skipped.back() << " (above 2^" << max_log2
         << (context.on_sim() ? "; the CPU simulation takes tens of nanoseconds per element" : "")
-        << "; `gpulab run lab01 -- --max-log2 28` runs them).\n";
+        << "; `" << context.rerun("--max-log2 28") << "` runs them).\n";
   }
   if (context.clock == gpulab::TimingClock::host) {
     out << "With the sim's host clock the bandwidth column is CPU time of the simulation: compare "

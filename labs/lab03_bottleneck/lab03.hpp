@@ -3,11 +3,19 @@
 //
 // You build the roofline analysis yourself, from the formulas, and use it to answer the question
 // every optimization starts with: which component takes the time, and what limits it? So your
-// code must not call the framework functions that already do it: gpulab::make_roofline,
-// gpulab::Roofline's members, gpulab::peak_flop_s and gpulab::kernels::component_cost.
-// `gpulab grade` rejects code that does (labs/CMakeLists.txt lists them), as it rejects code that
-// ends the process, runs code before main or at exit, starts processes or threads, or uses
-// GoogleTest (docs/grading.md).
+// code must not call the framework functions that already do it; a call to one fails, without
+// running them, the graded tests of the function whose work it does:
+//   gpulab::make_roofline, gpulab::peak_flop_s      the work of roofline_for
+//   gpulab::Roofline::ridge_flop_per_byte           the work of ridge_point
+//   gpulab::Roofline::attainable_flop_s             the work of attainable_flop_s
+//   gpulab::Roofline::modeled_time_ms               the work of modeled_time_ms
+//   gpulab::Roofline::bound                         the work of place_on_roofline and
+//                                                   identify_bottleneck
+//   gpulab::kernels::component_cost                 the work of the four *_cost functions
+// Everything else is allowed: gpulab::GpuSpec's fields, gpulab::element_bytes and to_string of
+// the framework's enums, the C++ standard library, and your own functions calling each other.
+// `gpulab grade` rejects a lab whose code ends the process, runs code before main or at exit,
+// starts processes or threads, or uses GoogleTest (docs/grading.md).
 //
 //   op cost           FLOPs and DRAM bytes of a GEMM, a softmax, an elementwise op, a layernorm
 //   intensity         FLOPs per byte moved

@@ -186,6 +186,8 @@ TEST(CliRun, TheUntouchedStubsSayWhatIsNotImplemented) {
   EXPECT_NE(run.err.find("is not implemented yet (fill in the TODO(lab03) region at labs/"),
             std::string::npos)
       << run.err;
+  EXPECT_EQ(run.err.rfind("gpulab lab03: ", 0), 0u) << run.err;
+  EXPECT_EQ(run.err.find("lab03: lab03:"), std::string::npos) << "one prefix\n" << run.err;
 }
 
 TEST(CliRun, PassesArgumentsAfterDashesToTheLab) {
@@ -226,6 +228,43 @@ TEST(CliGrade, AnUnknownLabOrBackendIsAUsageError) {
   }
   EXPECT_EQ(gpulab("grade --submission /nonexistent/gpulab-submission").exit_code, 2);
   EXPECT_EQ(gpulab("grade --timeout 100000").exit_code, 2);  // above the build's limit
+}
+
+TEST(CliCheck, AnUnknownLabOrBackendIsAUsageErrorAndHelpNamesTheLoop) {
+  EXPECT_EQ(gpulab("check lab99").exit_code, 2);
+  EXPECT_EQ(gpulab("check --backend gpu").exit_code, 2);
+  EXPECT_EQ(gpulab("check --submission x").exit_code, 2) << "check is for the tree's own labs/";
+  const Outcome help = gpulab("check --help");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("--brief"), std::string::npos) << help.out;
+  EXPECT_NE(gpulab("--help").out.find("check"), std::string::npos);
+}
+
+// The stubs of the tree's labs/ (a student who has not started): every failure says what the
+// test checks, where the student's function is and why it failed; --brief one line each. Exit
+// status 1: not every test passed.
+TEST(CliCheck, EveryFailureSaysWhatItChecksWhereTheCodeIsAndWhy) {
+  const Outcome full = gpulab("check lab03 --backend sim");
+  EXPECT_EQ(full.exit_code, 1) << full.out << full.err;
+  for (const std::string& said :
+       {std::string("lab03  Identifying the bottleneck: 0/100 points, 0 of "),
+        std::string("  failed  Lab03OpCost.GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatrixOnce  "
+                    "0/4\n      checks:    a GEMM costs 2*m*n*k FLOP and moves A, B and C once\n"
+                    "      your code: gemm_cost ("),
+        std::string("bottleneck.cpp:"),
+        std::string("      why:       exception: lab03: gemm_cost is not implemented yet (fill in "
+                    "the TODO(lab03) region at labs/lab03_bottleneck/bottleneck.cpp:"),
+        std::string("tests to fix. After an edit, run `gpulab check lab03` again")}) {
+    EXPECT_NE(full.out.find(said), std::string::npos) << said << "\n---\n" << full.out;
+  }
+  EXPECT_EQ(full.out.find("sealed"), std::string::npos) << "check seals nothing\n" << full.out;
+  const Outcome brief = gpulab("check lab03 --backend sim --brief");
+  EXPECT_EQ(brief.exit_code, 1) << brief.out << brief.err;
+  EXPECT_EQ(brief.out.find("checks:"), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("  failed  Lab03Intensity.IsFlopsPerByteMoved  0/4\n      exception: "
+                           "lab03: arithmetic_intensity is not implemented yet"),
+            std::string::npos)
+      << brief.out;
 }
 
 // With every grading slot of the build in use, `gpulab grade` says so and waits; it grades in the

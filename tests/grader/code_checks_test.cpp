@@ -33,8 +33,10 @@ std::string joined(const Lines& lines) {
 }
 
 // Compiles `source` as <name>.cpp into lib.a and checks it.
-Lines check(const std::string& source, CodeRules rules = {"gpulab::lab09", {}, false},
-            const std::string& name = "work.cu") {
+// `source` compiled as lab code (-O2, into an archive, as the labs' student libraries are) and
+// read back; empty (with a test failure) when it does not compile.
+std::vector<gpulab::ObjectCode> compile_lab_code(const std::string& source,
+                                                 const std::string& name = "work.cu") {
   const gpulab::testing::TempDir dir("gpulab-code-checks");
   const fs::path file = dir.path() / (name + ".cpp");
   std::ofstream(file) << source;
@@ -48,7 +50,12 @@ Lines check(const std::string& source, CodeRules rules = {"gpulab::lab09", {}, f
     ADD_FAILURE() << "the case did not compile:\n" << compile.out;
     return {};
   }
-  return check_object_code(read_object_code(archive, GPULAB_NM, GPULAB_OBJDUMP), rules);
+  return read_object_code(archive, GPULAB_NM, GPULAB_OBJDUMP);
+}
+
+Lines check(const std::string& source, CodeRules rules = {"gpulab::lab09", {}, false},
+            const std::string& name = "work.cu") {
+  return check_object_code(compile_lab_code(source, name), rules);
 }
 
 bool any_contains(const Lines& lines, const std::string& text) {
@@ -248,24 +255,40 @@ TEST(CodeChecks, ReplacingATestHelperIsFound) {
       << joined(found);
 }
 
-TEST(CodeChecks, TheLabsForbiddenCallsAreNamed) {
+TEST(ForbiddenCalls, EachCallIsNamedWithTheFileAndTheRuleItBreaks) {
+  // summarize is called twice (once through a helper), quantile is declared and never called.
   const std::string source = R"cpp(
 #include <vector>
     namespace gpulab {
     double summarize(const std::vector<double>&);
-    }
+    double quantile(const std::vector<double>&, double);
+    }  // namespace gpulab
     namespace gpulab::lab09 {
+    namespace {
+    [[gnu::noinline]] double helper(const std::vector<double>& x) {
+      return gpulab::summarize(x);
+    }
+    }  // namespace
     double f(const std::vector<double>& x) {
       return gpulab::summarize(x);
     }
+    double g(const std::vector<double>& x) {
+      return helper(x) + 1;
+    }
     }  // namespace gpulab::lab09
   )cpp";
-  const Lines found = check(source, {"gpulab::lab09", {"gpulab::summarize("}, false});
-  EXPECT_TRUE(any_contains(found,
-                           "calls gpulab::summarize(std::vector<double, "
-                           "std::allocator<double> > const&): the lab asks for your own"))
-      << joined(found);
-  EXPECT_TRUE(check(source).empty()) << "without the rule the call is allowed";
+  const CodeRules rules{"gpulab::lab09", {"gpulab::quantile(", "gpulab::summarize("}, false};
+  const std::vector<gpulab::ObjectCode> objects = compile_lab_code(source, "stats");
+  const std::vector<ForbiddenCall> calls = find_forbidden_calls(objects, rules);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].file, "stats.cpp");
+  EXPECT_EQ(calls[0].call,
+            "gpulab::summarize(std::vector<double, std::allocator<double> > const&)");
+  EXPECT_EQ(calls[0].rule, "gpulab::summarize(");
+  EXPECT_TRUE(check_object_code(objects, rules).empty())
+      << "a forbidden call is not a rule broken: it fails the tests of the work it does";
+  EXPECT_TRUE(find_forbidden_calls(objects, {"gpulab::lab09", {}, false}).empty())
+      << "without the rule the call is allowed";
 }
 
 TEST(CodeChecks, TheFileIsNamedAsTheStudentWroteIt) {

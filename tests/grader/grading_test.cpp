@@ -1,4 +1,4 @@
-// Unit tests of grading.hpp: the lab manifest (schema_version 5), the test runner's command and
+// Unit tests of grading.hpp: the lab manifest (schema_version 6), the test runner's command and
 // outcome, staging student files, the seal of the instructor files on a temporary tree, the grade
 // of a test from the runner's exit and its verdict, compiler error excerpts, and the three reports:
 // JSON, Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML
@@ -79,7 +79,7 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 5,
+    "schema_version": 6,
     "source_dir": "/src/gpulab",
     "build_dir": "/b",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
@@ -93,7 +93,7 @@ json valid_manifest() {
     "labs": [
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
-       "forbidden_calls": ["gpulab::summarize("],
+       "forbidden_calls": [{"call": "gpulab::summarize(", "does": ["summarize_samples"]}],
        "runs": [
          {"variant": "student", "slot": 0, "backend": "sim",
           "files_dir": "/src/gpulab/labs/lab01_benchmarking",
@@ -104,8 +104,10 @@ json valid_manifest() {
           "tests_program": "/b/bin/gpulab.test.lab01.student.sim",
           "results_dir": "/b/grading/results/lab01.student.sim",
           "environment": {"GPULAB_SIM_CLOCK": "modeled"},
-          "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false},
-                    {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true}]},
+          "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false,
+                     "covers": ["summarize_samples"], "checks": "count, min, max and mean"},
+                    {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true,
+                     "covers": ["time_kernel", "summarize_samples"], "checks": "other sizes"}]},
          {"variant": "submission", "slot": 1, "backend": "cuda",
           "files_dir": "/b/grading/slot1/submission/lab01_benchmarking",
           "report": "", "library_target": "l",
@@ -139,7 +141,9 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(lab.title, "Benchmarking a kernel correctly");
   EXPECT_EQ(lab.dir, "lab01_benchmarking");
   EXPECT_EQ(lab.student_files, (Lines{"benchmark.cpp", "timing/timer.cu"}));
-  EXPECT_EQ(lab.forbidden_calls, (Lines{"gpulab::summarize("}));
+  ASSERT_EQ(lab.forbidden_calls.size(), 1u);
+  EXPECT_EQ(lab.forbidden_calls[0].call, "gpulab::summarize(");
+  EXPECT_EQ(lab.forbidden_calls[0].does, (Lines{"summarize_samples"}));
   ASSERT_EQ(lab.runs.size(), 2u);
   EXPECT_EQ(lab.runs[0].variant, "student");
   EXPECT_EQ(lab.runs[0].slot, 0);
@@ -179,10 +183,13 @@ TEST(LabManifest, IgnoresUnknownFields) {
   const LabManifest m = parse_lab_manifest(doc.dump(), "manifest.json");
   ASSERT_EQ(m.labs.size(), 2u);
   EXPECT_EQ(m.labs[0].runs[0].tests[0].points, 5);
+  EXPECT_EQ(m.labs[0].runs[0].tests[0].covers, (Lines{"summarize_samples"}));
+  EXPECT_EQ(m.labs[0].runs[0].tests[0].checks, "count, min, max and mean");
+  EXPECT_EQ(m.labs[0].runs[0].tests[1].covers, (Lines{"time_kernel", "summarize_samples"}));
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {4, 6}) {
+  for (const int version : {5, 7}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -215,7 +222,7 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "5"},
+      {"", "schema_version", "6"},
       {"", "source_dir", 7},
       {"", "build_dir", 7},
       {"", "extra_tests_dir", json::array()},
@@ -233,6 +240,8 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0", "dir", nullptr},
       {"/labs/0", "student_files", "benchmark.cpp"},
       {"/labs/0", "forbidden_calls", "gpulab::summarize("},
+      {"/labs/0/forbidden_calls/0", "call", json::array()},
+      {"/labs/0/forbidden_calls/0", "does", "summarize_samples"},
       {"/labs/0", "runs", json::object()},
       {"/labs/0/runs/0", "variant", 0},
       {"/labs/0/runs/0", "slot", "0"},
@@ -249,6 +258,8 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0/runs/0/tests/1", "name", 3},
       {"/labs/0/runs/0/tests/1", "points", "five"},
       {"/labs/0/runs/0/tests/1", "hidden", "true"},
+      {"/labs/0/runs/0/tests/1", "covers", "time_kernel"},
+      {"/labs/0/runs/0/tests/1", "checks", json::array()},
   };
   return fields;
 }
@@ -337,7 +348,7 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 5})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 6})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
@@ -717,10 +728,62 @@ TEST(IntegrityCheck, ADefaultCheckWasNotMade) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// definition_line
+// ---------------------------------------------------------------------------------------------
+
+TEST(DefinitionLine, FindsTheDefinitionAtColumnZeroNotACallOrACommentOrAnotherName) {
+  const std::string source =
+      "// summarize_samples(x) in a comment\n"
+      "#define X summarize_samples(1)\n"
+      "namespace gpulab::lab01 {\n"
+      "double my_summarize_samples(double x) { return x; }\n"
+      "  const auto s = summarize_samples(samples);\n"
+      "Summary summarize_samples(std::span<const double> samples_ms) {\n"
+      "std::vector<double> time_kernel(const Launch& launch,\n"
+      "                                cudaStream_t stream) {\n";
+  EXPECT_EQ(definition_line(source, "summarize_samples"), 6);
+  EXPECT_EQ(definition_line(source, "time_kernel"), 7);
+  EXPECT_EQ(definition_line(source, "fraction_of_peak"), std::nullopt);
+  EXPECT_EQ(definition_line("", "f"), std::nullopt);
+  EXPECT_EQ(definition_line("int f(int);\nint gpulab::lab01::f(int x) {}", "f"), 1)
+      << "a declaration at column 0 counts: the project's student files have none";
+}
+
+TEST(RejectForbiddenCalls, FailsTheTestsCoveringTheWorkTheCallDoesAndNamesIt) {
+  LabEntry lab;
+  lab.forbidden_calls = {{"gpulab::summarize(", {"summarize_samples"}},
+                         {"gpulab::measure(", {"time_kernel"}},
+                         {"gpulab::quantile(", {"unused_helper"}}};
+  LabGrade grade;
+  for (const auto& [name, covers] :
+       {std::pair{"Summary.Mean", Lines{"summarize_samples"}},
+        std::pair{"Timing.Order", Lines{"time_kernel"}},
+        std::pair{"Both.Errors", Lines{"time_kernel", "summarize_samples"}}}) {
+    grade.tests.push_back(
+        grade_test({name, 5, false, covers, "x"}, TestOutcome::missing, std::nullopt));
+  }
+  const std::vector<ForbiddenCall> calls = {
+      {"benchmark.cu", "gpulab::summarize(std::span<double const>)", "gpulab::summarize("},
+      {"benchmark.cu", "gpulab::quantile(double)", "gpulab::quantile("}};
+  const Lines uncovered = reject_forbidden_calls(grade, lab, calls);
+  EXPECT_EQ(grade.tests[0].verdict.disposition, Disposition::rejected);
+  EXPECT_EQ(grade.tests[0].verdict.detail,
+            "benchmark.cu calls gpulab::summarize(std::span<double const>), which does the work "
+            "of summarize_samples: the lab asks for your own implementation");
+  EXPECT_EQ(grade.tests[1].verdict.disposition, Disposition::not_run) << "time_kernel is its own";
+  EXPECT_EQ(grade.tests[2].verdict.disposition, Disposition::rejected);
+  EXPECT_EQ(uncovered, (Lines{"benchmark.cu calls gpulab::quantile(double), which does the work "
+                              "of unused_helper: the lab asks for your own implementation"}))
+      << "a call no test covers rejects the lab";
+  EXPECT_TRUE(reject_forbidden_calls(grade, lab, {}).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
 // grade_test, total_lab
 // ---------------------------------------------------------------------------------------------
 
-const GradedTest kTest{"Lab01Summary.CountMinMaxAndMean", 5, false};
+const GradedTest kTest{
+    "Lab01Summary.CountMinMaxAndMean", 5, false, {"summarize_samples"}, "count, min, max and mean"};
 
 std::string describe(const TestGrade& grade) {
   return std::string(to_string(grade.verdict.disposition)) + " " + std::to_string(grade.earned) +
@@ -734,11 +797,13 @@ TEST(GradeTest, PassedByTheRunnerAndTheVerdictEarnsThePoints) {
   EXPECT_EQ(grade.points, 5);
   EXPECT_EQ(grade.earned, 5) << describe(grade);
   EXPECT_FALSE(grade.hidden);
+  EXPECT_EQ(grade.covers, (Lines{"summarize_samples"}));
+  EXPECT_EQ(grade.checks, "count, min, max and mean");
   EXPECT_EQ(grade.verdict.disposition, Disposition::passed);
 }
 
 TEST(GradeTest, HiddenIsKept) {
-  const GradedTest hidden{"Lab01Hidden.Robustness", 10, true};
+  const GradedTest hidden{"Lab01Hidden.Robustness", 10, true, {"f"}, "what it checks"};
   const TestGrade grade =
       grade_test(hidden, TestOutcome::passed, Verdict{Disposition::passed, "", {}});
   EXPECT_TRUE(grade.hidden);
@@ -792,7 +857,8 @@ TEST(GradeTest, EveryOtherDispositionEarnsNothingAndIsKept) {
 }
 
 TestGrade graded(const std::string& name, int points, bool passed, bool hidden = false) {
-  return grade_test({name, points, hidden}, passed ? TestOutcome::passed : TestOutcome::failed,
+  return grade_test({name, points, hidden, {"f"}, "what it checks"},
+                    passed ? TestOutcome::passed : TestOutcome::failed,
                     Verdict{passed ? Disposition::passed : Disposition::failed, "", {}});
 }
 
@@ -966,17 +1032,18 @@ GradeReport sample_report() {
   lab01.program = "/b/bin/gpulab.test.lab01.submission1.sim";
   lab01.build_warnings = {"benchmark.cu:31:10: warning: use of old-style cast to 'double'",
                           "   31 |   return (double)n;"};
-  lab01.tests.push_back(grade_test({"Lab01Summary.Count", 5, false}, TestOutcome::passed,
-                                   Verdict{Disposition::passed, "", {}}));
+  lab01.defined_at = {{"summarize_samples", "labs/lab01_benchmarking/benchmark.cu:27"}};
+  lab01.tests.push_back(grade_test({"Lab01Summary.Count", 5, false, {"f"}, "what it checks"},
+                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
   lab01.tests.push_back(grade_test(
-      {"Lab01Summary.Median", 10, false}, TestOutcome::failed,
+      {"Lab01Summary.Median", 10, false, {"summarize_samples"}, "the median"}, TestOutcome::failed,
       Verdict{Disposition::failed,
               "Expected equality of these values:",
               {"lab01_test.cpp:73", "Expected equality of these values:", "  median(x)"}}));
-  lab01.tests.push_back(grade_test({"Lab01Hidden.Big", 20, true}, TestOutcome::passed,
-                                   Verdict{Disposition::passed, "", {}}));
+  lab01.tests.push_back(grade_test({"Lab01Hidden.Big", 20, true, {"f"}, "what it checks"},
+                                   TestOutcome::passed, Verdict{Disposition::passed, "", {}}));
   lab01.tests.push_back(
-      grade_test({"Lab01Hidden.Slow", 15, true}, TestOutcome::failed,
+      grade_test({"Lab01Hidden.Slow", 15, true, {"f"}, "what it checks"}, TestOutcome::failed,
                  Verdict{Disposition::timed_out, "killed after 120 s", {"still running"}}));
   total_lab(lab01);
 
@@ -985,7 +1052,7 @@ GradeReport sample_report() {
   lab02.title = "Profiling";
   lab02.build_errors = {"kernels.cu(27): error: identifier \"blockIdxx\" is undefined"};
   lab02.tests.push_back(
-      grade_test({"Lab02.Copy", 50, false}, TestOutcome::failed,
+      grade_test({"Lab02.Copy", 50, false, {"f"}, "what it checks"}, TestOutcome::failed,
                  Verdict{Disposition::build_failed, "the lab's code did not compile", {}}));
   total_lab(lab02);
 
@@ -1040,6 +1107,10 @@ TEST(ReportJson, HasEveryField) {
   EXPECT_EQ(median.at("points"), 10);
   EXPECT_EQ(median.at("earned"), 0);
   EXPECT_EQ(median.at("hidden"), false);
+  EXPECT_EQ(median.at("covers"), json({"summarize_samples"}));
+  EXPECT_EQ(median.at("checks"), "the median");
+  EXPECT_EQ(labs[0].at("defined_at"),
+            json({{"summarize_samples", "labs/lab01_benchmarking/benchmark.cu:27"}}));
   EXPECT_EQ(median.at("disposition"), "failed");
   EXPECT_EQ(median.at("detail"), "Expected equality of these values:");
   EXPECT_EQ(median.at("excerpt"),
@@ -1192,8 +1263,9 @@ TEST(GradescopeJson, EachTestHasItsScoreVisibilityAndOutput) {
 
 TEST(GradescopeJson, AFailedTestWorthNothingIsStillFailed) {
   GradeReport report = sample_report();
-  report.labs[0].tests[1] = grade_test({"S.Zero", 0, false}, TestOutcome::failed,
-                                       Verdict{Disposition::crashed, "killed by SIGSEGV", {}});
+  report.labs[0].tests[1] =
+      grade_test({"S.Zero", 0, false, {"f"}, "what it checks"}, TestOutcome::failed,
+                 Verdict{Disposition::crashed, "killed by SIGSEGV", {}});
   const json doc = json::parse(gradescope_json(report));
   EXPECT_EQ(doc.at("tests")[1].at("status"), "failed");
 }

@@ -339,6 +339,25 @@ TEST(JudgeTest, AFailedBooleanAssertionIsDescribedByItsActualLine) {
   EXPECT_EQ(verdict.detail, "Actual: false (index 3 of 8: expected 1, got nan)");
 }
 
+TEST(JudgeTest, AFailureWithoutAMessageIsDescribedByItsFirstLine) {
+  for (const auto& [message, detail] :
+       {std::pair{"t.cpp:4&#x0A;Expected equality of these values:&#x0A;  got&#x0A;    Which is: "
+                  "2&#x0A;  1",
+                  "Expected equality of these values:"},
+        std::pair{
+            "t.cpp:9&#x0A;Expected: (std::abs(got - expected)) &lt;= (tolerance), actual: 0.5 "
+            "vs 1e-09&#x0A;median: expected 2.5, got 3",
+            "median: expected 2.5, got 3"},
+        std::pair{"t.cpp:9&#x0A;Failed&#x0A;summarize_samples changed the caller's samples",
+                  "summarize_samples changed the caller's samples"}}) {
+    const Verdict verdict =
+        judge_test(exited(1, one_case_xml("Lab01Summary", "CountMinMaxAndMean", 1, "completed",
+                                          std::string("      <failure message=\"") + message +
+                                              "\" type=\"\"><![CDATA[]]></failure>")));
+    EXPECT_EQ(verdict.detail, detail) << describe(verdict);
+  }
+}
+
 TEST(JudgeTest, AnExceptionIsDescribedByItsMessage) {
   const Verdict verdict = judge_test(exited(
       1, one_case_xml("Lab01Summary", "CountMinMaxAndMean", 1, "completed",
@@ -393,27 +412,27 @@ TEST(JudgeTest, Exit77WithThePrematureExitFileIsExitedEarly) {
   EXPECT_EQ(verdict.disposition, Disposition::exited_early) << describe(verdict);
 }
 
-TEST(JudgeTest, AFailureNamesWhatFailedNotWhere) {
+TEST(JudgeTest, AFailureIsDescribedByTheTestsOwnMessageNotWhereOrGtestsWording) {
   TestEvidence evidence = exited(1, std::string(kFailXml));
   evidence.test = "S.Fail";
   const Verdict verdict = judge_test(evidence);
   EXPECT_EQ(verdict.disposition, Disposition::failed) << describe(verdict);
-  EXPECT_EQ(verdict.detail, "Expected equality of these values:");
+  EXPECT_EQ(verdict.detail, "a<b & \"c\" 'd'");
   ASSERT_GE(verdict.excerpt.size(), 2u) << describe(verdict);
   EXPECT_EQ(verdict.excerpt[0], "t.cpp:4");
   EXPECT_EQ(verdict.excerpt.back(), "a<b & \"c\" 'd'");
 }
 
-TEST(JudgeTest, TheExcerptHasAtMostEightLines) {
+TEST(JudgeTest, TheExcerptHasAtMostSixteenLines) {
   std::string message;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 40; ++i) {
     message += "line " + std::to_string(i) + "&#x0A;";
   }
   const Verdict verdict = judge_test(
       exited(1, one_case_xml("Lab01Summary", "CountMinMaxAndMean", 1, "completed",
                              "      <failure message=\"" + message + "\" type=\"\"></failure>")));
   EXPECT_EQ(verdict.disposition, Disposition::failed) << describe(verdict);
-  EXPECT_EQ(verdict.excerpt.size(), 8u) << describe(verdict);
+  EXPECT_EQ(verdict.excerpt.size(), 16u) << describe(verdict);
 }
 
 TEST(JudgeTest, AnIllegalAddressInTheFailureIsACrash) {

@@ -22,13 +22,16 @@ TEST(LabCode, StubsAndSolutionsPassTheCodeChecks) {
       if (run.variant == "submission") {
         continue;  // what it holds depends on the last grading
       }
-      const std::vector<std::string> findings =
+      const gpulab::LabCodeCheck found =
           gpulab::check_lab_code(manifest, lab, run, build, run.files_dir);
       std::string listed;
-      for (const std::string& finding : findings) {
+      for (const std::string& finding : found.findings) {
         listed += "\n  " + finding;
       }
-      EXPECT_TRUE(findings.empty())
+      for (const gpulab::ForbiddenCall& call : found.forbidden_calls) {
+        listed += "\n  " + call.file + ": calls " + call.call;
+      }
+      EXPECT_TRUE(found.findings.empty() && found.forbidden_calls.empty())
           << lab.id << " " << run.variant << " " << run.backend << ":" << listed;
       ++checked;
     }

@@ -1,14 +1,22 @@
 // Graded test cases of the lab autograder.
 //
-//   GPULAB_GRADED_TEST(Lab01Summary, MedianOfAnEvenCount, 5) { ... }
+//   GPULAB_GRADED_TEST(Lab01Summary, MedianOfOddAndEvenCounts, 5, "summarize_samples",
+//                      "the median of an odd and of an even number of samples") { ... }
 //
-// declares a GoogleTest case worth 5 points. cmake/GpulabLabs.cmake reads the declarations from
-// the source (keep each on one line of its own, and do not comment one out: delete it), adds one
-// ctest test per case and checks that a lab's points total 100.
+// declares a GoogleTest case worth 5 points, which exercises the lab function summarize_samples
+// (several: "time_kernel summarize_samples") and checks what the last string says, in one line a
+// student reads next to a failure. cmake/GpulabLabs.cmake reads the declarations from the source
+// (the strings hold no quote, backslash or semicolon; do not comment a declaration out: delete
+// it), checks that each function it names is defined in the lab's student files, adds one ctest
+// test per case and checks that a lab's points total 100. `gpulab check` and `gpulab grade`
+// print the line and where the named functions are in the student's files; a forbidden call
+// (labs/CMakeLists.txt) fails the tests that cover the function making it.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#define GPULAB_GRADED_TEST(suite, name, points)                                             \
+#define GPULAB_GRADED_TEST(suite, name, points, covers, checks)                             \
   static_assert((points) > 0 && (points) <= 100, "a graded test is worth 1 to 100 points"); \
+  static_assert(sizeof(covers) > 1 && sizeof(checks) > 1,                                   \
+                "a graded test names the lab functions it covers and what it checks");      \
   TEST(suite, name)

@@ -135,14 +135,18 @@ TEST(StreamRecord, NotesEachOperationOnItsStreamInOrderWhileOn) {
   write_one<<<1, 1, 0, first.get()>>>(out.data());  // after recording: not noted
   GPULAB_CHECK(cudaDeviceSynchronize());
 
-  EXPECT_EQ(
-      gpulab::sim::stream_entries(first.get()),
-      (std::vector<StreamEntry>{
-          {StreamOp::event_record, ""}, {StreamOp::kernel, "write_one"}, {StreamOp::memset, ""}}));
+  // The synchronous copy waited for every stream's work: one host wait on each (the device
+  // synchronization after it found nothing new to wait for).
+  EXPECT_EQ(gpulab::sim::stream_entries(first.get()),
+            (std::vector<StreamEntry>{{StreamOp::event_record, ""},
+                                      {StreamOp::kernel, "write_one"},
+                                      {StreamOp::memset, ""},
+                                      {StreamOp::host_wait, ""}}));
   EXPECT_EQ(gpulab::sim::stream_entries(second.get()),
-            (std::vector<StreamEntry>{{StreamOp::event_wait, ""}, {StreamOp::l2_reset, ""}}));
+            (std::vector<StreamEntry>{
+                {StreamOp::event_wait, ""}, {StreamOp::l2_reset, ""}, {StreamOp::host_wait, ""}}));
   EXPECT_EQ(gpulab::sim::stream_entries(nullptr),
-            (std::vector<StreamEntry>{{StreamOp::memcpy, ""}}));
+            (std::vector<StreamEntry>{{StreamOp::memcpy, ""}, {StreamOp::host_wait, ""}}));
   EXPECT_EQ(gpulab::sim::describe({StreamOp::kernel, "write_one"}), "kernel write_one");
   EXPECT_EQ(gpulab::sim::describe({StreamOp::event_record, ""}), "event record");
 
@@ -150,6 +154,29 @@ TEST(StreamRecord, NotesEachOperationOnItsStreamInOrderWhileOn) {
   EXPECT_TRUE(gpulab::sim::stream_entries(first.get()).empty());
   gpulab::sim::set_stream_recording(false);
   GPULAB_CHECK(cudaEventDestroy(event));
+}
+
+TEST(StreamRecord, AHostWaitIsNotedOnlyWhereItCoversTheStreamsLastOperation) {
+  GPULAB_REQUIRE_DEVICE();
+  using gpulab::sim::StreamEntry;
+  using gpulab::sim::StreamOp;
+  gpulab::Stream stream;
+  DeviceBuffer<int> out(1);
+  gpulab::Event event;
+  gpulab::sim::set_stream_recording(true);
+  write_one<<<1, 1, 0, stream.get()>>>(out.data());
+  event.record(stream.get());
+  write_one<<<1, 1, 0, stream.get()>>>(out.data());
+  event.synchronize();  // waits for the first kernel and the event, not the second kernel
+  GPULAB_CHECK(cudaStreamSynchronize(stream.get()));
+  GPULAB_CHECK(cudaStreamSynchronize(stream.get()));  // nothing new: not noted again
+  gpulab::sim::set_stream_recording(false);
+  EXPECT_EQ(gpulab::sim::stream_entries(stream.get()),
+            (std::vector<StreamEntry>{{StreamOp::kernel, "write_one"},
+                                      {StreamOp::event_record, ""},
+                                      {StreamOp::kernel, "write_one"},
+                                      {StreamOp::host_wait, ""}}));
+  EXPECT_EQ(gpulab::sim::describe({StreamOp::host_wait, ""}), "host wait");
 }
 #endif
 

@@ -1,6 +1,7 @@
 #include "gpulab/grader/grading.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -43,6 +44,19 @@ const json& field(const json& object, const char* key, json::value_t type, std::
 std::string text(const json& object, const char* key, std::string_view source,
                  const std::string& where) {
   return field(object, key, json::value_t::string, source, where).get<std::string>();
+}
+
+// A field that is an array of strings.
+std::vector<std::string> strings(const json& object, const char* key, std::string_view source,
+                                 const std::string& where) {
+  std::vector<std::string> out;
+  for (const json& item : field(object, key, json::value_t::array, source, where)) {
+    if (!item.is_string()) {
+      fail(source, where + "." + key + ": each entry must be a string");
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
 }
 
 // The length of the well-formed UTF-8 sequence at in[i] of a character XML 1.0 allows (not
@@ -145,8 +159,8 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 5) {
-    fail(source, "schema_version: this gpulab reads version 5 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 6) {
+    fail(source, "schema_version: this gpulab reads version 6 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
@@ -160,18 +174,12 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
   const json& sandbox = field(doc, "sandbox", json::value_t::object, source, "manifest");
   for (const auto& [key, out] : {std::pair{"visible", &manifest.sandbox.visible},
                                  std::pair{"hidden", &manifest.sandbox.hidden}}) {
-    for (const json& item : field(sandbox, key, array, source, "manifest.sandbox")) {
-      if (!item.is_string()) {
-        fail(source, std::string("manifest.sandbox.") + key + ": each entry must be a string");
-      }
-      out->emplace_back(item.get<std::string>());
+    for (const std::string& folder : strings(sandbox, key, source, "manifest.sandbox")) {
+      out->emplace_back(folder);
     }
   }
-  for (const json& item : field(doc, "grading_slots", array, source, "manifest")) {
-    if (!item.is_string()) {
-      fail(source, "manifest.grading_slots: each entry must be a string");
-    }
-    manifest.grading_slots.emplace_back(item.get<std::string>());
+  for (const std::string& folder : strings(doc, "grading_slots", source, "manifest")) {
+    manifest.grading_slots.emplace_back(folder);
   }
   const json& labs = field(doc, "labs", array, source, "manifest");
   for (std::size_t i = 0; i < labs.size(); ++i) {
@@ -179,17 +187,14 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
     LabEntry lab{text(labs[i], "id", source, where),
                  text(labs[i], "title", source, where),
                  text(labs[i], "dir", source, where),
-                 {},
+                 strings(labs[i], "student_files", source, where),
                  {},
                  {}};
-    for (const auto& [key, out] : {std::pair{"student_files", &lab.student_files},
-                                   std::pair{"forbidden_calls", &lab.forbidden_calls}}) {
-      for (const json& item : field(labs[i], key, array, source, where)) {
-        if (!item.is_string()) {
-          fail(source, where + "." + key + ": each entry must be a string");
-        }
-        out->push_back(item.get<std::string>());
-      }
+    const json& forbidden = field(labs[i], "forbidden_calls", array, source, where);
+    for (std::size_t k = 0; k < forbidden.size(); ++k) {
+      const std::string call_where = where + ".forbidden_calls[" + std::to_string(k) + "]";
+      lab.forbidden_calls.push_back({text(forbidden[k], "call", source, call_where),
+                                     strings(forbidden[k], "does", source, call_where)});
     }
     const json& runs = field(labs[i], "runs", array, source, where);
     for (std::size_t j = 0; j < runs.size(); ++j) {
@@ -221,11 +226,13 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
       const json& tests = field(runs[j], "tests", array, source, run_where);
       for (std::size_t k = 0; k < tests.size(); ++k) {
         const std::string test_where = run_where + ".tests[" + std::to_string(k) + "]";
-        run.tests.push_back(
-            {text(tests[k], "name", source, test_where),
-             field(tests[k], "points", json::value_t::number_integer, source, test_where)
-                 .get<int>(),
-             field(tests[k], "hidden", json::value_t::boolean, source, test_where).get<bool>()});
+        GradedTest test{
+            text(tests[k], "name", source, test_where),
+            field(tests[k], "points", json::value_t::number_integer, source, test_where).get<int>(),
+            field(tests[k], "hidden", json::value_t::boolean, source, test_where).get<bool>(),
+            strings(tests[k], "covers", source, test_where),
+            text(tests[k], "checks", source, test_where)};
+        run.tests.push_back(std::move(test));
       }
       if (!run.tests.empty() && (run.tests_program.empty() || run.results_dir.empty())) {
         fail(source, run_where + ": graded tests without a tests_program and results_dir");
@@ -295,19 +302,22 @@ bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_exis
   return true;
 }
 
-std::vector<std::string> check_lab_code(const LabManifest& manifest, const LabEntry& lab,
-                                        const LabRun& run, const fs::path& build_dir,
-                                        const fs::path& files_dir) {
-  const CodeRules rules{"gpulab::" + lab.id, lab.forbidden_calls, run.backend == "cuda"};
-  std::vector<std::string> findings =
-      check_object_code(read_object_code(run.library, manifest.nm, manifest.objdump), rules);
+LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, const LabRun& run,
+                            const fs::path& build_dir, const fs::path& files_dir) {
+  CodeRules rules{"gpulab::" + lab.id, {}, run.backend == "cuda"};
+  for (const LabForbiddenCall& forbidden : lab.forbidden_calls) {
+    rules.forbidden_calls.push_back(forbidden.call);
+  }
+  const std::vector<ObjectCode> objects =
+      read_object_code(run.library, manifest.nm, manifest.objdump);
+  LabCodeCheck check{check_object_code(objects, rules), find_forbidden_calls(objects, rules)};
   const IncludeRules includes{manifest.source_dir, build_dir,
                               manifest.source_dir / "labs" / lab.dir, files_dir,
                               manifest.extra_tests_dir};
   for (std::string& finding : check_library_includes(run.library_target, includes)) {
-    findings.push_back(std::move(finding));
+    check.findings.push_back(std::move(finding));
   }
-  return findings;
+  return check;
 }
 
 std::string_view to_string(TestOutcome outcome) noexcept {
@@ -496,11 +506,72 @@ IntegrityCheck check_integrity(const LabManifest& manifest, const std::vector<Se
   return check;
 }
 
+std::optional<int> definition_line(std::string_view source, std::string_view function) {
+  const auto part_of_name = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == ':';
+  };
+  int number = 0;
+  for (std::size_t start = 0; start < source.size();) {
+    const std::size_t end = std::min(source.find('\n', start), source.size());
+    const std::string_view line = source.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (line.empty() || line.front() == ' ' || line.front() == '\t' || line.front() == '#' ||
+        line.starts_with("//") || line.starts_with("/*")) {
+      continue;
+    }
+    for (std::size_t at = line.find(function); at != std::string_view::npos;
+         at = line.find(function, at + 1)) {
+      const std::size_t after = at + function.size();
+      if (at > 0 && !part_of_name(line[at - 1]) && after < line.size() && line[after] == '(') {
+        return number;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- grades ------------------------------------------------------------------------------------
+
+std::vector<std::string> reject_forbidden_calls(LabGrade& grade, const LabEntry& lab,
+                                                const std::vector<ForbiddenCall>& calls) {
+  std::vector<std::string> uncovered;
+  for (const ForbiddenCall& call : calls) {
+    std::vector<std::string> does;
+    for (const LabForbiddenCall& forbidden : lab.forbidden_calls) {
+      if (forbidden.call == call.rule) {
+        does = forbidden.does;
+      }
+    }
+    std::string names;
+    for (const std::string& function : does) {
+      names += (names.empty() ? "" : " and ") + function;
+    }
+    const std::string detail = call.file + " calls " + call.call +
+                               (names.empty() ? "" : ", which does the work of " + names) +
+                               ": the lab asks for your own implementation";
+    bool covered = false;
+    for (TestGrade& test : grade.tests) {
+      if (std::find_first_of(test.covers.begin(), test.covers.end(), does.begin(), does.end()) ==
+          test.covers.end()) {
+        continue;
+      }
+      covered = true;
+      if (test.verdict.disposition != Disposition::rejected) {
+        test.earned = 0;
+        test.verdict = {Disposition::rejected, detail, {}};
+      }
+    }
+    if (!covered) {
+      uncovered.push_back(detail);
+    }
+  }
+  return uncovered;
+}
 
 TestGrade grade_test(const GradedTest& test, TestOutcome runner,
                      const std::optional<Verdict>& verdict) {
-  TestGrade grade{test.name, test.points, 0, test.hidden, {}};
+  TestGrade grade{test.name, test.points, 0, test.hidden, test.covers, test.checks, {}};
   if (!verdict) {
     grade.verdict = {
         Disposition::not_run,
@@ -604,6 +675,8 @@ std::string report_json(const GradeReport& report) {
                        {"points", test.points},
                        {"earned", test.earned},
                        {"hidden", test.hidden},
+                       {"covers", test.covers},
+                       {"checks", test.checks},
                        {"disposition", to_string(test.verdict.disposition)},
                        {"detail", test.verdict.detail},
                        {"excerpt", test.verdict.excerpt}});
@@ -616,6 +689,7 @@ std::string report_json(const GradeReport& report) {
                     {"build_errors", lab.build_errors},
                     {"build_warnings", lab.build_warnings},
                     {"rejected_for", lab.rejected_for},
+                    {"defined_at", lab.defined_at},
                     {"tests", tests}});
   }
   const json integrity = {{"checked", report.integrity.checked},

@@ -31,7 +31,7 @@ constexpr std::array<std::pair<Disposition, std::string_view>, kDispositionCount
     {Disposition::not_run, "not_run"},
 }};
 
-constexpr std::size_t kMaxExcerpt = 8;
+constexpr std::size_t kMaxExcerpt = 16;
 
 int int_attribute(std::string_view tag, std::string_view name) {
   const std::optional<std::string> value = detail::attribute(tag, name);
@@ -71,6 +71,51 @@ bool is_location(std::string_view line) {
   const std::size_t colon = line.rfind(':');
   return colon != std::string_view::npos && colon + 1 < line.size() &&
          line.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
+}
+
+// gtest's own wording in a failure message, around the assertion's operands: not what the test
+// says about the failure.
+bool is_gtest_wording(std::string_view line) {
+  for (const std::string_view prefix :
+       {"Expected", "Value of:", "Failed", "The difference between", "Actual:"}) {
+    if (line.starts_with(prefix)) {
+      return true;
+    }
+  }
+  return line.empty() || line.front() == ' ';  // operands and "Which is:" lines are indented
+}
+
+// What a failure says, in one line: the test's own message (what it streamed into the assertion)
+// where it has one; else, for a boolean assertion ("Value of: all_close(...)"), its "Actual:"
+// line; else the first line after the location. An exception that escaped the test is named by
+// its message.
+std::string failure_detail(const std::vector<std::string>& lines) {
+  const auto trimmed = [](const std::string& line) {
+    return line.substr(std::min(line.find_first_not_of(' '), line.size()));
+  };
+  // gtest's wording of an exception that escaped the test: its message is the detail.
+  constexpr std::string_view prefix = "C++ exception with description \"";
+  constexpr std::string_view suffix = "\" thrown in the test body.";
+  std::string detail;
+  for (const std::string& line : lines) {
+    if (line.starts_with(prefix) && line.ends_with(suffix)) {
+      return "exception: " +
+             line.substr(prefix.size(), line.size() - prefix.size() - suffix.size());
+    }
+    if (is_location(line)) {
+      continue;
+    }
+    if (!is_gtest_wording(line)) {
+      return line;  // the test's message
+    }
+    if (trimmed(line).starts_with("Actual:") || detail.empty()) {
+      detail = trimmed(line);
+    }
+  }
+  if (detail.starts_with("Value of:")) {
+    detail.clear();
+  }
+  return detail;
 }
 
 // A skip's reason as gtest writes it into the result file: "path/to/file.cpp:12\n<reason>"; the
@@ -297,28 +342,7 @@ Verdict judge_test(const TestEvidence& evidence) {
   } else if (found->failures.empty()) {
     detail = "exit status " + std::to_string(code) + ", but the result file reports no failure";
   } else {
-    // The first line that says what failed: gtest puts the location first, and for a boolean
-    // assertion ("Value of: all_close(...)") the message is on the "Actual:" line after it.
-    bool boolean = false;
-    for (const std::string& line : excerpt) {
-      const std::string trimmed = line.substr(std::min(line.find_first_not_of(' '), line.size()));
-      if (is_location(line)) {
-        continue;
-      }
-      if (trimmed.starts_with("Value of:")) {
-        boolean = true;
-      } else if (!boolean || trimmed.starts_with("Actual:")) {
-        detail = trimmed;
-        // gtest's wording of an exception that escaped the test: keep its message.
-        constexpr std::string_view prefix = "C++ exception with description \"";
-        constexpr std::string_view suffix = "\" thrown in the test body.";
-        if (detail.starts_with(prefix) && detail.ends_with(suffix)) {
-          detail = "exception: " +
-                   detail.substr(prefix.size(), detail.size() - prefix.size() - suffix.size());
-        }
-        break;
-      }
-    }
+    detail = failure_detail(excerpt);
   }
   return {Disposition::failed, detail, std::move(excerpt)};
 }

@@ -19,6 +19,11 @@ std::string LabContext::modeled_label() const {
   return "modeled (" + spec.name + ")";
 }
 
+std::string LabContext::rerun(const std::string& args) const {
+  return "gpulab run " + lab + (variant == "student" ? " --student" : "") +
+         (args.empty() ? "" : " -- " + args);
+}
+
 namespace {
 
 void print_header(const LabContext& context) {
@@ -115,7 +120,7 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     return 0;
   } catch (const NotImplemented& e) {
     std::cout.flush();
-    std::fprintf(stderr, "gpulab %s: %s\n", lab.c_str(), e.what());
+    std::fprintf(stderr, "gpulab %s\n", e.what());  // "lab01: summarize_samples is not ..."
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "gpulab %s: error: %s\n", lab.c_str(), e.what());

@@ -185,9 +185,12 @@ cudaError_t check_usable() noexcept {
   return sticky == cudaSuccess ? cudaSuccess : fail(sticky);
 }
 
+void note_host_wait(std::uint64_t seq) noexcept;
+
 // Waits until the queue has run everything up to `seq`; then the sticky error, if any.
 cudaError_t wait_for(std::uint64_t seq) noexcept {
   detail::DeviceQueue::instance().wait(seq);
+  note_host_wait(seq);
   return check_usable();
 }
 
@@ -412,11 +415,17 @@ std::size_t allocated_bytes() noexcept {
 
 namespace {
 
+// One operation noted on a stream, and the queue's sequence number when it was noted.
+struct NotedEntry {
+  StreamEntry entry;
+  std::uint64_t seq = 0;
+};
+
 // What set_stream_recording keeps: per stream, the operations enqueued on it, in order.
 struct StreamRecorder {
   std::mutex mutex;
   std::atomic<bool> on{false};  // read without the lock by every enqueue
-  std::map<cudaStream_t, std::vector<StreamEntry>> entries;
+  std::map<cudaStream_t, std::vector<NotedEntry>> entries;
 };
 
 StreamRecorder& recorder() {
@@ -435,9 +444,33 @@ void note(cudaStream_t stream, StreamOp op, const char* kernel = "") noexcept {
     return;
   }
   try {
-    r.entries[stream].push_back({op, kernel});
+    r.entries[stream].push_back({{op, kernel}, detail::DeviceQueue::instance().last(stream)});
   } catch (const std::bad_alloc&) {
     r.on = false;  // a record with holes would mislead: stop recording instead
+    r.entries.clear();
+  }
+}
+
+// Notes, after the host waited for everything up to `seq`, a host wait on each recorded stream
+// whose last operation that covers (once: two waits in a row are one).
+void note_host_wait(std::uint64_t seq) noexcept {
+  StreamRecorder& r = recorder();
+  if (!r.on.load(std::memory_order_relaxed)) {
+    return;
+  }
+  std::scoped_lock lock(r.mutex);
+  if (!r.on) {
+    return;
+  }
+  try {
+    for (auto& [stream, noted] : r.entries) {
+      if (!noted.empty() && noted.back().entry.op != StreamOp::host_wait &&
+          noted.back().seq <= seq) {
+        noted.push_back({{StreamOp::host_wait, ""}, seq});
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    r.on = false;
     r.entries.clear();
   }
 }
@@ -456,8 +489,13 @@ void set_stream_recording(bool on) {
 std::vector<StreamEntry> stream_entries(cudaStream_t stream) {
   StreamRecorder& r = recorder();
   std::scoped_lock lock(r.mutex);
-  const auto it = r.entries.find(stream);
-  return it == r.entries.end() ? std::vector<StreamEntry>{} : it->second;
+  std::vector<StreamEntry> entries;
+  if (const auto it = r.entries.find(stream); it != r.entries.end()) {
+    for (const NotedEntry& noted : it->second) {
+      entries.push_back(noted.entry);
+    }
+  }
+  return entries;
 }
 
 std::string describe(const StreamEntry& entry) {
@@ -474,6 +512,8 @@ std::string describe(const StreamEntry& entry) {
       return "memset";
     case StreamOp::l2_reset:
       return "L2 reset";
+    case StreamOp::host_wait:
+      return "host wait";
   }
   return "?";
 }

@@ -88,7 +88,11 @@ std::vector<lab03::ComponentProfile> modeled_attention(const AttentionShape& sha
 // Costs, rooflines and placements at other shapes, on other GPUs
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Hidden, CostsRooflinesAndPlacementsAtOtherShapesAndGpus, 5) {
+GPULAB_GRADED_TEST(
+    Lab03Hidden, CostsRooflinesAndPlacementsAtOtherShapesAndGpus, 5,
+    "gemm_cost softmax_cost elementwise_cost layernorm_cost roofline_for ridge_point "
+    "attainable_flop_s modeled_time_ms place_on_roofline",
+    "costs, rooflines and placements at shapes and GPUs the public tests do not use") {
   // Op costs at shapes the public suite does not use: a GEMV, skinny and odd GEMMs, a long k.
   struct GemmShape {
     std::int64_t m, n, k;
@@ -216,7 +220,9 @@ GPULAB_GRADED_TEST(Lab03Hidden, CostsRooflinesAndPlacementsAtOtherShapesAndGpus,
 // Bottlenecks at half precision and of measured profiles, on other GPUs
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Hidden, BottlenecksAtHalfPrecisionAndOfMeasuredProfiles, 5) {
+GPULAB_GRADED_TEST(Lab03Hidden, BottlenecksAtHalfPrecisionAndOfMeasuredProfiles, 5,
+                   "identify_bottleneck",
+                   "bottlenecks at half precision and of measured profiles") {
   // Attention with batch 2, d_model 2048, 32 heads, FP16/BF16 elements, on the tensor roofs.
   const GpuSpec h200 = spec_named("h200");
   const GpuSpec l4 = spec_named("l4");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -64,10 +65,32 @@ TimingOptions quick_options() {
   return options;
 }
 
+#if GPULAB_BACKEND_SIM
+// What the code under test gave `stream` while `work` ran, as the sim records it (docs/sim.md,
+// "Streams"): a GPU timeline's view, the same on every machine.
+std::vector<gpulab::sim::StreamEntry> stream_record(cudaStream_t stream,
+                                                    const std::function<void()>& work) {
+  gpulab::sim::set_stream_recording(true);
+  work();
+  gpulab::sim::set_stream_recording(false);
+  return gpulab::sim::stream_entries(stream);
+}
+
+std::string describe(const std::vector<gpulab::sim::StreamEntry>& entries, std::size_t from = 0) {
+  std::string listed;
+  for (std::size_t i = from; i < entries.size() && i < from + 8; ++i) {
+    listed += (i == from ? "" : ", ") + gpulab::sim::describe(entries[i]);
+  }
+  return listed.empty() ? "none" : listed + (entries.size() > from + 8 ? ", ..." : "");
+}
+#endif
+
 // ----------------------------------------------------------------------------------------------
 // summarize_samples: 30 points
 
-GPULAB_GRADED_TEST(Lab01Summary, CountMinMaxAndMean, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Summary, CountMinMaxAndMean, 5, "summarize_samples",
+    "count, min, max and mean of four samples, the caller's samples left as they were") {
   std::vector<double> samples{4.0, 1.0, 3.0, 2.0};
   const std::vector<double> before = samples;
   const gpulab::Summary s = summarize_samples(samples);
@@ -81,7 +104,9 @@ GPULAB_GRADED_TEST(Lab01Summary, CountMinMaxAndMean, 5) {
   expect_close("mean of {4, 1, 3, 2}", 2.5, s.mean_ms);
 }
 
-GPULAB_GRADED_TEST(Lab01Summary, MedianOfOddAndEvenCounts, 5) {
+GPULAB_GRADED_TEST(Lab01Summary, MedianOfOddAndEvenCounts, 5, "summarize_samples",
+                   "the median of an odd count (the middle sample) and of an even count (the mean "
+                   "of the two middle ones)") {
   const std::vector<double> odd{5.0, 1.0, 9.0};
   const std::vector<double> even{7.0, 1.0, 3.0, 100.0};
   expect_close("median of {5, 1, 9}", 5.0, summarize_samples(odd).median_ms);
@@ -89,7 +114,9 @@ GPULAB_GRADED_TEST(Lab01Summary, MedianOfOddAndEvenCounts, 5) {
                summarize_samples(even).median_ms);
 }
 
-GPULAB_GRADED_TEST(Lab01Summary, SampleStddevAndRelativeNoise, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Summary, SampleStddevAndRelativeNoise, 5, "summarize_samples",
+    "the sample standard deviation (n - 1) and relative noise = stddev / mean (0 at mean 0)") {
   // {2, 4, 4, 4, 5, 5, 7, 9}: mean 5, squared deviations sum to 32, sample variance 32 / 7.
   const std::vector<double> samples{2, 4, 4, 4, 5, 5, 7, 9};
   const gpulab::Summary s = summarize_samples(samples);
@@ -98,9 +125,13 @@ GPULAB_GRADED_TEST(Lab01Summary, SampleStddevAndRelativeNoise, 5) {
   expect_close("relative noise (stddev / mean)", std::sqrt(32.0 / 7.0) / 5.0, s.rel_noise);
   const std::vector<double> one{3.0};
   expect_close("stddev of a single sample", 0.0, summarize_samples(one).stddev_ms);
+  const std::vector<double> zeros{0.0, 0.0, 0.0};
+  expect_close("relative noise of samples whose mean is 0 (0 by the contract)", 0.0,
+               summarize_samples(zeros).rel_noise);
 }
 
-GPULAB_GRADED_TEST(Lab01Summary, PercentilesInterpolateLinearly, 5) {
+GPULAB_GRADED_TEST(Lab01Summary, PercentilesInterpolateLinearly, 5, "summarize_samples",
+                   "p10 and p90 by linear interpolation at q * (n - 1) of the sorted samples") {
   // 11 samples 0..10: position q * 10, so p10 = 1 and p90 = 9 exactly.
   std::vector<double> eleven;
   for (int i = 10; i >= 0; --i) {
@@ -116,7 +147,8 @@ GPULAB_GRADED_TEST(Lab01Summary, PercentilesInterpolateLinearly, 5) {
   expect_close("p90 of {10, 20, 30, 40}", 37.0, t.p90_ms);
 }
 
-GPULAB_GRADED_TEST(Lab01Summary, MatchesTheFrameworkOnRandomSamples, 5) {
+GPULAB_GRADED_TEST(Lab01Summary, MatchesTheFrameworkOnRandomSamples, 5, "summarize_samples",
+                   "every field against the framework's own statistics on random samples") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 3; ++trial) {
     std::lognormal_distribution<double> dist(0.0, 0.3);
@@ -139,7 +171,8 @@ GPULAB_GRADED_TEST(Lab01Summary, MatchesTheFrameworkOnRandomSamples, 5) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5) {
+GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5, "summarize_samples",
+                   "std::invalid_argument for no samples and for a negative, NaN or infinite one") {
   const std::vector<double> valid{1.0, 2.0};
   EXPECT_NO_THROW(static_cast<void>(summarize_samples(valid))) << "valid samples {1, 2}";
   const std::vector<std::vector<double>> invalid{
@@ -154,7 +187,8 @@ GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5) {
 // ----------------------------------------------------------------------------------------------
 // Throughput: 15 points
 
-GPULAB_GRADED_TEST(Lab01Throughput, BandwidthInDecimalGigabytesPerSecond, 5) {
+GPULAB_GRADED_TEST(Lab01Throughput, BandwidthInDecimalGigabytesPerSecond, 5,
+                   "effective_bandwidth_gb_s", "bytes / time in decimal GB/s (1 GB = 10^9 bytes)") {
   // 12e9 bytes in 4 ms = 3e12 B/s = 3000 GB/s (decimal: 1 GB = 1e9 bytes, not 2^30).
   expect_close("effective_bandwidth_gb_s(12e9 bytes, 4 ms)", 3000.0,
                effective_bandwidth_gb_s(12e9, 4.0));
@@ -162,7 +196,9 @@ GPULAB_GRADED_TEST(Lab01Throughput, BandwidthInDecimalGigabytesPerSecond, 5) {
                3.0 * 4 * 1048576 / 1e-5 / 1e9, effective_bandwidth_gb_s(3.0 * 4 * 1048576, 0.01));
 }
 
-GPULAB_GRADED_TEST(Lab01Throughput, FlopRateAndFractionOfPeak, 5) {
+GPULAB_GRADED_TEST(Lab01Throughput, FlopRateAndFractionOfPeak, 5,
+                   "achieved_gflop_s fraction_of_peak",
+                   "GFLOP/s from FLOP and ms, and achieved / peak") {
   // 2 * 4096^3 FLOP in 2.5 ms.
   const double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
   expect_close("achieved_gflop_s(2 * 4096^3, 2.5 ms)", flops / 2.5e-3 / 1e9,
@@ -170,7 +206,10 @@ GPULAB_GRADED_TEST(Lab01Throughput, FlopRateAndFractionOfPeak, 5) {
   expect_close("fraction_of_peak(2680, 3350)", 0.8, fraction_of_peak(2680.0, 3350.0));
 }
 
-GPULAB_GRADED_TEST(Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5,
+    "effective_bandwidth_gb_s achieved_gflop_s fraction_of_peak",
+    "std::invalid_argument for a time or peak that is not positive and for negative work") {
   EXPECT_NO_THROW(static_cast<void>(effective_bandwidth_gb_s(1.0, 1.0)));
   EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, 0.0)), std::invalid_argument)
       << "a time of 0 ms gives no bandwidth";
@@ -183,7 +222,9 @@ GPULAB_GRADED_TEST(Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5) {
 // ----------------------------------------------------------------------------------------------
 // time_kernel: 55 points
 
-GPULAB_GRADED_TEST(Lab01Timing, EachSampleMatchesItsLaunchsKnownDuration, 10) {
+GPULAB_GRADED_TEST(Lab01Timing, EachSampleMatchesItsLaunchsKnownDuration, 10, "time_kernel",
+                   "sample i is the time of launch i (spin kernels of known, different lengths): "
+                   "timed with CUDA events, in launch order") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   // Every launch spins for its own duration, drawn from a fixed seed between 1 and 4 ms, so
@@ -232,7 +273,9 @@ GPULAB_GRADED_TEST(Lab01Timing, EachSampleMatchesItsLaunchsKnownDuration, 10) {
                                 << listing(samples) << ")";
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
+GPULAB_GRADED_TEST(
+    Lab01Timing, WarmupRunsAreNotTimed, 10, "time_kernel",
+    "the warm-up launches run first, each waited for, and none of them is a sample") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   int calls = 0;
@@ -244,7 +287,32 @@ GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
   };
   TimingOptions options = quick_options();
   options.warmup_runs = 3;
-  const std::vector<double> samples = time_kernel(launch, stream, options);
+  std::vector<double> samples;
+  const auto run = [&] { samples = time_kernel(launch, stream, options); };
+#if GPULAB_BACKEND_SIM
+  // Each warm-up launch waited for before the next launch: the host waited for the stream.
+  const std::vector<gpulab::sim::StreamEntry> entries = stream_record(stream, run);
+  int kernels = 0;
+  bool waited = true;
+  for (std::size_t i = 0; i < entries.size() && kernels <= options.warmup_runs; ++i) {
+    if (entries[i].op == gpulab::sim::StreamOp::host_wait) {
+      waited = true;
+    } else if (entries[i].op == gpulab::sim::StreamOp::kernel) {
+      if (!waited) {
+        ADD_FAILURE() << "warm-up launch " << kernels << " of " << options.warmup_runs
+                      << " was not waited for: the host enqueued the next launch while it could "
+                         "still run (the lesson: wait for each warm-up launch, e.g. "
+                         "cudaStreamSynchronize, before the next). The stream was given: "
+                      << describe(entries);
+        break;
+      }
+      waited = false;
+      ++kernels;
+    }
+  }
+#else
+  run();
+#endif
   ASSERT_GE(samples.size(), 5u) << "min_samples is 5";
   EXPECT_EQ(calls, 3 + static_cast<int>(samples.size()))
       << "expected warmup_runs (3) + one launch per sample (" << samples.size() << ") launches";
@@ -255,7 +323,9 @@ GPULAB_GRADED_TEST(Lab01Timing, WarmupRunsAreNotTimed, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5, "time_kernel",
+    "every launch and event on the stream given, and nothing left running on it at return") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   int wrong_stream = 0;
@@ -265,38 +335,35 @@ GPULAB_GRADED_TEST(Lab01Timing, LaunchesOnTheGivenStreamAndLeavesItIdle, 5) {
     }
     gpulab::kernels::spin_kernel(1.0, s);
   };
+  std::vector<double> samples;
+  const auto run = [&] { samples = time_kernel(launch, stream, quick_options()); };
 #if GPULAB_BACKEND_SIM
   // What a GPU's timeline would show: the events of every sample recorded on the stream the
   // launch ran on. Events on another stream, or a host clock, time something else; on a GPU the
   // other tests' times show it, on the sim this record does.
-  gpulab::sim::set_stream_recording(true);
+  const std::vector<gpulab::sim::StreamEntry> entries = stream_record(stream, run);
+#else
+  run();
 #endif
-  const std::vector<double> samples = time_kernel(launch, stream, quick_options());
   EXPECT_FALSE(samples.empty());
   EXPECT_EQ(wrong_stream, 0) << "launches that were not given the stream passed to time_kernel";
   EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
       << "work was still running on the stream when time_kernel returned";
 #if GPULAB_BACKEND_SIM
-  gpulab::sim::set_stream_recording(false);
-  const std::vector<gpulab::sim::StreamEntry> entries = gpulab::sim::stream_entries(stream);
   const auto records = std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
     return entry.op == gpulab::sim::StreamOp::event_record;
   });
-  std::string listed;
-  for (std::size_t i = 0; i < entries.size() && i < 8; ++i) {
-    listed += (i == 0 ? "" : ", ") + gpulab::sim::describe(entries[i]);
-  }
   if (static_cast<std::size_t>(records) < 2 * samples.size()) {
     ADD_FAILURE() << samples.size() << " samples, but " << records
                   << " CUDA events recorded on the stream they were taken on: each sample is one "
-                     "launch between two events recorded on that stream (the stream's first "
-                     "operations: "
-                  << (listed.empty() ? "none" : listed) << ")";
+                     "launch between two events recorded on that stream (the stream was given: "
+                  << describe(entries) << ")";
   }
 #endif
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {
+GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5, "time_kernel",
+                   "at least min_samples samples, summing to at least min_time_ms") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
@@ -313,7 +380,9 @@ GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5) {
                          << samples.size() << " samples)";
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5, "time_kernel",
+    "sampling stops as soon as the minimums are met and the relative noise is at most the target") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
@@ -324,14 +393,36 @@ GPULAB_GRADED_TEST(Lab01Timing, StopsOnceTheNoiseTargetIsReached, 5) {
   const std::vector<double> samples =
       time_kernel([](cudaStream_t s) { gpulab::kernels::spin_kernel(2.0, s); }, stream, options);
   const double wall = wall_ms_since(start);
-  EXPECT_GE(samples.size(), 5u);
-  EXPECT_LE(samples.size(), 20u) << "the noise target (50%) was met after 5 samples; expected "
-                                 << "sampling to stop there, got " << samples.size() << " samples";
+  // The stopping rule is judged on the samples time_kernel returned, which must be the launches'
+  // times: a precondition checked first (LaunchesOnTheGivenStreamAndLeavesItIdle grades it).
+  ASSERT_EQ(cudaStreamQuery(stream), cudaSuccess)
+      << "precondition: work was still running on the stream when time_kernel returned, so its "
+         "samples cannot be the launches' times and the stopping rule cannot be judged (wait for "
+         "each sample's stop event: LaunchesOnTheGivenStreamAndLeavesItIdle)";
+  ASSERT_GE(samples.size(), 5u) << "min_samples is 5";
+  // The first sample count at which the rule holds: at least min_samples, min_time_ms, and the
+  // relative noise of the samples so far at most the target.
+  std::size_t due = 0;
+  double total = 0;
+  for (std::size_t k = 1; k <= samples.size() && due == 0; ++k) {
+    total += samples[k - 1];
+    const std::vector<double> first(samples.begin(), samples.begin() + static_cast<long>(k));
+    if (k >= 5 && total >= options.min_time_ms &&
+        gpulab::summarize(first).rel_noise <= options.target_rel_noise) {
+      due = k;
+    }
+  }
+  EXPECT_EQ(samples.size(), due) << "the relative noise of the first " << due
+                                 << " samples is at most the target (50%) and "
+                                 << "the minimums are met there: sampling should stop at " << due
+                                 << " samples, got " << samples.size()
+                                 << " (samples: " << listing(samples) << ")";
   EXPECT_LT(wall, 5000.0) << "time_kernel ran " << wall
                           << " ms although the noise target was met within a few samples";
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5) {
+GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5, "time_kernel",
+                   "a noise target never met ends sampling at time_limit_ms") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   TimingOptions options = quick_options();
@@ -346,7 +437,9 @@ GPULAB_GRADED_TEST(Lab01Timing, StopsAtTheTimeLimit, 5) {
   EXPECT_LE(wall, 1500.0) << "returned after " << wall << " ms; the time limit was 300 ms";
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 10) {
+GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 10, "time_kernel",
+                   "with cold_l2, one gpulab::flush_l2 before each sample, enqueued before its "
+                   "start event (not timed)") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   // How long one flush takes here: a sample that includes it is at least that much longer.
@@ -363,8 +456,36 @@ GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 
   TimingOptions options = quick_options();
   options.cold_l2 = true;
   const std::uint64_t before = gpulab::l2_flush_count();
-  const std::vector<double> samples = time_kernel(
-      [](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); }, stream, options);
+  std::vector<double> samples;
+  const auto run = [&] {
+    samples = time_kernel([](cudaStream_t s) { gpulab::kernels::spin_kernel(kSpinMs, s); }, stream,
+                          options);
+  };
+#if GPULAB_BACKEND_SIM
+  // Between each sample's two events only its launch: the flush (a memset on the stream) before
+  // the start event. (Events recorded elsewhere are LaunchesOnTheGivenStreamAndLeavesItIdle's
+  // lesson: then there is nothing here to check.)
+  const std::vector<gpulab::sim::StreamEntry> entries = stream_record(stream, run);
+  bool inside = false;
+  std::size_t sample = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    using gpulab::sim::StreamOp;
+    if (entries[i].op == StreamOp::event_record) {
+      sample += inside ? 1 : 0;
+      inside = !inside;
+    } else if (inside && entries[i].op != StreamOp::kernel &&
+               entries[i].op != StreamOp::host_wait) {
+      ADD_FAILURE() << "sample " << sample << ": a " << gpulab::sim::describe(entries[i])
+                    << " (the L2 flush) was enqueued between the sample's start and stop events, "
+                       "so it is timed with the kernel (the lesson: flush before recording the "
+                       "start event). The stream was given: "
+                    << describe(entries);
+      break;
+    }
+  }
+#else
+  run();
+#endif
   const std::uint64_t flushes = gpulab::l2_flush_count() - before;
   EXPECT_GE(flushes, samples.size()) << "cold_l2: expected a gpulab::flush_l2 before each of the "
                                      << samples.size() << " samples, counted " << flushes;
@@ -375,7 +496,9 @@ GPULAB_GRADED_TEST(Lab01Timing, ColdL2FlushesBeforeEverySampleOutsideTheTiming, 
       << "start event, not inside the timed region";
 }
 
-GPULAB_GRADED_TEST(Lab01Timing, AgreesWithTheFrameworkHarness, 5) {
+GPULAB_GRADED_TEST(
+    Lab01Timing, AgreesWithTheFrameworkHarness, 5, "time_kernel",
+    "the median of the samples within 20% of the framework harness on the same kernel") {
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   constexpr double kSpinMs = 2.0;

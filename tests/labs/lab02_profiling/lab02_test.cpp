@@ -168,7 +168,9 @@ void expect_output_matches_reference(const AttentionConfig& config) {
 // ----------------------------------------------------------------------------------------------
 // The profile: 50 points
 
-GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
+GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10, "profile_attention",
+                   "five components (QKV projection, scores, softmax, weighted sum, output "
+                   "projection) in forward order with their names") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
@@ -182,7 +184,8 @@ GPULAB_GRADED_TEST(Lab02Profile, FiveComponentsInOrderWithTheirNames, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, TimesArePositiveAndTakenOnTheGivenStream, 5) {
+GPULAB_GRADED_TEST(Lab02Profile, TimesArePositiveAndTakenOnTheGivenStream, 5, "profile_attention",
+                   "every component time positive, measured on the stream given") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   // Two events on the profile's stream around the call: the components' work must run there, so
@@ -211,7 +214,8 @@ GPULAB_GRADED_TEST(Lab02Profile, TimesArePositiveAndTakenOnTheGivenStream, 5) {
       << " ms): time the components on that stream, not on one of your own";
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, EachComponentMatchesItsOwnMeasurement, 5) {
+GPULAB_GRADED_TEST(Lab02Profile, EachComponentMatchesItsOwnMeasurement, 5, "profile_attention",
+                   "each component's time matches that component timed on its own") {
   GPULAB_REQUIRE_DEVICE();
   // Each component timed on its own with the framework's harness, after the profile (the buffers
   // then hold every component's input): a time split from one forward pass, or taken of the
@@ -264,7 +268,9 @@ GPULAB_GRADED_TEST(Lab02Profile, EachComponentMatchesItsOwnMeasurement, 5) {
                 << describe(config) << "):" << attempts.str();
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10) {
+GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10,
+                   "profile_attention",
+                   "the components add up to the whole forward pass timed end to end") {
   GPULAB_REQUIRE_DEVICE();
   // How many times the whole comparison may be tried: a measured clock gets three attempts
   // (below); the modeled clock gives the same times every run, so one attempt decides.
@@ -329,7 +335,8 @@ GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10)
                 << "%:" << attempts.str();
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10) {
+GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10, "profile_attention",
+                   "each component's FLOP and bytes are the analytic formulas of its op") {
   GPULAB_REQUIRE_DEVICE();
   for (const AttentionConfig& config : {kSmall, AttentionConfig{2, 19, 24, 3, true}}) {
     SCOPED_TRACE("config " + describe(config));
@@ -350,7 +357,8 @@ GPULAB_GRADED_TEST(Lab02Profile, CostsAreTheAnalyticFormulas, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5) {
+GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5, "profile_attention",
+                   "GFLOP/s and GB/s of each component follow from its cost and time") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
@@ -367,7 +375,9 @@ GPULAB_GRADED_TEST(Lab02Profile, RatesFollowFromCostAndTime, 5) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Profile, SharesSumToOneAndTheBottleneckIsTheSlowest, 5) {
+GPULAB_GRADED_TEST(
+    Lab02Profile, SharesSumToOneAndTheBottleneckIsTheSlowest, 5, "profile_attention",
+    "the shares of the total sum to one and the bottleneck is the slowest component") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const Profile profile = problem.profile();
@@ -419,7 +429,8 @@ std::string listing(const std::vector<gpulab::RecordedRange>& ranges) {
   return text.str();
 }
 
-GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10) {
+GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10, "profile_attention",
+                   "one profiling range per component, named after it, in forward order") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const gpulab::RangeRecorder recorder;
@@ -445,7 +456,8 @@ GPULAB_GRADED_TEST(Lab02Ranges, OneRangePerComponentInOrder, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5) {
+GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5, "profile_attention",
+                   "each component's work runs inside its own range") {
   GPULAB_REQUIRE_DEVICE();
   Problem problem(kSmall);
   const gpulab::RangeRecorder recorder;
@@ -468,17 +480,22 @@ GPULAB_GRADED_TEST(Lab02Ranges, EachMeasurementRunsInsideItsRange, 5) {
 // The profile runs the real computation: 15 points. y is poisoned first; after the profile it
 // must hold the forward output.
 
-GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReference, 5) {
+GPULAB_GRADED_TEST(
+    Lab02Output, MatchesTheCpuReference, 5, "profile_attention",
+    "the profiled forward pass writes the CPU reference's output, the inputs left as they were") {
   GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference(kSmall);
 }
 
-GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceWhenCausal, 5) {
+GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceWhenCausal, 5, "profile_attention",
+                   "the same with a causal mask") {
   GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference({1, 32, 32, 2, true});
 }
 
-GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceAtSizesThatAreNotMultiplesOf16, 5) {
+GPULAB_GRADED_TEST(Lab02Output, MatchesTheCpuReferenceAtSizesThatAreNotMultiplesOf16, 5,
+                   "profile_attention",
+                   "the same at sequence lengths and head sizes that are not multiples of 16") {
   GPULAB_REQUIRE_DEVICE();
   expect_output_matches_reference({2, 19, 24, 3, true});  // head_dim 8, partial 16 x 16 tiles
 }
@@ -527,7 +544,8 @@ std::string printf_string(const char* name, double time_ms, double percent, doub
   return line;
 }
 
-GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 10) {
+GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 10, "format_profile",
+                   "the table: its header, one row per component in order, and the total") {
   const Profile p = hand_made_profile();
   const std::string text = format_profile(p);
   ASSERT_FALSE(text.empty());
@@ -551,7 +569,8 @@ GPULAB_GRADED_TEST(Lab02Format, HeaderRowsInOrderAndTotal, 10) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab02Format, BottleneckLineNamesTheSlowestWithItsShare, 5) {
+GPULAB_GRADED_TEST(Lab02Format, BottleneckLineNamesTheSlowestWithItsShare, 5, "format_profile",
+                   "the last line names the bottleneck and its share of the total") {
   Profile p = hand_made_profile();
   std::vector<std::string> got = lines_of(format_profile(p));
   ASSERT_EQ(got.size(), 8u) << "header, 5 components, Total, Bottleneck";
@@ -571,7 +590,10 @@ GPULAB_GRADED_TEST(Lab02Format, BottleneckLineNamesTheSlowestWithItsShare, 5) {
 // ----------------------------------------------------------------------------------------------
 // Bad input: 5 points
 
-GPULAB_GRADED_TEST(Lab02Errors, RejectsAnEmptyProfileAndInvalidOptions, 5) {
+GPULAB_GRADED_TEST(Lab02Errors, RejectsAnEmptyProfileAndInvalidOptions, 5,
+                   "format_profile profile_attention",
+                   "std::invalid_argument for an empty or inconsistent profile and for invalid "
+                   "options or shapes") {
   GPULAB_REQUIRE_DEVICE();
   EXPECT_NO_THROW(static_cast<void>(format_profile(hand_made_profile())))
       << "a valid profile formats without an exception";

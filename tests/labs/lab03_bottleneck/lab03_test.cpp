@@ -69,7 +69,8 @@ std::vector<lab03::ComponentProfile> modeled_attention(const GpuSpec& spec, Prec
 // Op costs
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatrixOnce, 4) {
+GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatrixOnce, 4,
+                   "gemm_cost", "a GEMM costs 2*m*n*k FLOP and moves A, B and C once") {
   struct Shape {
     std::int64_t m, n, k;
   };
@@ -86,7 +87,9 @@ GPULAB_GRADED_TEST(Lab03OpCost, GemmCountsTwoFlopsPerMultiplyAddAndMovesEachMatr
   }
 }
 
-GPULAB_GRADED_TEST(Lab03OpCost, SoftmaxCountsFiveFlopsPerElementAndOneReadOneWrite, 4) {
+GPULAB_GRADED_TEST(Lab03OpCost, SoftmaxCountsFiveFlopsPerElementAndOneReadOneWrite, 4,
+                   "softmax_cost",
+                   "softmax costs 5 FLOP per element and reads and writes the matrix once") {
   const std::int64_t shapes[][2] = {{4096, 4096}, {16 * 8192, 8192}, {3, 7}, {1, 1}};
   for (const auto& shape : shapes) {
     for (const Precision precision : kPrecisions) {
@@ -99,7 +102,8 @@ GPULAB_GRADED_TEST(Lab03OpCost, SoftmaxCountsFiveFlopsPerElementAndOneReadOneWri
   }
 }
 
-GPULAB_GRADED_TEST(Lab03OpCost, ElementwiseReadsItsInputsAndWritesOneArray, 4) {
+GPULAB_GRADED_TEST(Lab03OpCost, ElementwiseReadsItsInputsAndWritesOneArray, 4, "elementwise_cost",
+                   "an elementwise op reads each input once and writes one array") {
   struct Case {
     const char* what;
     std::int64_t n;
@@ -125,7 +129,9 @@ GPULAB_GRADED_TEST(Lab03OpCost, ElementwiseReadsItsInputsAndWritesOneArray, 4) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab03OpCost, LayernormCountsEightFlopsPerElementAndReadsGammaBetaOnce, 4) {
+GPULAB_GRADED_TEST(Lab03OpCost, LayernormCountsEightFlopsPerElementAndReadsGammaBetaOnce, 4,
+                   "layernorm_cost",
+                   "layernorm costs 8 FLOP per element and reads gamma and beta once") {
   static_assert(lab03::kLayernormFlopsPerElement == 8, "lab03.hpp documents 8 per element");
   const std::int64_t shapes[][2] = {{4096, 1024}, {1, 4096}, {512, 768}, {3, 5}};
   for (const auto& shape : shapes) {
@@ -141,7 +147,9 @@ GPULAB_GRADED_TEST(Lab03OpCost, LayernormCountsEightFlopsPerElementAndReadsGamma
   }
 }
 
-GPULAB_GRADED_TEST(Lab03OpCost, RejectsSizesBelowOneAndInvalidCounts, 3) {
+GPULAB_GRADED_TEST(Lab03OpCost, RejectsSizesBelowOneAndInvalidCounts, 3,
+                   "gemm_cost softmax_cost elementwise_cost layernorm_cost",
+                   "std::invalid_argument for sizes below one and invalid input or FLOP counts") {
   const Precision fp32 = Precision::fp32;
   EXPECT_TRUE(throws_invalid_argument([&] { (void)lab03::gemm_cost(0, 8, 8, fp32); }))
       << "gemm_cost(0, 8, 8): m must be >= 1";
@@ -171,7 +179,8 @@ GPULAB_GRADED_TEST(Lab03OpCost, RejectsSizesBelowOneAndInvalidCounts, 3) {
 // Arithmetic intensity
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Intensity, IsFlopsPerByteMoved, 4) {
+GPULAB_GRADED_TEST(Lab03Intensity, IsFlopsPerByteMoved, 4, "arithmetic_intensity",
+                   "arithmetic intensity = FLOP / bytes moved") {
   const double n = 4096;
   const OpCost costs[] = {
       {2 * n * n * n, 3 * n * n * 4},  // GEMM 4096^3 in FP32: 682.7 FLOP/byte
@@ -186,7 +195,8 @@ GPULAB_GRADED_TEST(Lab03Intensity, IsFlopsPerByteMoved, 4) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab03Intensity, RejectsZeroBytesAndInvalidCounts, 2) {
+GPULAB_GRADED_TEST(Lab03Intensity, RejectsZeroBytesAndInvalidCounts, 2, "arithmetic_intensity",
+                   "std::invalid_argument for zero bytes and negative or non-finite counts") {
   const OpCost bad[] = {{1e9, 0}, {1e9, -4}, {1e9, kNaN}, {1e9, kInf},
                         {-1, 4},  {kNaN, 4}, {kInf, 4}};
   for (const OpCost& cost : bad) {
@@ -200,7 +210,9 @@ GPULAB_GRADED_TEST(Lab03Intensity, RejectsZeroBytesAndInvalidCounts, 2) {
 // The roofline
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineReadsThePeakOfThePrecisionAndTheBandwidth, 5) {
+GPULAB_GRADED_TEST(
+    Lab03Roofline, MakeRooflineReadsThePeakOfThePrecisionAndTheBandwidth, 5, "roofline_for",
+    "the roofline takes the spec's peak of the chosen precision and its DRAM bandwidth") {
   int checked = 0;
   for (const std::string_view name : kSpecNames) {
     const GpuSpec spec = spec_named(name);
@@ -221,7 +233,8 @@ GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineReadsThePeakOfThePrecisionAndTheBa
   EXPECT_EQ(checked, 14) << "rooflines checked (4 GPUs, T4 without TF32 and BF16)";
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineRejectsAPrecisionTheGpuLacks, 4) {
+GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineRejectsAPrecisionTheGpuLacks, 4, "roofline_for",
+                   "std::invalid_argument, naming the precision, for one the GPU has no peak for") {
   const GpuSpec t4 = spec_named("t4");
   for (const Precision precision : {Precision::tf32, Precision::bf16}) {
     std::string message;
@@ -247,7 +260,8 @@ GPULAB_GRADED_TEST(Lab03Roofline, MakeRooflineRejectsAPrecisionTheGpuLacks, 4) {
   })) << "roofline_for of a spec with dram_bandwidth_gb_s = 0";
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 4) {
+GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 4, "ridge_point",
+                   "the ridge point = peak FLOP/s / bandwidth") {
   for (const GpuRoof& gpu : roofs_with_peak(kSpecNames, kPrecisions)) {
     EXPECT_TRUE(near_rel(gpu.peak / gpu.bandwidth, lab03::ridge_point({gpu.peak, gpu.bandwidth})))
         << gpu.spec.name << " " << precision_name(gpu.precision) << ": ridge = " << gpu.peak
@@ -264,7 +278,8 @@ GPULAB_GRADED_TEST(Lab03Roofline, RidgePointIsPeakOverBandwidth, 4) {
   }
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, AttainableFlopsFollowsBandwidthBelowTheRidgeAndPeakAbove, 4) {
+GPULAB_GRADED_TEST(Lab03Roofline, AttainableFlopsFollowsBandwidthBelowTheRidgeAndPeakAbove, 4,
+                   "attainable_flop_s", "attainable FLOP/s = min(peak, intensity * bandwidth)") {
   for (const std::string_view name : kSpecNames) {
     const GpuSpec spec = spec_named(name);
     const double peak = peak_of(spec, Precision::fp32);
@@ -289,7 +304,8 @@ GPULAB_GRADED_TEST(Lab03Roofline, AttainableFlopsFollowsBandwidthBelowTheRidgeAn
   })) << "attainable_flop_s of a roofline with no roofs";
 }
 
-GPULAB_GRADED_TEST(Lab03Roofline, ModeledTimeIsTheSlowerOfTheTwoRoofs, 4) {
+GPULAB_GRADED_TEST(Lab03Roofline, ModeledTimeIsTheSlowerOfTheTwoRoofs, 4, "modeled_time_ms",
+                   "modeled time = the larger of FLOP / peak and bytes / bandwidth") {
   const double n = 4096;
   const OpCost costs[] = {
       {2 * n * n * n, 3 * n * n * 4},              // GEMM 4096^3: compute time wins
@@ -319,7 +335,9 @@ GPULAB_GRADED_TEST(Lab03Roofline, ModeledTimeIsTheSlowerOfTheTwoRoofs, 4) {
 // Placing a measured op
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Placement, PlacesAMemoryBoundOpBelowTheBandwidthRoof, 5) {
+GPULAB_GRADED_TEST(
+    Lab03Placement, PlacesAMemoryBoundOpBelowTheBandwidthRoof, 5, "place_on_roofline",
+    "a memory-bound op: its intensity, achieved rate and fraction of the bandwidth roof") {
   // Vector add of 2^26 floats on an A100 (2039 GB/s), measured at 80% of its roof.
   const GpuSpec a100 = spec_named("a100");
   const double peak = peak_of(a100, Precision::fp32);
@@ -348,7 +366,8 @@ GPULAB_GRADED_TEST(Lab03Placement, PlacesAMemoryBoundOpBelowTheBandwidthRoof, 5)
   EXPECT_EQ(bound_name(copied.bound), bound_name(BoundKind::memory)) << "a copy";
 }
 
-GPULAB_GRADED_TEST(Lab03Placement, PlacesAComputeBoundOpBelowThePeakRoof, 4) {
+GPULAB_GRADED_TEST(Lab03Placement, PlacesAComputeBoundOpBelowThePeakRoof, 4, "place_on_roofline",
+                   "a compute-bound op: its fraction of the peak roof") {
   struct Case {
     std::string_view spec;
     Precision precision;
@@ -387,7 +406,9 @@ GPULAB_GRADED_TEST(Lab03Placement, PlacesAComputeBoundOpBelowThePeakRoof, 4) {
       << "32 GFLOP, 1 GB in 1 ms on a 64 TFLOP/s, 2 TB/s roof: roof time 0.5 ms";
 }
 
-GPULAB_GRADED_TEST(Lab03Placement, RejectsTimesThatAreNotPositiveAndOpsWithoutBytes, 3) {
+GPULAB_GRADED_TEST(
+    Lab03Placement, RejectsTimesThatAreNotPositiveAndOpsWithoutBytes, 3, "place_on_roofline",
+    "std::invalid_argument for a time that is not positive and an op that moves no bytes") {
   const lab03::Roofline roof{66.9e12, 3350e9};
   const OpCost cost{1e9, 1e8};
   for (const double time_ms : {0.0, -1.0, kNaN, kInf}) {
@@ -408,7 +429,9 @@ GPULAB_GRADED_TEST(Lab03Placement, RejectsTimesThatAreNotPositiveAndOpsWithoutBy
 // The bottleneck of a profile
 // ================================================================================================
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 7) {
+GPULAB_GRADED_TEST(
+    Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 7, "identify_bottleneck",
+    "attention at a long sequence on H100: the bottleneck is the softmax, memory bound") {
   const GpuSpec h100 = spec_named("h100");
   const double peak = peak_of(h100, Precision::fp32);
   const double bandwidth = bandwidth_of(h100);
@@ -424,7 +447,9 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, LongSequenceOnH100IsTheMemoryBoundSoftmax, 7
       << "a memory-bound softmax calls for fusion (flash attention); got: " << got.recommendation;
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProjection, 7) {
+GPULAB_GRADED_TEST(
+    Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProjection, 7, "identify_bottleneck",
+    "attention at a short sequence on H100: the bottleneck is the QKV projection, compute bound") {
   const GpuSpec h100 = spec_named("h100");
   const double peak = peak_of(h100, Precision::fp32);
   const double bandwidth = bandwidth_of(h100);
@@ -440,7 +465,9 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, ShortSequenceOnH100IsTheComputeBoundQkvProje
       << "a compute-bound GEMM calls for tensor cores; got: " << got.recommendation;
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, FollowsTheCrossoverOnEverySpecAndPrecision, 5) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, FollowsTheCrossoverOnEverySpecAndPrecision, 5,
+                   "identify_bottleneck",
+                   "the bottleneck and its bound follow the crossover on every GPU and precision") {
   // TF32 stores FP32, so the FP32 byte counts of the attention components hold for it too.
   for (const GpuRoof& gpu : roofs_with_peak(kSpecNames, {Precision::fp32, Precision::tf32})) {
     for (const int seq_len : kSeqLens) {
@@ -454,7 +481,9 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, FollowsTheCrossoverOnEverySpecAndPrecision, 
   }
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, ShortKernelFarBelowItsRoofIsLatencyBound, 7) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, ShortKernelFarBelowItsRoofIsLatencyBound, 7,
+                   "identify_bottleneck",
+                   "a short kernel far below both roofs is called latency bound") {
   // A small layer on H100 SXM FP32, measured: the layernorm's roof is 1.3 us (4.2 MB at
   // 3350 GB/s) but it took 30 us, about 4% of its roof, and it is short: latency-bound.
   const GpuSpec h100 = spec_named("h100");
@@ -501,7 +530,9 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, ShortKernelFarBelowItsRoofIsLatencyBound, 7)
   expect_bottleneck(profile, expected, got, "LayerNorm at exactly kShortKernelMs");
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, PicksTheLongestComponentAndTheFirstOnATie, 3) {
+GPULAB_GRADED_TEST(Lab03Bottleneck, PicksTheLongestComponentAndTheFirstOnATie, 3,
+                   "identify_bottleneck",
+                   "the longest component is the bottleneck, the first of equals on a tie") {
   const lab03::Roofline roof{66.9e12, 3350e9};
   // Measured times decide, not the model: the GEMM has the most work but ran fastest.
   const std::vector<lab03::ComponentProfile> profile = {
@@ -520,7 +551,9 @@ GPULAB_GRADED_TEST(Lab03Bottleneck, PicksTheLongestComponentAndTheFirstOnATie, 3
   EXPECT_TRUE(near_rel(1.0, alone.share)) << "a profile of one component: share";
 }
 
-GPULAB_GRADED_TEST(Lab03Bottleneck, RejectsEmptyProfilesAndInvalidComponents, 3) {
+GPULAB_GRADED_TEST(
+    Lab03Bottleneck, RejectsEmptyProfilesAndInvalidComponents, 3, "identify_bottleneck",
+    "std::invalid_argument for an empty profile and components with invalid times or costs") {
   const lab03::Roofline roof{66.9e12, 3350e9};
   EXPECT_TRUE(throws_invalid_argument([&] {
     (void)lab03::identify_bottleneck(std::span<const lab03::ComponentProfile>{}, roof);

@@ -11,7 +11,9 @@
 //     pthread_create, dlopen, dlsym);
 //   - define or call into GoogleTest (testing::), or define symbols outside the lab's namespace:
 //     a strong definition can replace a test's own helper at link time;
-//   - call the framework functions the lab's contract lists as doing its work.
+//
+// Separately, find_forbidden_calls lists the calls of framework functions the lab's contract says
+// do its work: each fails the graded tests that cover the lab function whose work it does.
 //
 // The checks read `nm` and `objdump` output of the lab's student library (one archive member per
 // student file). An object built from a header that includes <iostream> (GCC 12 gives each such
@@ -69,11 +71,24 @@ struct CodeRules {
                                                        const std::filesystem::path& nm,
                                                        const std::filesystem::path& objdump);
 
-/// Every rule `objects` break, one line each: the student's file, the function and what it does,
-/// e.g. "benchmark.cu: gpulab::lab01::time_kernel(...) calls exit: lab code must not end the
-/// process". Empty when the code may be graded.
+/// Every rule `objects` break (forbidden calls apart: find_forbidden_calls), one line each: the
+/// student's file, the function and what it does, e.g. "benchmark.cu:
+/// gpulab::lab01::time_kernel(...) calls exit: lab code must not end the process". Empty when the
+/// code may be graded.
 [[nodiscard]] std::vector<std::string> check_object_code(const std::vector<ObjectCode>& objects,
                                                          const CodeRules& rules);
+
+/// A call of a framework function the lab's contract forbids (CodeRules::forbidden_calls).
+struct ForbiddenCall {
+  std::string file;  ///< the student's file, e.g. "benchmark.cu"
+  std::string call;  ///< demangled, e.g. "gpulab::summarize(std::span<double const, ...>)"
+  std::string rule;  ///< the forbidden prefix it matches, e.g. "gpulab::summarize("
+};
+
+/// Every forbidden call in `objects`, once per file and function called (the object code says
+/// which file calls it, not which of its functions: the compiler inlines one into another).
+[[nodiscard]] std::vector<ForbiddenCall> find_forbidden_calls(
+    const std::vector<ObjectCode>& objects, const CodeRules& rules);
 
 /// A mangled C++ name demangled (the name itself when it is not a C++ name).
 [[nodiscard]] std::string demangle(const std::string& name);

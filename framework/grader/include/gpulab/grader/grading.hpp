@@ -8,12 +8,14 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/verdict.hpp"
@@ -25,6 +27,8 @@ struct GradedTest {
   std::string name;  ///< the gtest case, "Suite.Name" (ctest: "<lab>.<variant>.<backend>/" first)
   int points = 0;    ///< what it is worth
   bool hidden = false;  ///< from a hidden suite (GPULAB_EXTRA_TESTS_DIR): not shipped to students
+  std::vector<std::string> covers;  ///< the lab functions it exercises, e.g. "summarize_samples"
+  std::string checks;               ///< what it checks, one line for the student
 };
 
 /// One build of a lab: which code (variant), which backend, its report program and its tests.
@@ -43,14 +47,21 @@ struct LabRun {
   std::vector<GradedTest> tests;                                 ///< the graded tests of this build
 };
 
+/// A framework function the lab's code must not call, because it does the work of some of the
+/// lab's functions.
+struct LabForbiddenCall {
+  std::string call;               ///< demangled name prefix, e.g. "gpulab::summarize("
+  std::vector<std::string> does;  ///< the lab functions whose work it does: "summarize_samples"
+};
+
 /// One lab of the manifest.
 struct LabEntry {
   std::string id;                          ///< "lab01"
   std::string title;                       ///< "Benchmarking a kernel correctly"
   std::string dir;                         ///< "lab01_benchmarking"
   std::vector<std::string> student_files;  ///< the TODO files, relative to labs/<dir>
-  /// Framework functions the lab's code must not call (demangled prefixes; code_checks.hpp).
-  std::vector<std::string> forbidden_calls;
+  /// Framework functions the lab's code must not call (code_checks.hpp).
+  std::vector<LabForbiddenCall> forbidden_calls;
   std::vector<LabRun> runs;
 };
 
@@ -73,7 +84,7 @@ struct LabManifest {
   std::vector<LabEntry> labs;  ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 5); throws std::runtime_error naming
+/// Reads the manifest from JSON text (schema_version 6); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
@@ -95,15 +106,25 @@ struct LabManifest {
 bool stage_student_file(const std::filesystem::path& from, const std::filesystem::path& to,
                         bool keep_existing = false);
 
+/// The line (from 1) of `source` where `function` is defined, in the project's layout: the first
+/// line that starts at column 0 (not a comment or preprocessor line) and has the name, after a
+/// character that cannot be part of a qualified name, followed by "(". nullopt when there is none.
+[[nodiscard]] std::optional<int> definition_line(std::string_view source,
+                                                 std::string_view function);
+
+/// What the checks of a lab's code found (code_checks.hpp).
+struct LabCodeCheck {
+  std::vector<std::string> findings;           ///< rules broken, one line each: the lab is rejected
+  std::vector<ForbiddenCall> forbidden_calls;  ///< fail the tests covering what they do
+};
+
 /// What `lab`'s code does that lab code must not (code_checks.hpp), checked on `run`'s student
 /// library: its object code against the lab's namespace and forbidden calls, and what its files
 /// include, `files_dir` being the folder they came from (the staged submission, labs/<dir> or
-/// solutions/<dir>). One line per finding; empty when it may be graded. Throws
-/// std::runtime_error when the code cannot be read.
-[[nodiscard]] std::vector<std::string> check_lab_code(const LabManifest& manifest,
-                                                      const LabEntry& lab, const LabRun& run,
-                                                      const std::filesystem::path& build_dir,
-                                                      const std::filesystem::path& files_dir);
+/// solutions/<dir>). Throws std::runtime_error when the code cannot be read.
+[[nodiscard]] LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab,
+                                          const LabRun& run, const std::filesystem::path& build_dir,
+                                          const std::filesystem::path& files_dir);
 
 /// What the test runner's exit said about one test.
 enum class TestOutcome {
@@ -173,7 +194,9 @@ struct TestGrade {
   int points = 0;    ///< possible
   int earned = 0;    ///< points when passed, else 0
   bool hidden = false;
-  Verdict verdict;  ///< disposition, detail, excerpt
+  std::vector<std::string> covers;  ///< GradedTest::covers
+  std::string checks;               ///< GradedTest::checks
+  Verdict verdict;                  ///< disposition, detail, excerpt
 };
 
 /// A test's grade from the test runner's exit and its verdict (nullopt: no verdict file).
@@ -193,8 +216,16 @@ struct LabGrade {
   std::vector<std::string> build_warnings;
   /// What its code does that lab code must not (code_checks.hpp): no test ran.
   std::vector<std::string> rejected_for;
+  /// Where each function its tests cover is defined in the graded files: "<file>:<line>".
+  std::map<std::string, std::string> defined_at;
   std::vector<TestGrade> tests;
 };
+
+/// Marks rejected, not to be run, the tests of `grade` that cover a lab function whose work a
+/// forbidden call in the code does (`lab`'s forbidden_calls), the detail naming the call and the
+/// file. Returns one line for each call no test covers: then the whole lab is rejected.
+[[nodiscard]] std::vector<std::string> reject_forbidden_calls(
+    LabGrade& grade, const LabEntry& lab, const std::vector<ForbiddenCall>& calls);
 
 /// Sums a lab's tests into earned and possible.
 void total_lab(LabGrade& lab);

@@ -49,6 +49,9 @@ struct LabContext {
   [[nodiscard]] std::string measured_label() const;
   /// "modeled (H100 SXM)".
   [[nodiscard]] std::string modeled_label() const;
+  /// The command that runs this report again on the same code, with `args` for the report after
+  /// --: "gpulab run lab01 --student -- --max-log2 28" (the solution: no --student).
+  [[nodiscard]] std::string rerun(const std::string& args = "") const;
 };
 
 /// Which lab and which code a report program is: GPULAB_LAB_INFO, from the compile definitions

@@ -340,10 +340,12 @@ bool set_clock_mode(ClockMode mode) noexcept;
 // ------------------------------------------------------------------------------------------------
 // What each stream was given (docs/sim.md, "Streams"): while recording is on, every operation
 // enqueued on a stream is noted there, in order, so a test can check what a GPU's timeline would
-// show: which stream the events were recorded on, what ran between them.
+// show: which stream the events were recorded on, what ran between them, and where the host
+// waited for it (host_wait: a cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize
+// or synchronous copy returned after the stream's last operation ran).
 // ------------------------------------------------------------------------------------------------
 
-enum class StreamOp { kernel, event_record, event_wait, memcpy, memset, l2_reset };
+enum class StreamOp { kernel, event_record, event_wait, memcpy, memset, l2_reset, host_wait };
 /// One operation on a stream; `kernel` is the launched kernel's name (empty for other ops).
 struct StreamEntry {
   StreamOp op = StreamOp::kernel;
@@ -355,7 +357,8 @@ void set_stream_recording(bool on);
 /// What was enqueued on `stream` (nullptr: the legacy default stream) while recording was on,
 /// oldest first; only operations the runtime accepted.
 [[nodiscard]] std::vector<StreamEntry> stream_entries(cudaStream_t stream);
-/// "kernel vector_add_kernel", "event record", "event wait", "memcpy", "memset", "L2 reset".
+/// "kernel vector_add_kernel", "event record", "event wait", "memcpy", "memset", "L2 reset",
+/// "host wait".
 [[nodiscard]] std::string describe(const StreamEntry& entry);
 
 /// Counting on for the current scope (restores the previous setting). Throws std::runtime_error

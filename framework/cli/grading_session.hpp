@@ -1,0 +1,71 @@
+// One grading of lab code, the steps `gpulab grade` (a grade of record) and `gpulab check` (the
+// student's loop) share:
+//
+//   1. The instructor files (tests, interfaces, CMake, framework, and what grading runs of the
+//      build, the test runner built first) are checked against the seal, kept outside the build
+//      (default_seal_path, or --seal), written the first time (or with --reseal). `gpulab check`
+//      skips this step and step 5: it grades the student's own tree for feedback, not for record.
+//   2. Only the student files of each lab (its TODO files) are copied from the submission into a
+//      free grading slot of the build, <build>/grading/slot<N>/submission/ (a grading waits for
+//      one: GPULAB_GRADING_SLOTS gradings run at once); everything else comes from the
+//      instructor's tree. A submitted copy of an instructor file is ignored and listed.
+//   3. Each lab's graded suite is built on its own (one build at a time in a build folder): a lab
+//      that does not compile scores 0 with the compiler's first errors, and the other labs are
+//      still graded. Code that breaks a rule of lab code (code_checks.hpp) is rejected before any
+//      test runs; a call to a framework function the lab forbids fails the tests that cover the
+//      function making it.
+//   4. Every graded test case runs through gpulab-grade-runner, as ctest runs it (own process
+//      group, time limit, verdict from evidence, in the sandbox where bubblewrap works), -j at a
+//      time (on the cuda backend, one grading's tests at a time on the GPU); the points are those
+//      of tests whose runner exited 0 and whose verdict file agrees.
+//   5. The instructor files and the graded test programs are checked again: code that changed
+//      them while it ran gets nothing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gpulab/grader/grading.hpp"
+
+namespace gpulab::cli {
+
+/// Exit code of `gpulab grade` when the instructor files differ from the seal.
+constexpr int kIntegrityFailure = 3;
+
+struct GradeOptions {
+  std::string command = "grade";  ///< what progress lines start with: "gpulab <command>: "
+  bool for_record = true;         ///< seal the instructor files (false: `gpulab check`)
+  std::vector<std::string> labs;
+  std::string submission;
+  std::string backend;
+  std::string seal;
+  double timeout_s = 0;
+  int jobs = 0;
+  bool reseal = false;
+  bool no_sandbox = false;
+};
+
+/// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and
+/// --no-sandbox.
+void add_grading_options(CLI::App& command, GradeOptions& options);
+
+/// What a grading gave: its report (totalled) and the exit code (kSuccess when grading ran,
+/// kIntegrityFailure, or kFailure when grading itself had problems).
+struct GradingResult {
+  GradeReport report;
+  int code = 0;
+};
+
+/// Grades the submission (the steps above), printing progress lines. Throws UsageError for bad
+/// options and std::runtime_error when grading cannot start.
+[[nodiscard]] GradingResult grade_submission(const GradeOptions& options);
+
+/// What a student reads about each test of `lab` that did not pass: its name and points, what it
+/// checks, where the functions it covers are in the student's files, why it failed and the
+/// failure's lines (`brief`: one line per test). Compiler errors and rejections first.
+void print_failures(std::ostream& out, const LabGrade& lab, bool brief);
+
+}  // namespace gpulab::cli
