@@ -19,7 +19,8 @@ struct CheckOptions {
   bool brief = false;
 };
 
-int check(const CheckOptions& options) {
+int check(CheckOptions options) {
+  options.grading.each_test = !options.brief;
   const GradingResult result = grade_submission(options.grading);
   const GradeReport& report = result.report;
   int failed = 0;

@@ -6,12 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -384,8 +381,11 @@ class Grading {
         }
         outputs[c] = "==== " + labs_[cases[c].lab]->id + " " + test.name + ": " +
                      std::string(to_string(verdict.disposition)) + "\n" + ran.output + "\n";
-        std::cout << "  [" << ++done << "/" << cases.size() << "] " << labs_[cases[c].lab]->id
-                  << " " << test.name << ": " << display_name(verdict.disposition) << std::endl;
+        ++done;
+        if (options_.each_test) {
+          std::cout << "  [" << done << "/" << cases.size() << "] " << labs_[cases[c].lab]->id
+                    << " " << test.name << ": " << display_name(verdict.disposition) << std::endl;
+        }
       }
     };
     std::vector<std::thread> workers;
@@ -611,14 +611,19 @@ void print_failures(std::ostream& out, const LabGrade& lab, bool brief) {
     if (!test.verdict.detail.empty()) {
       out << "      why:       " << test.verdict.detail << "\n";
     }
-    // The failure's lines, unless they only repeat the exception the detail names.
-    const bool only_the_exception =
-        test.verdict.detail.starts_with("exception: ") &&
-        std::ranges::all_of(test.verdict.excerpt, [](const std::string& line) {
-          return line == "unknown file" || line.starts_with("C++ exception with description");
-        });
-    for (const std::string& line :
-         only_the_exception ? std::vector<std::string>{} : test.verdict.excerpt) {
+    // The failure's lines, without gtest's locations (in the test's file, which is not where the
+    // student looks), unless they only repeat the exception the detail names.
+    std::vector<std::string> lines;
+    for (const std::string& line : test.verdict.excerpt) {
+      if (!is_failure_location(line)) {
+        lines.push_back(line);
+      }
+    }
+    const bool only_the_exception = test.verdict.detail.starts_with("exception: ") &&
+                                    std::ranges::all_of(lines, [](const std::string& line) {
+                                      return line.starts_with("C++ exception with description");
+                                    });
+    for (const std::string& line : only_the_exception ? std::vector<std::string>{} : lines) {
       out << "        | " << line << "\n";
     }
   }

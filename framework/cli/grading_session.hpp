@@ -46,6 +46,7 @@ struct GradeOptions {
   int jobs = 0;
   bool reseal = false;
   bool no_sandbox = false;
+  bool each_test = true;  ///< a progress line per test (false: one for all, `gpulab check --brief`)
 };
 
 /// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and

@@ -170,7 +170,10 @@ bool build_report(const LabEntry& lab, const LabRun& run, const std::string& com
     }
     return false;
   }
-  if (built.output.find("no work to do") == std::string::npos) {
+  // Something was compiled or linked (Ninja and Makefiles both say so; a step that always runs,
+  // such as the version stamp, is neither).
+  if (built.output.find("Building ") != std::string::npos ||
+      built.output.find("Linking ") != std::string::npos) {
     std::cout << prefix << "rebuilt " << lab.id << " (" << run.variant
               << " code) from its current sources" << std::endl;
   }

@@ -53,7 +53,8 @@ constexpr double kBuildTimeoutS = 1800;
 
 /// Builds `run`'s report program from the current sources (nothing when it is up to date), so
 /// that `gpulab <command>` never runs a program older than the code it reports on: says so when
-/// it rebuilt; prints the compiler's first errors and returns false when the code does not build.
+/// something was compiled or linked; prints the compiler's first errors and returns false when the
+/// code does not build.
 [[nodiscard]] bool build_report(const LabEntry& lab, const LabRun& run, const std::string& command);
 
 /// Runs a program with arguments, stdout and stderr inherited; returns its exit status (128 +

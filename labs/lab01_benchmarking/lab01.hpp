@@ -53,10 +53,12 @@ struct TimingOptions {
 /// - Keeps sampling until at least `min_samples` samples summing to at least `min_time_ms` have
 ///   a relative noise (stddev / mean, see summarize_samples) of at most `target_rel_noise`, or
 ///   until `time_limit_ms` of wall-clock time (warm-up included) has passed since the call began;
-///   there is always at least one sample.
+///   there is always at least one sample. Both are checked after each sample, and the time
+///   limit wins over min_samples and min_time_ms. One pair of events may serve every sample.
 /// - When it returns, no work it enqueued is still running.
 /// - Throws std::invalid_argument when warmup_runs < 0, min_samples < 1, min_time_ms < 0,
-///   target_rel_noise < 0 or time_limit_ms <= 0, and when any of the three is NaN.
+///   target_rel_noise < 0 or time_limit_ms <= 0, and when min_time_ms, target_rel_noise or
+///   time_limit_ms is NaN.
 [[nodiscard]] std::vector<double> time_kernel(const Launch& launch, cudaStream_t stream,
                                               const TimingOptions& options);
 

@@ -349,12 +349,33 @@ TEST(JudgeTest, AFailureWithoutAMessageIsDescribedByItsFirstLine) {
             "vs 1e-09&#x0A;median: expected 2.5, got 3",
             "median: expected 2.5, got 3"},
         std::pair{"t.cpp:9&#x0A;Failed&#x0A;summarize_samples changed the caller's samples",
-                  "summarize_samples changed the caller's samples"}}) {
+                  "summarize_samples changed the caller's samples"},
+        // The test's message, then what gtest says actually happened.
+        std::pair{"t.cpp:7&#x0A;Expected: f(nan) throws an exception of type "
+                  "std::invalid_argument.&#x0A;  Actual: it throws nothing.&#x0A;f must throw "
+                  "std::invalid_argument for a NaN sample",
+                  "f must throw std::invalid_argument for a NaN sample: it throws nothing."},
+        // Two failures in one message: the first, without a message of its own, says what failed.
+        std::pair{"t.cpp:5&#x0A;Expected: f(1.0) doesn't throw an exception.&#x0A;  Actual: it "
+                  "throws std::logic_error.&#x0A;t.cpp:6&#x0A;Expected: f(0.0) throws an "
+                  "exception of type std::invalid_argument.&#x0A;  Actual: it throws "
+                  "nothing.&#x0A;a time of 0 ms gives no bandwidth",
+                  "Actual: it throws std::logic_error."}}) {
     const Verdict verdict =
         judge_test(exited(1, one_case_xml("Lab01Summary", "CountMinMaxAndMean", 1, "completed",
                                           std::string("      <failure message=\"") + message +
                                               "\" type=\"\"><![CDATA[]]></failure>")));
     EXPECT_EQ(verdict.detail, detail) << describe(verdict);
+  }
+}
+
+TEST(IsFailureLocation, IsGtestsLineBeforeAFailure) {
+  for (const char* line : {"unknown file", "/src/tests/labs/lab01_test.cpp:213", "t.cpp:4"}) {
+    EXPECT_TRUE(is_failure_location(line)) << line;
+  }
+  for (const char* line : {"", "Expected: 2", "median: expected 2.5, got 3", "t.cpp:", "a:b c:12x",
+                           "ratio 1:2 of samples"}) {
+    EXPECT_FALSE(is_failure_location(line)) << line;
   }
 }
 

@@ -63,8 +63,9 @@ std::vector<std::string> last_lines(std::string_view text, std::size_t max_lines
   return all;
 }
 
-// gtest's location line before a failure: "unknown file" or "path/to/file.cpp:123".
-bool is_location(std::string_view line) {
+}  // namespace
+
+bool is_failure_location(std::string_view line) {
   if (line == "unknown file") {
     return true;
   }
@@ -72,6 +73,8 @@ bool is_location(std::string_view line) {
   return colon != std::string_view::npos && colon + 1 < line.size() &&
          line.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
 }
+
+namespace {
 
 // gtest's own wording in a failure message, around the assertion's operands: not what the test
 // says about the failure.
@@ -85,10 +88,10 @@ bool is_gtest_wording(std::string_view line) {
   return line.empty() || line.front() == ' ';  // operands and "Which is:" lines are indented
 }
 
-// What a failure says, in one line: the test's own message (what it streamed into the assertion)
-// where it has one; else, for a boolean assertion ("Value of: all_close(...)"), its "Actual:"
-// line; else the first line after the location. An exception that escaped the test is named by
-// its message.
+// What the first failure says, in one line: the test's own message (what it streamed into the
+// assertion) where it has one, followed by what gtest says actually happened when it says so (an
+// exception or boolean assertion's "Actual:" line); without a message that "Actual:" line, else
+// the first line after the location. An exception that escaped the test is named by its message.
 std::string failure_detail(const std::vector<std::string>& lines) {
   const auto trimmed = [](const std::string& line) {
     return line.substr(std::min(line.find_first_not_of(' '), line.size()));
@@ -96,22 +99,37 @@ std::string failure_detail(const std::vector<std::string>& lines) {
   // gtest's wording of an exception that escaped the test: its message is the detail.
   constexpr std::string_view prefix = "C++ exception with description \"";
   constexpr std::string_view suffix = "\" thrown in the test body.";
-  std::string detail;
+  std::string message;  // the test's own words
+  std::string actual;   // gtest's "Actual: ..." line
+  std::string first;    // the first line after the location
+  bool in_failure = false;
   for (const std::string& line : lines) {
     if (line.starts_with(prefix) && line.ends_with(suffix)) {
       return "exception: " +
              line.substr(prefix.size(), line.size() - prefix.size() - suffix.size());
     }
-    if (is_location(line)) {
+    if (is_failure_location(line)) {
+      if (in_failure) {
+        break;  // the next failure: the first one says what failed
+      }
       continue;
     }
+    in_failure = true;
     if (!is_gtest_wording(line)) {
-      return line;  // the test's message
+      message = line;
+      break;  // the message ends the failure
     }
-    if (trimmed(line).starts_with("Actual:") || detail.empty()) {
-      detail = trimmed(line);
+    if (trimmed(line).starts_with("Actual:")) {
+      actual = trimmed(line);
+    } else if (first.empty()) {
+      first = trimmed(line);
     }
   }
+  // "must throw for a NaN sample: it throws nothing.", "y: false (index 3 ...)"
+  if (!message.empty()) {
+    return actual.empty() ? message : message + ": " + trimmed(actual.substr(7));
+  }
+  std::string detail = actual.empty() ? first : actual;
   if (detail.starts_with("Value of:")) {
     detail.clear();
   }
@@ -122,7 +140,8 @@ std::string failure_detail(const std::vector<std::string>& lines) {
 // reason alone.
 std::string skip_reason(const std::string& message) {
   const std::size_t newline = message.find('\n');
-  if (newline != std::string::npos && is_location(std::string_view(message).substr(0, newline))) {
+  if (newline != std::string::npos &&
+      is_failure_location(std::string_view(message).substr(0, newline))) {
     return message.substr(newline + 1);
   }
   return message;

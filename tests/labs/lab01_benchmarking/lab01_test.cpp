@@ -174,7 +174,8 @@ GPULAB_GRADED_TEST(Lab01Summary, MatchesTheFrameworkOnRandomSamples, 5, "summari
 GPULAB_GRADED_TEST(Lab01Summary, RejectsEmptyAndInvalidSamples, 5, "summarize_samples",
                    "std::invalid_argument for no samples and for a negative, NaN or infinite one") {
   const std::vector<double> valid{1.0, 2.0};
-  EXPECT_NO_THROW(static_cast<void>(summarize_samples(valid))) << "valid samples {1, 2}";
+  EXPECT_NO_THROW(static_cast<void>(summarize_samples(valid)))
+      << "summarize_samples must accept the valid samples {1, 2}";
   const std::vector<std::vector<double>> invalid{
       {}, {1.0, -0.5}, {1.0, std::nan("")}, {1.0, std::numeric_limits<double>::infinity()}};
   const char* names[] = {"no samples", "a negative sample", "a NaN sample", "an infinite sample"};
@@ -206,17 +207,19 @@ GPULAB_GRADED_TEST(Lab01Throughput, FlopRateAndFractionOfPeak, 5,
   expect_close("fraction_of_peak(2680, 3350)", 0.8, fraction_of_peak(2680.0, 3350.0));
 }
 
-GPULAB_GRADED_TEST(
-    Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5,
-    "effective_bandwidth_gb_s achieved_gflop_s fraction_of_peak",
-    "std::invalid_argument for a time or peak that is not positive and for negative work") {
-  EXPECT_NO_THROW(static_cast<void>(effective_bandwidth_gb_s(1.0, 1.0)));
+GPULAB_GRADED_TEST(Lab01Throughput, RejectsNonPositiveTimeAndPeak, 5,
+                   "effective_bandwidth_gb_s achieved_gflop_s fraction_of_peak",
+                   "std::invalid_argument for a time or a peak that is not positive") {
+  EXPECT_NO_THROW(static_cast<void>(effective_bandwidth_gb_s(1.0, 1.0)))
+      << "effective_bandwidth_gb_s must accept 1 byte in 1 ms";
   EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, 0.0)), std::invalid_argument)
-      << "a time of 0 ms gives no bandwidth";
-  EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, -1.0)), std::invalid_argument);
-  EXPECT_THROW(static_cast<void>(achieved_gflop_s(1e6, 0.0)), std::invalid_argument);
+      << "effective_bandwidth_gb_s: a time of 0 ms gives no bandwidth";
+  EXPECT_THROW(static_cast<void>(effective_bandwidth_gb_s(1e6, -1.0)), std::invalid_argument)
+      << "effective_bandwidth_gb_s: a negative time gives no bandwidth";
+  EXPECT_THROW(static_cast<void>(achieved_gflop_s(1e6, 0.0)), std::invalid_argument)
+      << "achieved_gflop_s: a time of 0 ms gives no rate";
   EXPECT_THROW(static_cast<void>(fraction_of_peak(1.0, 0.0)), std::invalid_argument)
-      << "a peak of 0 has no fraction";
+      << "fraction_of_peak: a peak of 0 has no fraction";
 }
 
 // ----------------------------------------------------------------------------------------------

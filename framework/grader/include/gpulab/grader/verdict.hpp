@@ -38,6 +38,9 @@ inline constexpr int kDispositionCount = 11;
 [[nodiscard]] std::string_view to_string(Disposition disposition) noexcept;
 /// to_string for people: "timed out", "out of memory", ...
 [[nodiscard]] std::string display_name(Disposition disposition);
+
+/// True for gtest's location line before a failure: "unknown file" or "path/to/file.cpp:123".
+[[nodiscard]] bool is_failure_location(std::string_view line);
 /// The inverse of to_string; nullopt for an unknown name.
 [[nodiscard]] std::optional<Disposition> parse_disposition(std::string_view name) noexcept;
 
