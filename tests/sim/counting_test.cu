@@ -20,6 +20,7 @@
 #include "gpulab/core/memory.hpp"
 #include "schedules.hpp"
 #include "temp_dir.hpp"
+#include "test_device.hpp"
 
 namespace {
 
@@ -28,14 +29,6 @@ using gpulab::DeviceBuffer;
 using gpulab::MemoryCounters;
 
 constexpr unsigned kWarp = 32;
-
-// Counting is compiled out of AddressSanitizer builds (the asan preset): skip there, with why.
-#define GPULAB_REQUIRE_COUNTING()                                 \
-  do {                                                            \
-    if (!gpulab::sim::counting_available()) {                     \
-      GTEST_SKIP() << gpulab::sim::counting_unavailable_reason(); \
-    }                                                             \
-  } while (false)
 
 template <class Launch>
 MemoryCounters count_one(Launch launch) {

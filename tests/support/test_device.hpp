@@ -43,3 +43,14 @@ inline constexpr cudaError_t kImpossibleLaunchError = cudaErrorInvalidValue;
       GTEST_SKIP() << ::gpulab::testing::no_device_reason(); \
     }                                                        \
   } while (false)
+
+#if defined(GPULAB_BACKEND_SIM)
+/// Skips the current test with the reason in a sim build that cannot count memory traffic
+/// (counting is compiled out of AddressSanitizer builds, the asan preset).
+#define GPULAB_REQUIRE_COUNTING()                                   \
+  do {                                                              \
+    if (!::gpulab::sim::counting_available()) {                     \
+      GTEST_SKIP() << ::gpulab::sim::counting_unavailable_reason(); \
+    }                                                               \
+  } while (false)
+#endif

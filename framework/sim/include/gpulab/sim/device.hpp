@@ -95,7 +95,7 @@ std::uint64_t to_bits(T value) noexcept {
 template <class T>
 T from_bits(std::uint64_t bits) noexcept {
   T value;
-  std::memcpy(&value, &bits, sizeof(T));
+  std::memcpy(static_cast<void*>(&value), &bits, sizeof(T));  // T is trivially copyable
   return value;
 }
 
