@@ -124,19 +124,22 @@ function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
   set(checks "")
   set(ws "[ \t\r\n]*")
   set(id "[A-Za-z0-9_]+")
-  set(str "\"[^\";\\]*\"(${ws}\"[^\";\\]*\")*")  # "..." and what clang-format splits off
+  # "..." and what clang-format splits off; no quote, backslash, semicolon or square bracket
+  # inside (CMake lists would split or join them).
+  set(str "\"[^]\";\\[]*\"(${ws}\"[^]\";\\[]*\")*")
   set(declaration
-      "GPULAB_GRADED_TEST\\(${ws}(${id})${ws},${ws}(${id})${ws},${ws}([0-9]+)${ws},${ws}(${str})${ws},${ws}(${str})${ws}\\)")
+      "GPULAB_GRADED_TEST${ws}\\(${ws}(${id})${ws},${ws}(${id})${ws},${ws}([0-9]+)${ws},${ws}(${str})${ws},${ws}(${str})${ws}\\)")
   foreach(src IN LISTS ARGN)
     file(READ "${src}" content)
-    string(REGEX MATCHALL "GPULAB_GRADED_TEST\\(" uses "${content}")
+    string(REGEX MATCHALL "GPULAB_GRADED_TEST${ws}\\(" uses "${content}")
     string(REGEX MATCHALL "${declaration}" found "${content}")
     list(LENGTH uses use_count)
     list(LENGTH found found_count)
     if(NOT use_count EQUAL found_count)
       message(FATAL_ERROR "${src}: ${use_count} GPULAB_GRADED_TEST declarations, ${found_count} "
                           "of them in the form GPULAB_GRADED_TEST(Suite, Name, points, "
-                          "\"functions\", \"what it checks\") (tests/labs/graded_test.hpp)")
+                          "\"functions\", \"what it checks\"), strings without quotes, "
+                          "backslashes, semicolons or square brackets (tests/labs/graded_test.hpp)")
     endif()
     foreach(match IN LISTS found)
       string(REGEX MATCH "${declaration}" unused "${match}")
@@ -169,14 +172,19 @@ function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
   set(${out_checks} "${checks}" PARENT_SCOPE)
 endfunction()
 
-# Fails configuring unless each of `names` (blank-separated) is a function the lab's student
-# files define; reads student_text, lab and ARG_DIR of gpulab_add_lab, its caller.
+# Fails configuring unless each of `names` (blank-separated) is a function the lab's solution
+# files define; reads student_text, lab and ARG_DIR of gpulab_add_lab, its caller. Nothing is
+# checked without solutions/ (a student release: the student's own files may be laid out
+# otherwise, and a typo in the instructor's declarations was caught before the release).
 function(_gpulab_check_lab_functions what names)
+  if(student_text STREQUAL "")
+    return()
+  endif()
   string(REGEX MATCHALL "[^ ]+" functions "${names}")
   foreach(function IN LISTS functions)
     if(NOT student_text MATCHES "(^|\n)[^ \n/#][^\n]*[^A-Za-z0-9_:]${function}\\(")
-      message(FATAL_ERROR "${lab}: ${what} ${function}, which no student file of "
-                          "labs/${ARG_DIR} defines")
+      message(FATAL_ERROR "${lab}: ${what} ${function}, which no file of "
+                          "solutions/${ARG_DIR} defines")
     endif()
   endforeach()
 endfunction()
@@ -208,14 +216,16 @@ function(gpulab_add_lab lab)
   if(GPULAB_EXTRA_TESTS_DIR)
     file(GLOB hidden_sources CONFIGURE_DEPENDS "${GPULAB_EXTRA_TESTS_DIR}/${ARG_DIR}/*.cpp")
   endif()
-  # Each lab function a test covers or a forbidden call does the work of is one the student
+  # Each lab function a test covers or a forbidden call does the work of is one the solution
   # files define (a name at the start of a line, the project's layout of a definition, followed
   # by its parameters).
   set(student_text "")
-  foreach(file IN LISTS ARG_STUDENT_FILES)
-    file(READ "${lab_dir}/${file}" text)
-    string(APPEND student_text "${text}")
-  endforeach()
+  if(EXISTS "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
+    foreach(file IN LISTS ARG_STUDENT_FILES)
+      file(READ "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}/${file}" text)
+      string(APPEND student_text "${text}")
+    endforeach()
+  endif()
 
   set(graded_names "")
   set(graded_points "")
@@ -505,6 +515,21 @@ const char* gpulab::labkit::report_variant() noexcept {
     set(call "${CMAKE_MATCH_1}")
     set(does "${CMAKE_MATCH_2}")
     _gpulab_check_lab_functions("FORBIDDEN_CALLS ${call} does the work of" "${does}")
+    # A call must fail some public test, or a student release (no hidden suites) would reject
+    # the whole lab where the instructor's grading rejects a few tests.
+    string(REGEX MATCHALL "[^ ]+" functions "${does}")
+    foreach(function IN LISTS functions)
+      set(covered FALSE)
+      foreach(covers hidden IN ZIP_LISTS graded_covers graded_hidden)
+        if(NOT hidden AND " ${covers} " MATCHES " ${function} ")
+          set(covered TRUE)
+        endif()
+      endforeach()
+      if(GPULAB_BUILD_TESTS AND NOT covered)
+        message(FATAL_ERROR "${lab}: FORBIDDEN_CALLS ${call} does the work of ${function}, which "
+                            "no public graded test covers")
+      endif()
+    endforeach()
     _gpulab_json_string(call_json "${call}")
     string(REGEX MATCHALL "[^ ]+" functions "${does}")
     set(does_json "[]")

@@ -240,11 +240,9 @@ class Grading {
     const ProcessResult built = build(runs_[i]->tests_target);
     const fs::path log = slot_dir_ / "build" / (lab.id + ".log");
     write_file_atomically(log, built.output);
-    if (!built.started || built.timed_out || built.exit_code != 0) {
+    if (std::vector<std::string> failure = build_failure(built); !failure.empty()) {
       std::cout << "did not compile (" << log.string() << ")\n";
-      build_failed(i, !built.started    ? std::vector<std::string>{built.start_error}
-                      : built.timed_out ? std::vector<std::string>{"the build took too long"}
-                                        : compiler_errors(built.output));
+      build_failed(i, std::move(failure));
       return false;
     }
     report_.labs[i].build_warnings = compiler_warnings(built.output);

@@ -155,17 +155,25 @@ FileLock wait_for_lock(const std::filesystem::path& path, const std::string& wai
   return FileLock(path, true);
 }
 
+std::vector<std::string> build_failure(const ProcessResult& built) {
+  if (!built.started) {
+    return {built.start_error};
+  }
+  if (built.timed_out) {
+    return {"the build took too long"};
+  }
+  return built.exit_code == 0 ? std::vector<std::string>{} : compiler_errors(built.output);
+}
+
 bool build_report(const LabEntry& lab, const LabRun& run, const std::string& command) {
   const std::string prefix = "gpulab " + command + ": ";
   const ProcessResult built =
       build_target(run.report.filename().string(),
                    std::max(1, static_cast<int>(std::thread::hardware_concurrency())),
                    kBuildTimeoutS, prefix + "waiting for another build in this build folder");
-  if (!built.started || built.timed_out || built.exit_code != 0) {
+  if (const std::vector<std::string> failure = build_failure(built); !failure.empty()) {
     std::cerr << prefix << lab.id << "'s " << run.variant << " code did not build:\n";
-    for (const std::string& line : !built.started    ? std::vector<std::string>{built.start_error}
-                                   : built.timed_out ? std::vector<std::string>{"it took too long"}
-                                                     : compiler_errors(built.output)) {
+    for (const std::string& line : failure) {
       std::cerr << "  " << line << "\n";
     }
     return false;

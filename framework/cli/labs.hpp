@@ -51,6 +51,10 @@ constexpr double kBuildTimeoutS = 1800;
 [[nodiscard]] ProcessResult build_target(const std::string& target, int jobs, double timeout_s,
                                          const std::string& waiting);
 
+/// Why a build_target did not succeed, in lines: the compiler's first errors, or that it could
+/// not start or took too long. Empty when it succeeded.
+[[nodiscard]] std::vector<std::string> build_failure(const ProcessResult& built);
+
 /// Builds `run`'s report program from the current sources (nothing when it is up to date), so
 /// that `gpulab <command>` never runs a program older than the code it reports on: says so when
 /// something was compiled or linked; prints the compiler's first errors and returns false when the

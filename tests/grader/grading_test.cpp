@@ -763,8 +763,8 @@ TEST(RejectForbiddenCalls, FailsTheTestsCoveringTheWorkTheCallDoesAndNamesIt) {
         grade_test({name, 5, false, covers, "x"}, TestOutcome::missing, std::nullopt));
   }
   const std::vector<ForbiddenCall> calls = {
-      {"benchmark.cu", "gpulab::summarize(std::span<double const>)", "gpulab::summarize("},
-      {"benchmark.cu", "gpulab::quantile(double)", "gpulab::quantile("}};
+      {"benchmark.cu", "gpulab::summarize(std::span<double const>)"},
+      {"benchmark.cu", "gpulab::quantile(double)"}};
   const Lines uncovered = reject_forbidden_calls(grade, lab, calls);
   EXPECT_EQ(grade.tests[0].verdict.disposition, Disposition::rejected);
   EXPECT_EQ(grade.tests[0].verdict.detail,
@@ -776,6 +776,27 @@ TEST(RejectForbiddenCalls, FailsTheTestsCoveringTheWorkTheCallDoesAndNamesIt) {
                               "of unused_helper: the lab asks for your own implementation"}))
       << "a call no test covers rejects the lab";
   EXPECT_TRUE(reject_forbidden_calls(grade, lab, {}).empty());
+}
+
+TEST(RejectForbiddenCalls, ACallMatchingSeveralRulesFailsTheTestsOfEach) {
+  LabEntry lab;
+  lab.forbidden_calls = {{"gpulab::Roofline::", {"ridge_point"}},
+                         {"gpulab::Roofline::bound(", {"place_on_roofline"}}};
+  LabGrade grade;
+  for (const auto& [name, covers] : {std::pair{"Ridge.Point", Lines{"ridge_point"}},
+                                     std::pair{"Place.Op", Lines{"place_on_roofline"}}}) {
+    grade.tests.push_back(
+        grade_test({name, 5, false, covers, "x"}, TestOutcome::missing, std::nullopt));
+  }
+  EXPECT_TRUE(
+      reject_forbidden_calls(grade, lab,
+                             {{"bottleneck.cpp", "gpulab::Roofline::bound(gpulab::OpCost const&)"}})
+          .empty());
+  EXPECT_EQ(grade.tests[0].verdict.disposition, Disposition::rejected);
+  EXPECT_EQ(grade.tests[1].verdict.disposition, Disposition::rejected);
+  EXPECT_NE(grade.tests[1].verdict.detail.find("the work of ridge_point and place_on_roofline"),
+            std::string::npos)
+      << grade.tests[1].verdict.detail;
 }
 
 // ---------------------------------------------------------------------------------------------

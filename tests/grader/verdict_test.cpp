@@ -355,6 +355,16 @@ TEST(JudgeTest, AFailureWithoutAMessageIsDescribedByItsFirstLine) {
                   "std::invalid_argument.&#x0A;  Actual: it throws nothing.&#x0A;f must throw "
                   "std::invalid_argument for a NaN sample",
                   "f must throw std::invalid_argument for a NaN sample: it throws nothing."},
+        // EXPECT_NEAR's operand lines are gtest's wording; the message follows them.
+        std::pair{"t.cpp:8&#x0A;The difference between got and want is 0.5, which exceeds tol, "
+                  "where&#x0A;got evaluates to 1.5,&#x0A;want evaluates to 2, and&#x0A;tol "
+                  "evaluates to 0.4.&#x0A;median of time_kernel vs the framework",
+                  "median of time_kernel vs the framework"},
+        // Without a message, SCOPED_TRACE's lines are not one.
+        std::pair{"t.cpp:9&#x0A;Expected equality of these values:&#x0A;  got.count&#x0A;    "
+                  "Which is: 3&#x0A;  want.count&#x0A;    Which is: 4&#x0A;Google Test "
+                  "trace:&#x0A;t.cpp:5: random samples, seed 3",
+                  "Expected equality of these values:"},
         // Two failures in one message: the first, without a message of its own, says what failed.
         std::pair{"t.cpp:5&#x0A;Expected: f(1.0) doesn't throw an exception.&#x0A;  Actual: it "
                   "throws std::logic_error.&#x0A;t.cpp:6&#x0A;Expected: f(0.0) throws an "
@@ -374,7 +384,7 @@ TEST(IsFailureLocation, IsGtestsLineBeforeAFailure) {
     EXPECT_TRUE(is_failure_location(line)) << line;
   }
   for (const char* line : {"", "Expected: 2", "median: expected 2.5, got 3", "t.cpp:", "a:b c:12x",
-                           "ratio 1:2 of samples"}) {
+                           "ratio 1:2 of samples", "the kernel at bottleneck.cpp:42", ":12"}) {
     EXPECT_FALSE(is_failure_location(line)) << line;
   }
 }

@@ -6,11 +6,12 @@
 // declares a GoogleTest case worth 5 points, which exercises the lab function summarize_samples
 // (several: "time_kernel summarize_samples") and checks what the last string says, in one line a
 // student reads next to a failure. cmake/GpulabLabs.cmake reads the declarations from the source
-// (the strings hold no quote, backslash or semicolon; do not comment a declaration out: delete
-// it), checks that each function it names is defined in the lab's student files, adds one ctest
-// test per case and checks that a lab's points total 100. `gpulab check` and `gpulab grade`
-// print the line and where the named functions are in the student's files; a forbidden call
-// (labs/CMakeLists.txt) fails the tests that cover the function making it.
+// (the strings hold no quote, backslash, semicolon or square bracket; do not comment a
+// declaration out: delete it), checks that each function it names is defined in the lab's
+// solution files, adds one ctest test per case and checks that a lab's points total 100.
+// `gpulab check` and `gpulab grade` print the line and where the named functions are in the
+// student's files; a forbidden call (labs/CMakeLists.txt) fails the tests that cover the
+// functions whose work it does.
 #pragma once
 
 #include <gtest/gtest.h>

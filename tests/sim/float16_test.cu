@@ -188,6 +188,10 @@ TEST(Float16Conversion, KnownBinary16Patterns) {
   EXPECT_EQ(hex(bits_of(__float2half_rd(-above_one))), hex(0xbc01));
   EXPECT_EQ(hex(bits_of(__float2half_ru(-1e6f))), hex(0xfbff));
   EXPECT_EQ(hex(bits_of(__float2half_rn(-above_one))), hex(0xbc00));
+  // Infinity is exact: it stays infinity whatever the rounding.
+  EXPECT_EQ(hex(bits_of(__float2half_rz(INFINITY))), hex(0x7c00));
+  EXPECT_EQ(hex(bits_of(__float2half_rd(INFINITY))), hex(0x7c00));
+  EXPECT_EQ(hex(bits_of(__float2half_ru(-INFINITY))), hex(0xfc00));
 }
 
 TEST(Float16Conversion, KnownBfloat16Patterns) {
@@ -212,6 +216,7 @@ TEST(Float16Conversion, KnownBfloat16Patterns) {
   }
   EXPECT_EQ(hex(bits_of(__float2bfloat16(std::nanf("")))), hex(0x7fff));
   EXPECT_EQ(hex(bits_of(__float2bfloat16_rz(std::numeric_limits<float>::max()))), hex(0x7f7f));
+  EXPECT_EQ(hex(bits_of(__float2bfloat16_rz(INFINITY))), hex(0x7f80));
 }
 
 TEST(Float16Conversion, EveryPatternConvertsToFloatExactlyAndBack) {
@@ -381,6 +386,10 @@ TEST(Float16Arithmetic, ComparisonsMaxMinAndSpecialValues) {
   EXPECT_EQ(__half2float(__hmax(one, nan)), 1.0f) << "a NaN loses to a number";
   EXPECT_EQ(__half2float(__hmin(nan, two)), 2.0f);
   EXPECT_EQ(hex(bits_of(__hmax(nan, nan))), hex(0x7fff));
+  EXPECT_EQ(hex(bits_of(__hmax(CUDART_NEG_ZERO_FP16, CUDART_ZERO_FP16))), hex(0x0000)) << "+0 > -0";
+  EXPECT_EQ(hex(bits_of(__hmax(CUDART_ZERO_FP16, CUDART_NEG_ZERO_FP16))), hex(0x0000));
+  EXPECT_EQ(hex(bits_of(__hmin(CUDART_ZERO_FP16, CUDART_NEG_ZERO_FP16))), hex(0x8000)) << "-0 < +0";
+  EXPECT_EQ(hex(bits_of(__hmin(CUDART_NEG_ZERO_FP16, CUDART_ZERO_FP16))), hex(0x8000));
   EXPECT_EQ(__half2float(__habs(__float2half(-3.5f))), 3.5f);
   EXPECT_EQ(__half2float(__hadd(CUDART_MAX_NORMAL_FP16, CUDART_MAX_NORMAL_FP16)), INFINITY);
   EXPECT_EQ(__half2float(one + two * two), 5.0f) << "the operators";

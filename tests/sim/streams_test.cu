@@ -170,10 +170,16 @@ TEST(StreamRecord, AHostWaitIsNotedOnlyWhereItCoversTheStreamsLastOperation) {
   event.synchronize();  // waits for the first kernel and the event, not the second kernel
   GPULAB_CHECK(cudaStreamSynchronize(stream.get()));
   GPULAB_CHECK(cudaStreamSynchronize(stream.get()));  // nothing new: not noted again
+  // Polling counts as waiting once it finds the work done.
+  write_one<<<1, 1, 0, stream.get()>>>(out.data());
+  while (cudaStreamQuery(stream.get()) == cudaErrorNotReady) {
+  }
   gpulab::sim::set_stream_recording(false);
   EXPECT_EQ(gpulab::sim::stream_entries(stream.get()),
             (std::vector<StreamEntry>{{StreamOp::kernel, "write_one"},
                                       {StreamOp::event_record, ""},
+                                      {StreamOp::kernel, "write_one"},
+                                      {StreamOp::host_wait, ""},
                                       {StreamOp::kernel, "write_one"},
                                       {StreamOp::host_wait, ""}}));
   EXPECT_EQ(gpulab::sim::describe({StreamOp::host_wait, ""}), "host wait");

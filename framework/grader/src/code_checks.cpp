@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -473,11 +471,9 @@ std::vector<ForbiddenCall> find_forbidden_calls(const std::vector<ObjectCode>& o
         continue;
       }
       const std::string readable = demangle(symbol.name);
-      for (const std::string& prefix : rules.forbidden_calls) {
-        if (readable.starts_with(prefix)) {
-          calls.push_back({source_of(object.member), readable, prefix});
-          break;
-        }
+      if (std::any_of(rules.forbidden_calls.begin(), rules.forbidden_calls.end(),
+                      [&](const std::string& prefix) { return readable.starts_with(prefix); })) {
+        calls.push_back({source_of(object.member), readable});
       }
     }
   }

@@ -537,10 +537,14 @@ std::vector<std::string> reject_forbidden_calls(LabGrade& grade, const LabEntry&
                                                 const std::vector<ForbiddenCall>& calls) {
   std::vector<std::string> uncovered;
   for (const ForbiddenCall& call : calls) {
-    std::vector<std::string> does;
+    std::vector<std::string> does;  // of every rule the call matches
     for (const LabForbiddenCall& forbidden : lab.forbidden_calls) {
-      if (forbidden.call == call.rule) {
-        does = forbidden.does;
+      if (call.call.starts_with(forbidden.call)) {
+        for (const std::string& function : forbidden.does) {
+          if (std::find(does.begin(), does.end(), function) == does.end()) {
+            does.push_back(function);
+          }
+        }
       }
     }
     std::string names;

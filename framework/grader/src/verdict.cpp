@@ -70,8 +70,9 @@ bool is_failure_location(std::string_view line) {
     return true;
   }
   const std::size_t colon = line.rfind(':');
-  return colon != std::string_view::npos && colon + 1 < line.size() &&
-         line.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
+  return colon != std::string_view::npos && colon > 0 && colon + 1 < line.size() &&
+         line.find_first_not_of("0123456789", colon + 1) == std::string_view::npos &&
+         line.substr(0, colon).find(' ') == std::string_view::npos;  // a path, not a sentence
 }
 
 namespace {
@@ -84,6 +85,9 @@ bool is_gtest_wording(std::string_view line) {
     if (line.starts_with(prefix)) {
       return true;
     }
+  }
+  if (line.find(" evaluates to ") != std::string_view::npos) {
+    return true;  // EXPECT_NEAR's operands: "got.median_ms evaluates to 1.5,"
   }
   return line.empty() || line.front() == ' ';  // operands and "Which is:" lines are indented
 }
@@ -108,9 +112,9 @@ std::string failure_detail(const std::vector<std::string>& lines) {
       return "exception: " +
              line.substr(prefix.size(), line.size() - prefix.size() - suffix.size());
     }
-    if (is_failure_location(line)) {
+    if (is_failure_location(line) || line == "Google Test trace:") {
       if (in_failure) {
-        break;  // the next failure: the first one says what failed
+        break;  // the next failure, or SCOPED_TRACE's lines: the first failure says what failed
       }
       continue;
     }

@@ -877,6 +877,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
   using gpulab::sim::detail::enqueue_timed;
   const double modeled_s = gpulab::sim::detail::modeled_copy_seconds(bytes, sides.device_to_device);
   cudaError_t error = cudaSuccess;
+  bool noted = false;  // a copy to pageable memory is noted before the host waits for it
   try {
     if (sides.dst_pageable) {
       error = enqueue_timed(stream, [=](double) {
@@ -885,6 +886,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
         return modeled_s;
       });
       if (error == cudaSuccess) {
+        gpulab::sim::note(stream, gpulab::sim::StreamOp::memcpy);  // then the host waits for it
+        noted = true;
         error = cudaStreamSynchronize(stream);
       }
     } else if (sides.src_pageable) {
@@ -905,7 +908,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
   } catch (const std::bad_alloc&) {
     return fail(cudaErrorMemoryAllocation);
   }
-  if (error == cudaSuccess) {
+  if (error == cudaSuccess && !noted) {
     gpulab::sim::note(stream, gpulab::sim::StreamOp::memcpy);
   }
   return error;
@@ -1044,7 +1047,11 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept {
   if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
-  return gpulab::sim::detail::DeviceQueue::instance().done(seq) ? cudaSuccess : cudaErrorNotReady;
+  if (!gpulab::sim::detail::DeviceQueue::instance().done(seq)) {
+    return cudaErrorNotReady;
+  }
+  gpulab::sim::note_host_wait(seq);  // the host knows the stream's work is done: as if it waited
+  return cudaSuccess;
 }
 
 // One FIFO runs all streams in order, so work queued after an event's record always runs after it.
@@ -1150,9 +1157,14 @@ cudaError_t cudaEventQuery(cudaEvent_t event) noexcept {
     return error;
   }
   // Never recorded: cudaSuccess, as the CUDA runtime documents.
-  return record == nullptr || gpulab::sim::detail::DeviceQueue::instance().done(record->seq)
-             ? cudaSuccess
-             : cudaErrorNotReady;
+  if (record == nullptr) {
+    return cudaSuccess;
+  }
+  if (!gpulab::sim::detail::DeviceQueue::instance().done(record->seq)) {
+    return cudaErrorNotReady;
+  }
+  gpulab::sim::note_host_wait(record->seq);  // the host knows the event is done: as if it waited
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) noexcept {

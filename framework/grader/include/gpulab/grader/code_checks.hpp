@@ -82,7 +82,6 @@ struct CodeRules {
 struct ForbiddenCall {
   std::string file;  ///< the student's file, e.g. "benchmark.cu"
   std::string call;  ///< demangled, e.g. "gpulab::summarize(std::span<double const, ...>)"
-  std::string rule;  ///< the forbidden prefix it matches, e.g. "gpulab::summarize("
 };
 
 /// Every forbidden call in `objects`, once per file and function called (the object code says

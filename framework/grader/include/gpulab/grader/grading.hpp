@@ -222,8 +222,9 @@ struct LabGrade {
 };
 
 /// Marks rejected, not to be run, the tests of `grade` that cover a lab function whose work a
-/// forbidden call in the code does (`lab`'s forbidden_calls), the detail naming the call and the
-/// file. Returns one line for each call no test covers: then the whole lab is rejected.
+/// forbidden call in the code does (the functions of every rule of `lab`'s forbidden_calls the
+/// call matches), the detail naming the call and the file. Returns one line for each call no test
+/// covers: then the whole lab is rejected.
 [[nodiscard]] std::vector<std::string> reject_forbidden_calls(
     LabGrade& grade, const LabEntry& lab, const std::vector<ForbiddenCall>& calls);
 

@@ -4,13 +4,13 @@
 // encode() rounds a double to a format exactly as CUDA's conversions do: to nearest with ties to
 // even (or toward zero, down, up), subnormals kept, overflow to infinity (toward zero and toward
 // the other infinity: the largest finite value), every NaN to the canonical 0x7fff. decode() is
-// exact. Arithmetic on two values of a format is done in double and rounded once: the double
-// result of +, -, * or / of two such values is exact or rounds so that a second rounding to the
-// 11 (or 8) bit format gives the correctly rounded result (53 >= 2p + 2 bits; S. A. Figueroa,
-// "When is double rounding innocuous?", SIGNUM Newsletter 30(3), 1995). A fused multiply-add
-// rounds the double sum to odd first, which makes the second rounding correct as well
-// (S. Boldo, G. Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
-// rounding to odd", IEEE Transactions on Computers 57(4), 2008).
+// exact (a NaN's payload is not kept: every NaN is the canonical one). Arithmetic on two values of
+// a format is done in double and rounded once: the double result of +, -, * or / of two such values
+// is exact or rounds so that a second rounding to the 11 (or 8) bit format gives the correctly
+// rounded result (53 >= 2p + 2 bits; S. A. Figueroa, "When is double rounding innocuous?", SIGNUM
+// Newsletter 30(3), 1995). A fused multiply-add rounds the double sum to odd first, which makes the
+// second rounding correct as well (S. Boldo, G. Melquiond, "Emulation of FMA and correctly rounded
+// sums: proved algorithms using rounding to odd", IEEE Transactions on Computers 57(4), 2008).
 #pragma once
 
 #include <bit>
@@ -81,7 +81,7 @@ template <typename F>
       (rounding == Rounding::up && !negative) || (rounding == Rounding::down && negative);
   const bool toward_zero = !away && rounding != Rounding::nearest_even;
   if (std::isinf(magnitude)) {
-    return static_cast<std::uint16_t>(sign | (toward_zero ? F::max_finite : F::infinity));
+    return static_cast<std::uint16_t>(sign | F::infinity);  // exact: no rounding
   }
   if (magnitude == 0) {
     return sign;
@@ -111,11 +111,12 @@ template <typename F>
   return static_cast<std::uint16_t>(sign | ((exponent - 1 + F::bias) << M) | fraction);
 }
 
-/// a * b + c rounded once to the format: the product is exact in double, the sum is rounded to
-/// odd (Boldo and Melquiond) so that rounding it to the format is correct.
+/// a * b + c rounded once to the format: the product is exact in double (two 11-bit or 8-bit
+/// significands need at most 22 bits, and the exponents stay in double's range), the sum is
+/// rounded to odd (Boldo and Melquiond) so that rounding it to the format is correct.
 template <typename F>
 [[nodiscard]] inline std::uint16_t fused_multiply_add(double a, double b, double c) noexcept {
-  const double product = a * b;  // exact: two 11-bit significands need 22 bits
+  const double product = a * b;  // exact
   const double sum = product + c;
   if (!std::isfinite(sum)) {
     return encode<F>(sum);

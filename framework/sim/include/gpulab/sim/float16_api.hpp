@@ -114,12 +114,15 @@ inline int __hisinf(T a) noexcept {
   const double v = gpulab::sim::fp16::value(a);
   return std::isinf(v) ? (v < 0 ? -1 : 1) : 0;
 }
-/// The larger value; a NaN loses to a number, two NaNs give the canonical NaN.
+/// The larger value (+0 above -0); a NaN loses to a number, two NaNs give the canonical NaN.
 template <gpulab::sim::fp16::Scalar T>
 inline T __hmax(T a, T b) noexcept {
   namespace fp = gpulab::sim::fp16;
   if (fp::is_nan(a) || fp::is_nan(b)) {
     return fp::is_nan(a) && fp::is_nan(b) ? fp::from_bits<T>(0x7fff) : (fp::is_nan(a) ? b : a);
+  }
+  if (fp::value(a) == fp::value(b)) {
+    return (fp::bits(a) & 0x8000u) != 0 ? b : a;  // +0 is larger than -0
   }
   return fp::value(a) < fp::value(b) ? b : a;
 }
@@ -128,6 +131,9 @@ inline T __hmin(T a, T b) noexcept {
   namespace fp = gpulab::sim::fp16;
   if (fp::is_nan(a) || fp::is_nan(b)) {
     return fp::is_nan(a) && fp::is_nan(b) ? fp::from_bits<T>(0x7fff) : (fp::is_nan(a) ? b : a);
+  }
+  if (fp::value(a) == fp::value(b)) {
+    return (fp::bits(a) & 0x8000u) != 0 ? a : b;  // -0 is smaller than +0
   }
   return fp::value(b) < fp::value(a) ? b : a;
 }

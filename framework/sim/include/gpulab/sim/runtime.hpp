@@ -342,7 +342,8 @@ bool set_clock_mode(ClockMode mode) noexcept;
 // enqueued on a stream is noted there, in order, so a test can check what a GPU's timeline would
 // show: which stream the events were recorded on, what ran between them, and where the host
 // waited for it (host_wait: a cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize
-// or synchronous copy returned after the stream's last operation ran).
+// or synchronous copy returned after the stream's last operation ran, or a cudaStreamQuery or
+// cudaEventQuery found it done).
 // ------------------------------------------------------------------------------------------------
 
 enum class StreamOp { kernel, event_record, event_wait, memcpy, memset, l2_reset, host_wait };
