@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "clock.hpp"
 #include "counting.hpp"
 #include "fiber.hpp"
+#include "matrix.hpp"
 #include "queue.hpp"
 
 // The built-in variables, per OS thread (the scheduler sets them before resuming a CUDA thread).
@@ -34,7 +36,15 @@ namespace {
 
 constexpr unsigned kWarp = 32;
 
-enum class State : std::uint8_t { not_started, running, runnable, at_barrier, at_warp, done };
+enum class State : std::uint8_t {
+  not_started,
+  running,
+  runnable,
+  at_barrier,
+  at_warp,
+  at_matrix,
+  done
+};
 
 struct CudaThread {
   uint3 index{};
@@ -51,6 +61,8 @@ struct CudaThread {
   int width = 32;
   std::uint64_t value = 0;
   std::uint64_t result = 0;
+  MatrixCall* matrix = nullptr;  // the WMMA call it waits in
+  const char* matrix_name = "";
   std::uint64_t cycles = 0;  // the modeled clock: cycles this thread's clock64() reads advanced
 };
 
@@ -193,6 +205,8 @@ std::string describe(const CudaThread& t) {
     case State::at_warp:
       return std::string("wait in ") + warp_name(t.op) + " with mask " + hex_mask(t.mask) + " (" +
              location(t.where) + ")";
+    case State::at_matrix:
+      return std::string("wait in ") + t.matrix_name + " (" + location(t.where) + ")";
     default:
       return "are running";
   }
@@ -216,6 +230,29 @@ std::string describe_block(const Worker& w) {
   }
   if (w.launch->spec.block.y * w.launch->spec.block.z > 1) {
     text += " (linear thread index x + blockDim.x * (y + blockDim.y * z))";
+  }
+  return text;
+}
+
+// "lanes 0-30 wait in wmma::mma_sync (k.cu:12); lane 31 has exited"
+std::string describe_lanes(const Worker& w, unsigned warp) {
+  const unsigned base = warp * kWarp;
+  std::string text;
+  unsigned first = 0;
+  for (unsigned lane = 1; lane <= kWarp; ++lane) {
+    if (lane < kWarp && describe(w.threads[base + lane]) == describe(w.threads[base + first])) {
+      continue;
+    }
+    if (!text.empty()) {
+      text += "; ";
+    }
+    const std::string what = describe(w.threads[base + first]);
+    if (first + 1 == lane) {
+      text += "lane " + std::to_string(first) + " " + (what == "have exited" ? "has exited" : what);
+    } else {
+      text += "lanes " + std::to_string(first) + "-" + std::to_string(lane - 1) + " " + what;
+    }
+    first = lane;
   }
   return text;
 }
@@ -371,6 +408,62 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
   return true;
 }
 
+// Completes the WMMA call the lanes of the (full) `warp` wait in, once all 32 made it: checks that
+// they agree, and for mma_sync computes every lane's result. Fails the block when they can never
+// meet (a lane exited) or disagree. Returns whether it completed.
+bool try_complete_matrix(Worker& w, unsigned warp) {
+  const unsigned base = warp * kWarp;
+  unsigned waiting = 0;
+  unsigned exited = 0;
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const State state = w.threads[base + lane].state;
+    waiting |= state == State::at_matrix ? 1u << lane : 0u;
+    exited |= state == State::done ? 1u << lane : 0u;
+  }
+  if (waiting == 0) {
+    return false;
+  }
+  if (exited != 0 && (waiting | exited) == ~0u) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "a WMMA call waits for all 32 lanes of warp " + std::to_string(warp) +
+                   ", and some have exited: " + describe_lanes(w, warp) +
+                   ". Every lane of a warp must make each WMMA call");
+    return false;
+  }
+  if (waiting != ~0u) {
+    return false;
+  }
+  const CudaThread& first = w.threads[base];
+  std::array<MatrixCall*, kWarp> calls{};
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const CudaThread& t = w.threads[base + lane];
+    if (t.matrix->op != first.matrix->op || !same_location(t.where, first.where)) {
+      fail_block(w, cudaErrorLaunchFailure,
+                 "the lanes of warp " + std::to_string(warp) + " are in different WMMA calls: " +
+                     describe_lanes(w, warp) + ". Every lane of a warp must make the same call");
+      return false;
+    }
+    calls[lane] = t.matrix;
+  }
+  if (const std::string differ = matrix_disagreement(calls); !differ.empty()) {
+    fail_block(w, cudaErrorLaunchFailure,
+               std::string(first.matrix_name) + " (" + location(first.where) +
+                   "): the lanes of warp " + std::to_string(warp) +
+                   " passed different arguments (" + differ +
+                   "); they must be the same in every lane");
+    return false;
+  }
+  if (first.matrix->op == MatrixOp::mma) {
+    multiply_fragments(calls);
+  }
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    CudaThread& t = w.threads[base + lane];
+    t.state = State::runnable;
+    t.matrix = nullptr;
+  }
+  return true;
+}
+
 void finish_thread(Worker& w, CudaThread& t) {
   t.state = State::done;
   if (t.cycles > 0) {  // the modeled clock: the launch lasts at least this thread's wait
@@ -380,8 +473,12 @@ void finish_thread(Worker& w, CudaThread& t) {
     }
   }
   --w.live;
-  // Lanes waiting in a collective that named this lane may now be complete.
+  // Lanes waiting in a collective that named this lane may now be complete (or, in a WMMA call,
+  // never).
   const unsigned warp = t.linear / kWarp;
+  if ((warp + 1) * kWarp <= w.thread_count) {
+    try_complete_matrix(w, warp);
+  }
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     const unsigned linear = warp * kWarp + lane;
     if (linear < w.thread_count && w.threads[linear].state == State::at_warp &&
@@ -730,6 +827,46 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
     Switcher::leave(*t.fiber, false);
   }
   return t.result;
+}
+
+void warp_matrix(MatrixCall& call, const char* name, std::source_location where) {
+  Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    outside_kernel(name, where);
+  }
+  CudaThread& t = *w->current;
+  const unsigned warp = t.linear / kWarp;
+  const unsigned lane = t.linear % kWarp;
+  bool failed = false;
+  if (const unsigned in_warp = std::min(kWarp, w->thread_count - warp * kWarp); in_warp < kWarp) {
+    record_failure(*w, cudaErrorLaunchFailure,
+                   std::string(name) + " in warp " + std::to_string(warp) + ", which has " +
+                       std::to_string(in_warp) + " threads (the block has " +
+                       std::to_string(w->thread_count) +
+                       "): WMMA calls need all 32 lanes of a warp (" + location(where) + ")");
+    failed = true;
+  } else if (const std::string problem = matrix_argument_problem(call); !problem.empty()) {
+    record_failure(*w, cudaErrorLaunchFailure,
+                   std::string(name) + ": " + problem + " (" + location(where) + ")");
+    failed = true;
+  }
+  if (failed) {
+    abandon_thread(*w);
+  }
+  t.state = State::at_matrix;
+  t.matrix = &call;
+  t.matrix_name = name;
+  t.where = where;
+  if (try_complete_matrix(*w, warp)) {
+    t.state = State::running;
+  } else if (w->failure) {
+    abandon_thread(*w);
+  } else {
+    Switcher::leave(*t.fiber, false);
+  }
+  if (call.op != MatrixOp::mma) {
+    lane_matrix_access(call, lane);
+  }
 }
 
 bool inside_kernel() noexcept {

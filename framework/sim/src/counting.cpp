@@ -46,6 +46,7 @@
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/sector_cache.hpp"
 #include "gpulab/sim/runtime.hpp"
+#include "gpulab/sim/wmma.hpp"
 #include "queue.hpp"
 
 namespace gpulab::sim::detail {
@@ -686,6 +687,13 @@ void count_atomic(const void* address, std::size_t bytes, const void* pc) noexce
   if (BlockCounter* c = active; c != nullptr) {
     c->record(reinterpret_cast<std::uintptr_t>(address), static_cast<std::uint32_t>(bytes),
               Op::atomic, return_address(pc));
+  }
+}
+
+void count_access(const void* address, std::size_t bytes, bool store, const void* pc) noexcept {
+  if (BlockCounter* c = active; c != nullptr) {
+    c->record(reinterpret_cast<std::uintptr_t>(address), static_cast<std::uint32_t>(bytes),
+              store ? Op::store : Op::load, return_address(pc));
   }
 }
 
