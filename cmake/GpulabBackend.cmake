@@ -66,8 +66,9 @@ function(_gpulab_backend_sources target backend out)
         DEPENDS "${abs}" gpulab-sim-translate
         COMMENT "Translating ${rel} for the sim backend"
         VERBATIM)
+      # CUDA's pragmas (#pragma unroll, nv_diag_suppress, ...) mean nothing to the host compiler.
       set_source_files_properties("${translated}" PROPERTIES
-        COMPILE_OPTIONS "-iquote;${dir};${GPULAB_SIM_COUNTING_FLAGS}")
+        COMPILE_OPTIONS "-iquote;${dir};-Wno-unknown-pragmas;${GPULAB_SIM_COUNTING_FLAGS}")
       list(APPEND result "${translated}")
     else()
       list(APPEND result "${abs}")

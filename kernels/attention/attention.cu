@@ -4,13 +4,16 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
 
+#include "attention/flash.hpp"
 #include "catalog.hpp"
 #include "common.hpp"
+#include "gpulab/core/cublas_check.hpp"
 #include "gpulab/core/cuda_check.hpp"
 
 namespace gpulab::kernels {
@@ -122,21 +125,45 @@ gpulab::OpCost forward_cost(const AttentionConfig& config) {
 // Buffers and inputs
 // ------------------------------------------------------------------------------------------------
 
-AttentionBuffers::AttentionBuffers(const AttentionConfig& config) {
+AttentionWorkspace attention_workspace(int level) {
+  switch (level) {
+    case 0:
+      return {true, true, false};
+    case 1:
+    case 2:
+      return {true, false, false};
+    case 3:
+      return {false, false, false};
+    case 4:
+      return {false, false, true};
+    default:
+      throw std::invalid_argument("attention_workspace: no level " + std::to_string(level) +
+                                  " (levels 0 to 4)");
+  }
+}
+
+AttentionBuffers::AttentionBuffers(const AttentionConfig& config, AttentionWorkspace workspace) {
   const Shape s = shape_of(config);
   x = DeviceBuffer<float>(s.x());
   w_qkv = DeviceBuffer<float>(s.w_qkv());
   qkv = DeviceBuffer<float>(s.qkv());
-  scores = DeviceBuffer<float>(s.scores());
-  probs = DeviceBuffer<float>(s.scores());
+  if (workspace.scores) {
+    scores = DeviceBuffer<float>(s.scores());
+  }
+  if (workspace.probs) {
+    probs = DeviceBuffer<float>(s.scores());
+  }
+  if (workspace.qkv_half) {
+    qkv_half = DeviceBuffer<__half>(s.qkv());
+  }
   attn = DeviceBuffer<float>(s.attn());
   w_out = DeviceBuffer<float>(s.w_out());
   y = DeviceBuffer<float>(s.x());
 }
 
 std::size_t AttentionBuffers::bytes() const {
-  return x.bytes() + w_qkv.bytes() + qkv.bytes() + scores.bytes() + probs.bytes() + attn.bytes() +
-         w_out.bytes() + y.bytes();
+  return x.bytes() + w_qkv.bytes() + qkv.bytes() + scores.bytes() + probs.bytes() +
+         qkv_half.bytes() + attn.bytes() + w_out.bytes() + y.bytes();
 }
 
 AttentionInputs make_attention_inputs(const AttentionConfig& config, unsigned seed) {
@@ -313,6 +340,22 @@ gpulab::Tolerance forward_tolerance(const AttentionConfig& config, double scale)
                 scale);
 }
 
+gpulab::Tolerance level_tolerance(const AttentionConfig& config, int level, double scale) {
+  const gpulab::Tolerance fp32 = forward_tolerance(config, scale);
+  (void)attention_workspace(level);  // throws for no such level
+  if (level != 4) {
+    return fp32;
+  }
+  // FP16 rounding of Q and K, felt through the head_dim-term scores, and of V and P, felt in the
+  // weighted sum o / l: a weighted average of V's rows, so one rounding's relative error, however
+  // many keys there are (l sums the same rounded P). These errors are relative to the tensors'
+  // typical magnitude, not to each element of y (an element near 0 is a cancellation in the
+  // output projection), so the absolute part is the same multiple of the scale.
+  const gpulab::Tolerance fp16 =
+      tolerance_for(DType::fp16, config.head_dim()) + tolerance_for(DType::fp16);
+  return fp32 + gpulab::Tolerance{fp16.rtol, fp16.rtol * scale};
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernels
 // ------------------------------------------------------------------------------------------------
@@ -429,11 +472,11 @@ __device__ float block_reduce(float value, Op op, float* partials) {
   return value;
 }
 
-// One block per row of `cols` scores. Rows are (b, h, i) with i = row % period the query
-// position; with causal, columns j > i are masked: written as exactly 0 and never read (so they
-// need not even be finite).
-__global__ void softmax_rows_kernel(const float* __restrict__ scores, float* __restrict__ probs,
-                                    int cols, int period, bool causal) {
+// Row `blockIdx.x` of `cols` scores into probabilities, one block per row. Rows are (b, h, i)
+// with i = row % period the query position; with causal, columns j > i are masked: written as
+// exactly 0 and never read (so they need not even be finite). `probs` may be `scores` (in place):
+// each thread reads its own elements of the row before it writes them.
+__device__ void softmax_row(const float* scores, float* probs, int cols, int period, bool causal) {
   // One array per reduction (see block_reduce).
   __shared__ float max_partials[kMaxSoftmaxThreads / kWarpSize];
   __shared__ float sum_partials[kMaxSoftmaxThreads / kWarpSize];
@@ -464,6 +507,97 @@ __global__ void softmax_rows_kernel(const float* __restrict__ scores, float* __r
   }
 }
 
+// Level 0: probabilities into their own tensor.
+__global__ void softmax_rows_kernel(const float* scores, float* probs, int cols, int period,
+                                    bool causal) {
+  softmax_row(scores, probs, cols, period, causal);
+}
+
+// Level 2: in place, over the scores (one S x S tensor instead of two).
+__global__ void softmax_rows_inplace_kernel(float* scores, int cols, int period, bool causal) {
+  softmax_row(scores, scores, cols, period, causal);
+}
+
+// Level 1: attn[b,h] = softmax(mask(scale * scores[b,h])) * V[b,h] without storing P. Blocks of
+// kTile x kTile threads each compute a kTile x kTile tile of attn[b,h] (queries x head columns),
+// as batched_gemm_kernel does, in two steps:
+//   1. the statistics of the block's kTile rows: the kTile threads of a row (one half-warp) walk
+//      it with an online softmax (a running maximum m and sum l of exp(x - m), the sum rescaled by
+//      exp(m_old - m_new) whenever the maximum grows), then combine their (m, l) pairs by shuffles;
+//   2. the product with V, where each element of a P tile is made from its score as it is loaded:
+//      exp(scale * s - m) / l, or 0 where masked.
+// Each block reads its rows of scores twice (step 1 and step 2), and the head_dim / kTile blocks
+// of the same rows each do (L2 serves the repeats); probabilities are never written, where level 0
+// writes them and reads them back.
+struct SoftmaxSumArgs {
+  const float* scores;  // [B, H, S, S], unscaled
+  const float* qkv;     // [B*S, 3D]
+  float* attn;          // [B*S, D]
+  int seq, heads, d_model, head_dim;
+  float scale;
+  bool causal;
+};
+
+__global__ void softmax_weighted_sum_kernel(SoftmaxSumArgs a) {
+  __shared__ float p_tile[kTile][kTile];
+  __shared__ float v_tile[kTile][kTile];
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  const std::size_t bh = blockIdx.z;
+  const std::size_t batch = bh / static_cast<unsigned>(a.heads);
+  const std::size_t head = bh % static_cast<unsigned>(a.heads);
+  const std::size_t seq = static_cast<std::size_t>(a.seq);
+  const std::size_t ld = 3 * static_cast<std::size_t>(a.d_model);
+  const float* s = a.scores + bh * seq * seq;
+  const float* v = a.qkv + batch * seq * ld + 2 * static_cast<std::size_t>(a.d_model) +
+                   head * static_cast<std::size_t>(a.head_dim);
+  const int row0 = static_cast<int>(blockIdx.y) * kTile;
+  const int row = row0 + ty;
+  const int col = static_cast<int>(blockIdx.x) * kTile + tx;
+  const int valid = row < a.seq ? (a.causal ? row + 1 : a.seq) : 0;  // keys this row attends to
+
+  // 1. Row statistics.
+  float m = -INFINITY;
+  float l = 0.0f;
+  for (int j = tx; j < valid; j += kTile) {
+    const float x = a.scale * s[std::size_t(row) * seq + std::size_t(j)];
+    if (x > m) {
+      l = l * expf(m - x) + 1.0f;  // the old terms shrink by exp(m - x); the new one is exp(0)
+      m = x;
+    } else {
+      l += expf(x - m);
+    }
+  }
+  for (int offset = kTile / 2; offset > 0; offset /= 2) {  // within the row's half-warp
+    const float other_m = __shfl_xor_sync(0xffffffffu, m, offset, kTile);
+    const float other_l = __shfl_xor_sync(0xffffffffu, l, offset, kTile);
+    const float both = fmaxf(m, other_m);
+    l = (m == -INFINITY ? 0.0f : l * expf(m - both)) +
+        (other_m == -INFINITY ? 0.0f : other_l * expf(other_m - both));
+    m = both;
+  }
+
+  // 2. P * V, P made on the fly. With causal, no row of this block attends past row0 + kTile - 1.
+  const int keys = a.causal ? min(a.seq, row0 + kTile) : a.seq;
+  float sum = 0.0f;
+  for (int k0 = 0; k0 < keys; k0 += kTile) {
+    const int j = k0 + tx;
+    p_tile[ty][tx] =
+        j < valid ? expf(a.scale * s[std::size_t(row) * seq + std::size_t(j)] - m) / l : 0.0f;
+    const int key = k0 + ty;
+    v_tile[ty][tx] = key < a.seq && col < a.head_dim ? v[std::size_t(key) * ld + col] : 0.0f;
+    __syncthreads();  // both tiles are complete before any thread reads them
+    for (int i = 0; i < kTile; ++i) {
+      sum += p_tile[ty][i] * v_tile[i][tx];
+    }
+    __syncthreads();  // every thread is done with the tiles before the next step overwrites them
+  }
+  if (row < a.seq && col < a.head_dim) {
+    a.attn[(batch * seq + std::size_t(row)) * std::size_t(a.d_model) +
+           head * std::size_t(a.head_dim) + std::size_t(col)] = sum;
+  }
+}
+
 void require(bool condition, const std::string& what) {
   if (!condition) {
     throw std::invalid_argument(what);
@@ -490,7 +624,8 @@ void launch_batched_gemm(const GemmArgs& args, int batches, cudaStream_t stream)
   GPULAB_CHECK_LAUNCH();
 }
 
-// Softmax of `rows` rows of `cols` scores; causal masks by row % period.
+// Softmax of `rows` rows of `cols` scores (in place when probs == scores); causal masks by
+// row % period.
 void launch_softmax_rows(const float* scores, float* probs, std::size_t rows, int cols, int period,
                          bool causal, cudaStream_t stream) {
   require(rows > 0 && cols > 0 && period > 0, "softmax_rows: sizes must be positive");
@@ -500,17 +635,35 @@ void launch_softmax_rows(const float* scores, float* probs, std::size_t rows, in
   // rows are covered by the strided loops in the kernel.
   const unsigned threads = std::min<unsigned>(
       kMaxSoftmaxThreads, ceil_div(std::size_t(cols), kWarpSize) * unsigned(kWarpSize));
-  softmax_rows_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(scores, probs, cols,
-                                                                           period, causal);
+  if (scores == probs) {
+    softmax_rows_inplace_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+        probs, cols, period, causal);
+  } else {
+    softmax_rows_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(scores, probs, cols,
+                                                                             period, causal);
+  }
   GPULAB_CHECK_LAUNCH();
 }
 
+// The buffers were allocated for this config (the optional intermediates empty or of their size).
 void require_buffers_fit(const Shape& s, const AttentionBuffers& buffers) {
+  const auto absent_or = [](const auto& buffer, std::size_t size) {
+    return buffer.empty() || buffer.size() == size;
+  };
   const bool fit = buffers.x.size() == s.x() && buffers.w_qkv.size() == s.w_qkv() &&
-                   buffers.qkv.size() == s.qkv() && buffers.scores.size() == s.scores() &&
-                   buffers.probs.size() == s.scores() && buffers.attn.size() == s.attn() &&
-                   buffers.w_out.size() == s.w_out() && buffers.y.size() == s.x();
-  require(fit, "run_component: the buffers were allocated for a different configuration");
+                   buffers.qkv.size() == s.qkv() && absent_or(buffers.scores, s.scores()) &&
+                   absent_or(buffers.probs, s.scores()) && absent_or(buffers.qkv_half, s.qkv()) &&
+                   buffers.attn.size() == s.attn() && buffers.w_out.size() == s.w_out() &&
+                   buffers.y.size() == s.x();
+  require(fit, "attention: the buffers were allocated for a different configuration");
+}
+
+// `what` needs an intermediate the buffers were allocated without.
+void require_intermediate(bool present, const char* what, const char* intermediate, int level) {
+  require(present, std::string(what) + " needs buffers." + intermediate +
+                       ", which these buffers were allocated without: allocate them with "
+                       "AttentionBuffers(config, attention_workspace(" +
+                       std::to_string(level) + "))");
 }
 
 // A dense row-major matrix with no batch offsets.
@@ -531,6 +684,10 @@ void run_component(Component component, const AttentionConfig& config, Attention
   const int d = config.d_model;
   const int dh = config.head_dim();
   const std::size_t row = 3 * s.d;  // floats per token in qkv
+  const bool scores = component == Component::scores || component == Component::softmax;
+  const bool probs = component == Component::softmax || component == Component::weighted_sum;
+  require_intermediate(!scores || !buffers.scores.empty(), "run_component", "scores", 0);
+  require_intermediate(!probs || !buffers.probs.empty(), "run_component", "probs", 0);
   switch (component) {
     case Component::qkv_projection:
       launch_batched_gemm(
@@ -572,12 +729,126 @@ void run_component(Component component, const AttentionConfig& config, Attention
 
 void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
                        cudaStream_t stream) {
+  require_buffers_fit(shape_of(config), buffers);
+  require_intermediate(!buffers.scores.empty(), "attention level 0", "scores", 0);
+  require_intermediate(!buffers.probs.empty(), "attention level 0", "probs", 0);
   for (const Component component : all_components()) {
     run_component(component, config, buffers, stream);
   }
 }
 
+void attention_fused_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                             cudaStream_t stream) {
+  const Shape s = shape_of(config);
+  require_buffers_fit(s, buffers);
+  require_intermediate(!buffers.scores.empty(), "attention level 1", "scores", 1);
+  const std::size_t row = 3 * s.d;
+  run_component(Component::qkv_projection, config, buffers, stream);
+  // Unscaled scores: the scale is applied with the softmax, as a fusing compiler folds the
+  // elementwise scale and mask into the reduction that follows them.
+  const Operand<const float> q{buffers.qkv.data(), row, s.s * row, s.dh};
+  const Operand<const float> k{buffers.qkv.data() + s.d, row, s.s * row, s.dh};
+  const Operand<float> out{buffers.scores.data(), s.s, s.h * s.s * s.s, s.s * s.s};
+  launch_batched_gemm(
+      {q, k, out, config.seq_len, config.seq_len, config.head_dim(), config.heads, 1.0f, true},
+      config.batch, stream);
+  const SoftmaxSumArgs args{
+      buffers.scores.data(), buffers.qkv.data(),
+      buffers.attn.data(),   config.seq_len,
+      config.heads,          config.d_model,
+      config.head_dim(),     static_cast<float>(1.0 / std::sqrt(double(config.head_dim()))),
+      config.causal};
+  const std::size_t z = s.b * s.h;
+  require(z <= 65535, "attention level 1: at most 65535 (batch, head) pairs (grid.z limit)");
+  require(ceil_div(s.s, kTile) <= 65535, "attention level 1: seq_len too large for grid.y");
+  const dim3 grid(ceil_div(s.dh, kTile), ceil_div(s.s, kTile), static_cast<unsigned>(z));
+  softmax_weighted_sum_kernel<<<grid, dim3(kTile, kTile), 0, stream>>>(args);
+  GPULAB_CHECK_LAUNCH();
+  run_component(Component::output_projection, config, buffers, stream);
+}
+
+namespace {
+
+// One cuBLAS handle per host thread (a handle's stream is its state, so two threads must not share
+// one), created on first use (creating one costs milliseconds and device memory; handles are meant
+// to be reused) and never destroyed: the CUDA context may be gone by the time thread and static
+// destructors run. The handle belongs to the device current when it was created: gpulab uses one.
+cublasHandle_t cublas_handle() {
+  thread_local cublasHandle_t handle = [] {
+    cublasHandle_t created = nullptr;
+    GPULAB_CHECK(cublasCreate(&created));
+    return created;
+  }();
+  return handle;
+}
+
+// Row-major C (m x n, ldc) = alpha * A (m x k, lda) * B (k x n, ldb), as cuBLAS's column-major
+// C^T = B^T * A^T (a row-major matrix read column-major is its transpose); `transpose_b` takes B
+// stored n x k. Batched over `count` matrices `stride_*` elements apart.
+struct RowMajorGemm {
+  int m, n, k;
+  const float* a;
+  int lda;
+  long long stride_a;
+  const float* b;
+  int ldb;
+  long long stride_b;
+  float* c;
+  int ldc;
+  long long stride_c;
+  int count;
+  float alpha;
+  bool transpose_b;
+};
+
+void cublas_row_major(const RowMajorGemm& g) {
+  const float beta = 0.0f;
+  GPULAB_CHECK(cublasSgemmStridedBatched(cublas_handle(), g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                         CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, g.ldb,
+                                         g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc,
+                                         g.stride_c, g.count));
+}
+
+}  // namespace
+
+void attention_cublas_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                              cudaStream_t stream) {
+  const Shape s = shape_of(config);
+  require_buffers_fit(s, buffers);
+  require_intermediate(!buffers.scores.empty(), "attention level 2", "scores", 2);
+  GPULAB_CHECK(cublasSetStream(cublas_handle(), stream));
+  const int tokens = static_cast<int>(s.tokens());
+  const int seq = config.seq_len;
+  const int d = config.d_model;
+  const int dh = config.head_dim();
+  const int row = 3 * d;  // floats per token in qkv
+  const long long ss = static_cast<long long>(s.s * s.s);
+  cublas_row_major({tokens, 3 * d, d, buffers.x.data(), d, 0, buffers.w_qkv.data(), row, 0,
+                    buffers.qkv.data(), row, 0, 1, 1.0f, false});
+  const auto scale = static_cast<float>(1.0 / std::sqrt(double(dh)));
+  for (std::size_t b = 0; b < s.b; ++b) {  // the heads of one sequence are evenly strided
+    const float* q = buffers.qkv.data() + b * s.s * std::size_t(row);
+    cublas_row_major({seq, seq, dh, q, row, dh, q + d, row, dh,
+                      buffers.scores.data() + b * s.h * s.s * s.s, seq, ss, config.heads, scale,
+                      true});
+  }
+  launch_softmax_rows(buffers.scores.data(), buffers.scores.data(), s.b * s.h * s.s, seq, seq,
+                      config.causal, stream);
+  for (std::size_t b = 0; b < s.b; ++b) {
+    const float* v = buffers.qkv.data() + b * s.s * std::size_t(row) + 2 * d;
+    cublas_row_major({seq, dh, seq, buffers.scores.data() + b * s.h * s.s * s.s, seq, ss, v, row,
+                      dh, buffers.attn.data() + b * s.s * s.d, d, dh, config.heads, 1.0f, false});
+  }
+  cublas_row_major({tokens, d, d, buffers.attn.data(), d, 0, buffers.w_out.data(), d, 0,
+                    buffers.y.data(), d, 0, 1, 1.0f, false});
+}
+
 std::span<const Level<AttentionLaunch>> attention_levels() {
+  // Levels 3 and 4 project with the tiled GEMM around their own kernels.
+  const auto with_projections = [](std::vector<KernelRef> kernels) {
+    kernels.push_back(GPULAB_KERNEL_REF(batched_gemm_kernel, kNoDynamicShared));
+    return kernels;
+  };
   static const Level<AttentionLaunch> levels[] = {
       {0,
        "unfused",
@@ -585,33 +856,53 @@ std::span<const Level<AttentionLaunch>> attention_levels() {
        &attention_forward,
        {GPULAB_KERNEL_REF(batched_gemm_kernel, kNoDynamicShared),
         GPULAB_KERNEL_REF(softmax_rows_kernel, kNoDynamicShared)}},
+      {1,
+       "fused softmax",
+       "the scale, mask and softmax fused into the weighted sum: P is never stored (one S^2 "
+       "tensor, one DRAM round trip fewer)",
+       &attention_fused_forward,
+       {GPULAB_KERNEL_REF(softmax_weighted_sum_kernel, kNoDynamicShared),
+        GPULAB_KERNEL_REF(batched_gemm_kernel, kNoDynamicShared)}},
+      {2,
+       "cuBLAS",
+       "the matrix products from a vendor library (cuBLAS SGEMM) around an in-place softmax",
+       &attention_cublas_forward,
+       {GPULAB_KERNEL_REF(softmax_rows_inplace_kernel, kNoDynamicShared)}},
+      {3, "flash", "one kernel: K/V tiles through shared memory, an online softmax, no S^2 tensor",
+       &flash_attention_forward, with_projections(flash_attention_kernels())},
+      {4, "flash, tensor cores",
+       "flash attention with FP16 Q, K, V on tensor cores (WMMA), FP32 accumulation",
+       &flash_attention_wmma_forward, with_projections(flash_attention_wmma_kernels())},
   };
   return levels;
 }
 
 namespace {
 
-// One layer of `seq_len` tokens: batch 1, d_model 64, 4 heads, not causal; inputs from seed 2.
+// One layer of `seq_len` tokens: batch 1, d_model 256, 4 heads (head_dim 64, as in most
+// transformers), not causal; inputs from seed 2.
 class AttentionProblem final : public OpProblem {
  public:
   explicit AttentionProblem(const AttentionConfig& config)
-      : config_(config), inputs_(make_attention_inputs(config, 2)), buffers_(config) {
-    upload(inputs_, buffers_);
+      : config_(config), inputs_(make_attention_inputs(config, 2)) {
     expected_ = attention_reference(config_, inputs_);
   }
   void launch(std::size_t index, cudaStream_t stream, unsigned /*block_size*/) override {
-    level_at(attention_levels(), index, "attention").launch(config_, buffers_, stream);
+    const auto& level = level_at(attention_levels(), index, "attention");
+    level.launch(config_, buffers_for(level.number), stream);
   }
   void verify(std::size_t index, cudaStream_t stream, unsigned block_size) override {
     const auto& level = level_at(attention_levels(), index, "attention");
+    AttentionBuffers& buffers = buffers_for(level.number);
     for (DeviceBuffer<float>* out :
-         {&buffers_.qkv, &buffers_.scores, &buffers_.probs, &buffers_.attn, &buffers_.y}) {
+         {&buffers.qkv, &buffers.scores, &buffers.probs, &buffers.attn, &buffers.y}) {
       out->fill_bytes_async(0xff, stream);
     }
+    buffers.qkv_half.fill_bytes_async(0xff, stream);
     launch(index, stream, block_size);
     GPULAB_CHECK(cudaStreamSynchronize(stream));
     require_close(describe_level("attention", level.number, level.name, 0), expected_,
-                  buffers_.y.to_vector(), forward_tolerance(config_, rms(expected_)));
+                  buffers.y.to_vector(), level_tolerance(config_, level.number, rms(expected_)));
   }
   [[nodiscard]] OpCost cost() const override { return forward_cost(config_); }
   [[nodiscard]] std::string describe() const override {
@@ -621,9 +912,19 @@ class AttentionProblem final : public OpProblem {
   }
 
  private:
+  // Each level's own buffers, allocated (and the inputs uploaded) when it first runs: a level holds
+  // only its intermediates, so the flash levels run at sizes whose S x S tensors would not fit.
+  AttentionBuffers& buffers_for(int level) {
+    auto [at, inserted] = buffers_.try_emplace(level, config_, attention_workspace(level));
+    if (inserted) {
+      upload(inputs_, at->second);
+    }
+    return at->second;
+  }
+
   AttentionConfig config_;
   AttentionInputs inputs_;
-  AttentionBuffers buffers_;
+  std::map<int, AttentionBuffers> buffers_;
   std::vector<float> expected_;
 };
 
@@ -632,7 +933,7 @@ class AttentionProblem final : public OpProblem {
 Op attention_op() {
   return {
       .name = "attention",
-      .summary = "one attention layer's forward pass: batch 1, d_model 64, 4 heads",
+      .summary = "one attention layer's forward pass: batch 1, d_model 256, 4 heads (head_dim 64)",
       .size_means = "tokens per sequence",
       .default_size = 2048,
       .sim_size = 128,
@@ -642,7 +943,7 @@ Op attention_op() {
       .max_size = 65536,
       .new_problem = [](std::size_t n) -> std::unique_ptr<OpProblem> {
         return std::make_unique<AttentionProblem>(
-            AttentionConfig{1, static_cast<int>(n), 64, 4, false});
+            AttentionConfig{1, static_cast<int>(n), 256, 4, false});
       },
   };
 }

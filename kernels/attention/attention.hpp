@@ -35,8 +35,26 @@
 //                                                                                  write attn
 //   Output Projection  flops 2*B*S*D*D           bytes 4*(B*S*D + D*D + B*S*D)
 // Causal masking changes none of these: the kernels compute and store the full S x S matrices.
+//
+// The optimization ladder (attention_levels(), every level from x, w_qkv and w_out to y; the
+// projections are the same in levels 0, 1, 3 and 4, cuBLAS in level 2):
+//
+//   L0  unfused        the five components above: scores and probs through DRAM (two S^2
+//                      tensors per (b, h))
+//   L1  fused softmax  scores, then one kernel that scales, masks and softmaxes each row on the fly
+//                      and multiplies by V: P is never stored (one S^2 tensor, one round trip
+//                      through DRAM fewer, four launches)
+//   L2  cuBLAS         the four matrix products as cuBLAS (strided-batched) SGEMMs around an
+//                      in-place masked softmax (one S^2 tensor): what a vendor library gives
+//   L3  flash          one kernel per (b, h, block of query rows): K and V tiles through shared
+//                      memory, an online softmax (running max and sum, rescaled as the max grows),
+//                      causal tiles skipped; no S^2 tensor at all
+//   L4  flash, tensor  L3 on tensor cores: Q, K, V in FP16 (converted after the projection), the
+//       cores          products as WMMA m16n16k16 with FP32 accumulation; head_dim a multiple of
+//                      16, at most 128
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -82,19 +100,32 @@ inline constexpr int kComponentCount = 5;
 /// The sum of the five component costs.
 [[nodiscard]] gpulab::OpCost forward_cost(const AttentionConfig& config);
 
+/// The intermediates a level keeps in device memory besides the O(B*S*D) tensors.
+struct AttentionWorkspace {
+  bool scores = true;    ///< [B, H, S, S] floats: levels 0, 1, 2
+  bool probs = true;     ///< [B, H, S, S] floats: level 0
+  bool qkv_half = true;  ///< [B*S, 3D] halves: level 4
+};
+
+/// What level `level` of attention_levels() needs. Throws std::invalid_argument for no such level.
+[[nodiscard]] AttentionWorkspace attention_workspace(int level);
+
 /// Device buffers for one forward pass, sized for the config they were built with. // move-only
 struct AttentionBuffers {
-  DeviceBuffer<float> x;       ///< input activations [B*S, D]
-  DeviceBuffer<float> w_qkv;   ///< QKV projection weights [D, 3D]
-  DeviceBuffer<float> qkv;     ///< Q | K | V per token [B*S, 3D]
-  DeviceBuffer<float> scores;  ///< scaled Q K^T [B, H, S, S]
-  DeviceBuffer<float> probs;   ///< softmax of scores [B, H, S, S]
-  DeviceBuffer<float> attn;    ///< heads concatenated [B*S, D]
-  DeviceBuffer<float> w_out;   ///< output projection weights [D, D]
-  DeviceBuffer<float> y;       ///< layer output [B*S, D]
+  DeviceBuffer<float> x;          ///< input activations [B*S, D]
+  DeviceBuffer<float> w_qkv;      ///< QKV projection weights [D, 3D]
+  DeviceBuffer<float> qkv;        ///< Q | K | V per token [B*S, 3D]
+  DeviceBuffer<float> scores;     ///< Q K^T (scaled in levels 0 and 2) [B, H, S, S], or empty
+  DeviceBuffer<float> probs;      ///< softmax of scores [B, H, S, S], or empty
+  DeviceBuffer<__half> qkv_half;  ///< qkv in FP16 [B*S, 3D], or empty
+  DeviceBuffer<float> attn;       ///< heads concatenated [B*S, D]
+  DeviceBuffer<float> w_out;      ///< output projection weights [D, D]
+  DeviceBuffer<float> y;          ///< layer output [B*S, D]
 
-  /// Allocates every buffer (uninitialised). Throws std::invalid_argument for an invalid config.
-  explicit AttentionBuffers(const AttentionConfig& config);
+  /// Allocates the O(B*S*D) buffers and the intermediates `workspace` names (uninitialised; by
+  /// default all, so every level can run). A level whose intermediate is missing throws. Throws
+  /// std::invalid_argument for an invalid config.
+  explicit AttentionBuffers(const AttentionConfig& config, AttentionWorkspace workspace = {});
   /// Total device memory held, in bytes.
   [[nodiscard]] std::size_t bytes() const;
 };
@@ -118,9 +149,23 @@ void upload(const AttentionInputs& inputs, AttentionBuffers& buffers);
 /// sized for another config.
 void run_component(Component component, const AttentionConfig& config, AttentionBuffers& buffers,
                    cudaStream_t stream = nullptr);
-/// All five components in order on `stream`: y from x, w_qkv and w_out.
+/// All five components in order on `stream`: y from x, w_qkv and w_out (level 0).
 void attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
                        cudaStream_t stream = nullptr);
+/// Level 1: the softmax fused into the weighted sum (needs buffers.scores).
+void attention_fused_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                             cudaStream_t stream = nullptr);
+/// Level 2: cuBLAS for the matrix products (needs buffers.scores).
+void attention_cublas_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                              cudaStream_t stream = nullptr);
+/// Level 3: flash attention in FP32 (no intermediate beyond qkv).
+void flash_attention_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                             cudaStream_t stream = nullptr);
+/// Level 4: flash attention on tensor cores, FP16 inputs, FP32 accumulation (needs
+/// buffers.qkv_half; throws std::invalid_argument unless head_dim is a multiple of 16, at most
+/// 128).
+void flash_attention_wmma_forward(const AttentionConfig& config, AttentionBuffers& buffers,
+                                  cudaStream_t stream = nullptr);
 
 using AttentionLaunch = void (*)(const AttentionConfig& config, AttentionBuffers& buffers,
                                  cudaStream_t stream);
@@ -173,5 +218,11 @@ struct AttentionStages {
 /// seq_len (the row sum), the weighted sum over seq_len, the output projection over d_model.
 /// Throws std::invalid_argument for an invalid config.
 [[nodiscard]] gpulab::Tolerance forward_tolerance(const AttentionConfig& config, double scale);
+/// The tolerance of level `level`'s y: forward_tolerance, and for level 4 the FP16 rounding of Q,
+/// K, V and P on top: the numeric policy's FP16 rtol grown over head_dim (the scores) plus over
+/// seq_len (the weighted sum), as both the relative part and, times `scale`, the absolute part.
+/// Throws std::invalid_argument for an invalid config or level.
+[[nodiscard]] gpulab::Tolerance level_tolerance(const AttentionConfig& config, int level,
+                                                double scale);
 
 }  // namespace gpulab::kernels

@@ -177,7 +177,7 @@ constexpr unsigned kSeed = 2;
 void verify(const AttentionConfig& config, const AttentionConfig& checked, std::ostream& out,
             cudaStream_t stream) {
   const kernels::AttentionInputs inputs = kernels::make_attention_inputs(checked, kSeed);
-  kernels::AttentionBuffers buffers(checked);
+  kernels::AttentionBuffers buffers(checked, kernels::attention_workspace(0));
   kernels::upload(inputs, buffers);
   const std::vector<float> got = forward_output(checked, buffers, stream);
   const double worst = compare(kernels::attention_reference(checked, inputs), got,
@@ -289,7 +289,7 @@ void report(LabContext& ctx) {
   const AttentionConfig checked = reference_config(config);
   verify(config, checked, out, stream);
   const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, kSeed);
-  kernels::AttentionBuffers buffers(config);
+  kernels::AttentionBuffers buffers(config, kernels::attention_workspace(0));
   kernels::upload(inputs, buffers);
   out << "device buffers: " << gpulab::format_bytes(static_cast<double>(buffers.bytes()))
       << "; forward pass: " << format_fixed(kernels::forward_cost(config).flops / 1e9, 3)

@@ -275,7 +275,7 @@ void measured_profile(LabContext& ctx) {
       << config.d_model << ", " << config.heads << " heads\n   " << ctx.measured_label()
       << ", placed on the " << ctx.spec.name << " FP32 roof (the kernels use CUDA cores)\n\n";
 
-  kernels::AttentionBuffers buffers(config);
+  kernels::AttentionBuffers buffers(config, kernels::attention_workspace(0));
   const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, 3);
   kernels::upload(inputs, buffers);
   gpulab::Stream stream;

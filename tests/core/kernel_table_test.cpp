@@ -67,6 +67,15 @@ constexpr ExpectedKernel kExpected[] = {
     {"batched_gemm_kernel", "kernels/attention/attention.cu", 16 * 16 * 4 + 16 * 17 * 4},
     // __shared__ float max_partials[256 / 32] and sum_partials[256 / 32].
     {"softmax_rows_kernel", "kernels/attention/attention.cu", 2 * (256 / 32) * 4},
+    {"softmax_rows_inplace_kernel", "kernels/attention/attention.cu", 2 * (256 / 32) * 4},
+    // __shared__ float p_tile[16][16] and v_tile[16][16].
+    {"softmax_weighted_sum_kernel", "kernels/attention/attention.cu", 2 * 16 * 16 * 4},
+    // __shared__ float tile[64][head dims + 1].
+    {"flash_attention_hd32_kernel", "kernels/attention/flash.cu", 64 * 33 * 4},
+    {"flash_attention_hd64_kernel", "kernels/attention/flash.cu", 64 * 65 * 4},
+    {"flash_attention_hd128_kernel", "kernels/attention/flash.cu", 64 * 129 * 4},
+    {"flash_attention_wmma_kernel", "kernels/attention/flash.cu", 0},  // extern __shared__
+    {"convert_to_half_kernel", "kernels/attention/flash.cu", 0},
     {"spin_wait_kernel", "kernels/timing/spin.cu", 0},
     {"transpose_copy_kernel", "kernels/transpose/transpose.cu", 0},
     {"transpose_naive_kernel", "kernels/transpose/transpose.cu", 0},

@@ -326,7 +326,7 @@ TEST(AttentionReference, ComponentReferencesRejectInputsOfTheWrongSize) {
 static_assert(!std::is_copy_constructible_v<AttentionBuffers>, "AttentionBuffers is move-only");
 static_assert(std::is_nothrow_move_constructible_v<AttentionBuffers>);
 
-TEST(AttentionBuffers, HoldEveryTensorOfTheForwardPass) {
+TEST(AttentionBuffers, HoldEveryTensorOfEveryLevelByDefault) {
   GPULAB_REQUIRE_DEVICE();
   const AttentionBuffers buffers({2, 37, 48, 3, false});
   // 74 tokens: x, attn, y 74 * 48 = 3552; w_qkv 48 * 144 = 6912; qkv 74 * 144 = 10656;
@@ -339,8 +339,9 @@ TEST(AttentionBuffers, HoldEveryTensorOfTheForwardPass) {
   EXPECT_EQ(buffers.attn.size(), 3552u);
   EXPECT_EQ(buffers.w_out.size(), 2304u);
   EXPECT_EQ(buffers.y.size(), 3552u);
-  // 3 * 3552 + 6912 + 10656 + 2 * 8214 + 2304 = 46956 floats.
-  EXPECT_EQ(buffers.bytes(), 46956u * 4u);
+  EXPECT_EQ(buffers.qkv_half.size(), 10656u) << "level 4's FP16 copy of qkv";
+  // 3 * 3552 + 6912 + 10656 + 2 * 8214 + 2304 = 46956 floats, and 10656 halves.
+  EXPECT_EQ(buffers.bytes(), 46956u * 4u + 10656u * 2u);
 }
 
 TEST(AttentionBuffers, RejectAnInvalidConfigBeforeAllocating) {

@@ -96,7 +96,7 @@ TEST_P(CatalogLevel, RefusesALevelPastTheLastAndStatesItsCost) {
 }
 
 #if defined(GPULAB_BACKEND_SIM)
-TEST_P(CatalogLevel, LaunchesExactlyTheKernelsItsRowNames) {
+TEST_P(CatalogLevel, LaunchesOnlyTheKernelsItsRowNamesAndItsFirst) {
   if (!sim::counting_available()) {
     GTEST_SKIP() << sim::counting_unavailable_reason();
   }
@@ -116,8 +116,16 @@ TEST_P(CatalogLevel, LaunchesExactlyTheKernelsItsRowNames) {
   for (const KernelRef& kernel : level.kernels) {
     named.insert(std::string(kernel.name));
   }
-  EXPECT_EQ(launched, named) << "the kernels " << op->name << " level " << level.number
-                             << " launches are not the kernels its row names";
+  // A row may name kernels a level picks by size (attention level 3's head-dimension buckets):
+  // every kernel launched is named, and the row's first kernel (the one the catalog's problem
+  // uses, find_kernel_level's key) is launched.
+  for (const std::string& kernel : launched) {
+    EXPECT_TRUE(named.contains(kernel)) << op->name << " level " << level.number << " launches "
+                                        << kernel << ", which its row does not name";
+  }
+  EXPECT_TRUE(launched.contains(std::string(level.kernels.front().name)))
+      << op->name << " level " << level.number << " does not launch its row's first kernel "
+      << level.kernels.front().name;
 }
 #endif
 

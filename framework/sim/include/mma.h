@@ -4,11 +4,12 @@
 // Every function is warp-collective, as on a GPU: all 32 lanes of a warp must call it at the same
 // place with the same arguments, or the launch fails with a message that says which lanes did
 // what (a GPU would hang or compute garbage). Loads and stores are counted like the wide loads
-// and stores they are on a GPU; mma_sync computes each element's k-term sum of products exactly
+// and stores they are on a GPU; mma_sync takes each element's k-term sum of products in double
 // and rounds it once to the accumulator's type (a GPU's tensor cores round in their own,
 // unspecified way: compare with tolerances). How a fragment's elements are spread over the lanes
 // is the sim's own choice (gpulab/sim/wmma.hpp), as it is each GPU's: code that reads `x[i]` may
-// apply the same operation to every element, but must not assume which matrix element it is.
+// apply the same operation to every element, but must not assume which matrix element it is, nor
+// how many there are (num_elements of a half matrix_a is 16 on a GPU, 8 here).
 // Not here: tf32, double, integer and sub-byte fragments, and the PTX mma.sync instruction.
 #pragma once
 
@@ -23,6 +24,9 @@ namespace nvcuda::wmma {
 
 struct matrix_a {};
 struct matrix_b {};
+namespace precision {
+struct tf32 {};  // not simulated: a fragment of it stops the build with the reason
+}  // namespace precision
 struct accumulator {};
 struct row_major {};
 struct col_major {};
@@ -161,13 +165,13 @@ __attribute__((noinline, no_sanitize_address)) void store_matrix_sync(
   gpulab::sim::detail::warp_matrix(call, "wmma::store_matrix_sync", where);
 }
 
-/// d = a * b + c for the warp's fragments. With `satf`, an infinite element of d becomes the
-/// largest finite value of its sign and a NaN becomes +0.
+/// d = a * b + c for the warp's fragments. (CUDA's satf argument exists for integer fragments
+/// only, which the sim does not have.)
 template <int m, int n, int k, class Tab, class La, class Lb, class Tc, class Td>
 __attribute__((noinline, no_sanitize_address)) void mma_sync(
     fragment<accumulator, m, n, k, Td>& d, const fragment<matrix_a, m, n, k, Tab, La>& a,
     const fragment<matrix_b, m, n, k, Tab, Lb>& b, const fragment<accumulator, m, n, k, Tc>& c,
-    bool satf = false, std::source_location where = std::source_location::current()) {
+    std::source_location where = std::source_location::current()) {
   static_assert(
       std::is_same_v<Tab, __half> || (std::is_same_v<Tc, float> && std::is_same_v<Td, float>),
       "gpulab sim: bfloat16 matrices multiply into float accumulators only (as on a GPU)");
@@ -178,7 +182,6 @@ __attribute__((noinline, no_sanitize_address)) void mma_sync(
   call.c = sim_detail::view(c);
   call.d = d.x;
   call.d_type = sim_detail::element_of<Td>();
-  call.saturate = satf;
   gpulab::sim::detail::warp_matrix(call, "wmma::mma_sync", where);
 }
 

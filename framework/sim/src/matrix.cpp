@@ -1,7 +1,6 @@
 #include "matrix.hpp"
 
 #include <array>
-#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -40,15 +39,8 @@ double read_element(const void* elements, MatrixElement type, int i) {
                                     : fp16::decode<fp16::Bfloat16>(bits);
 }
 
-// `value` rounded to nearest even into element i; with `saturate`, infinities become the largest
-// finite value of their sign and NaN becomes +0.
-void write_element(void* elements, MatrixElement type, int i, double value, bool saturate) {
-  if (saturate) {
-    const double largest = type == MatrixElement::f32   ? static_cast<double>(FLT_MAX)
-                           : type == MatrixElement::f16 ? fp16::decode<fp16::Binary16>(0x7bff)
-                                                        : fp16::decode<fp16::Bfloat16>(0x7f7f);
-    value = std::isnan(value) ? 0.0 : std::fmax(-largest, std::fmin(largest, value));
-  }
+// `value` rounded to nearest even into element i.
+void write_element(void* elements, MatrixElement type, int i, double value) {
   if (type == MatrixElement::f32) {
     const auto narrowed = static_cast<float>(value);
     std::memcpy(static_cast<char*>(elements) + 4 * i, &narrowed, 4);
@@ -93,6 +85,12 @@ std::string hex(const void* pointer) {
   return text;
 }
 
+// "16x16 __half col_major"
+std::string shape(const FragmentView& f) {
+  return std::to_string(f.rows) + "x" + std::to_string(f.cols) + " " + element_name(f.type) +
+         (f.column_major ? " col_major" : "");
+}
+
 std::string arguments(const MatrixCall& call) {
   switch (call.op) {
     case MatrixOp::fill: {
@@ -103,11 +101,16 @@ std::string arguments(const MatrixCall& call) {
     case MatrixOp::load:
     case MatrixOp::store:
       return "mptr " + hex(call.pointer) + ", ldm " + std::to_string(call.ldm) + ", " +
-             (call.layout == 1 ? "column-major" : "row-major");
+             (call.layout == 1 ? "column-major" : "row-major") + ", " + shape(call.fragment);
     case MatrixOp::mma:
-      return call.saturate ? "satf true" : "satf false";
+      return "a " + shape(call.a) + ", b " + shape(call.b) + ", c " + shape(call.c);
   }
   return "";
+}
+
+bool same_shape(const FragmentView& x, const FragmentView& y) {
+  return x.rows == y.rows && x.cols == y.cols && x.type == y.type &&
+         x.column_major == y.column_major;
 }
 
 }  // namespace
@@ -132,7 +135,9 @@ std::string matrix_disagreement(std::span<MatrixCall* const, kWarpLanes> lanes) 
   for (unsigned lane = 1; lane < kWarpLanes; ++lane) {
     const MatrixCall& other = *lanes[lane];
     if (other.pointer != first.pointer || other.ldm != first.ldm || other.layout != first.layout ||
-        other.value != first.value || other.saturate != first.saturate) {
+        other.value != first.value || !same_shape(other.fragment, first.fragment) ||
+        !same_shape(other.a, first.a) || !same_shape(other.b, first.b) ||
+        !same_shape(other.c, first.c) || other.d_type != first.d_type) {
       return "lane 0 " + arguments(first) + "; lane " + std::to_string(lane) + " " +
              arguments(other);
     }
@@ -160,7 +165,7 @@ void multiply_fragments(std::span<MatrixCall* const, kWarpLanes> lanes) {
         sum += a[static_cast<std::size_t>(p.row * k + kk)] *
                b[static_cast<std::size_t>(kk * n + p.col)];
       }
-      write_element(call.d, call.d_type, i, sum, call.saturate);
+      write_element(call.d, call.d_type, i, sum);
     }
   }
 }

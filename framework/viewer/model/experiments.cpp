@@ -138,7 +138,8 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
       "verify the forward pass", [config, state](std::stop_token) {
         const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, 1234);
         state->stream = std::make_unique<Stream>();
-        state->buffers = std::make_unique<kernels::AttentionBuffers>(config);
+        state->buffers =
+            std::make_unique<kernels::AttentionBuffers>(config, kernels::attention_workspace(0));
         kernels::upload(inputs, *state->buffers);
         // On the forward pass's stream, which does not wait for the legacy default stream a
         // plain fill_bytes would use.

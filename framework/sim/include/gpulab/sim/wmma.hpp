@@ -56,8 +56,9 @@ struct FragmentView {
 enum class MatrixOp : std::uint8_t { fill, load, store, mma };
 
 /// What one lane passes to a WMMA call. Every lane of the warp must make the same call (same
-/// source location) with the same arguments: the runtime checks `pointer`, `ldm`, `layout` and
-/// `value` across lanes, and for mma_sync computes d = a * b + c for the whole warp at once.
+/// source location) with the same arguments: the runtime checks `pointer`, `ldm`, `layout`,
+/// `value` and the fragments' shapes and types across lanes, and for mma_sync computes
+/// d = a * b + c for the whole warp at once.
 struct MatrixCall {
   MatrixOp op = MatrixOp::fill;
   const void* pointer = nullptr;  // load and store: mptr
@@ -67,7 +68,6 @@ struct MatrixCall {
   FragmentView a, b, c;     // mma: the operands
   void* d = nullptr;        // mma: the result's elements (d.type and shape are c's)
   MatrixElement d_type = MatrixElement::f32;
-  bool saturate = false;  // mma: satf
   // load and store: this lane's fragment, and the call site (memory counting's instruction)
   FragmentView fragment;
   void* fragment_elements = nullptr;
