@@ -356,6 +356,20 @@ gpulab::Tolerance level_tolerance(const AttentionConfig& config, int level, doub
   return fp32 + gpulab::Tolerance{fp16.rtol, fp16.rtol * scale};
 }
 
+void require(bool condition, const std::string& what) {
+  if (!condition) {
+    throw std::invalid_argument(what);
+  }
+}
+
+// `what` needs an intermediate the buffers were allocated without.
+void require_intermediate(bool present, const char* what, const char* intermediate, int level) {
+  require(present, std::string(what) + " needs buffers." + intermediate +
+                       ", which these buffers were allocated without: allocate them with "
+                       "AttentionBuffers(config, attention_workspace(" +
+                       std::to_string(level) + "))");
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernels
 // ------------------------------------------------------------------------------------------------
@@ -598,12 +612,6 @@ __global__ void softmax_weighted_sum_kernel(SoftmaxSumArgs a) {
   }
 }
 
-void require(bool condition, const std::string& what) {
-  if (!condition) {
-    throw std::invalid_argument(what);
-  }
-}
-
 // Launches batched_gemm_kernel for `batches` sequences of `args.heads` heads each.
 void launch_batched_gemm(const GemmArgs& args, int batches, cudaStream_t stream) {
   require(args.m > 0 && args.n > 0 && args.k > 0, "batched_gemm: m, n and k must be positive");
@@ -656,14 +664,6 @@ void require_buffers_fit(const Shape& s, const AttentionBuffers& buffers) {
                    buffers.attn.size() == s.attn() && buffers.w_out.size() == s.w_out() &&
                    buffers.y.size() == s.x();
   require(fit, "attention: the buffers were allocated for a different configuration");
-}
-
-// `what` needs an intermediate the buffers were allocated without.
-void require_intermediate(bool present, const char* what, const char* intermediate, int level) {
-  require(present, std::string(what) + " needs buffers." + intermediate +
-                       ", which these buffers were allocated without: allocate them with "
-                       "AttentionBuffers(config, attention_workspace(" +
-                       std::to_string(level) + "))");
 }
 
 // A dense row-major matrix with no batch offsets.

@@ -386,12 +386,6 @@ __global__ void convert_to_half_kernel(const float* __restrict__ in, __half* __r
 // Launchers
 // ------------------------------------------------------------------------------------------------
 
-void require(bool condition, const std::string& what) {
-  if (!condition) {
-    throw std::invalid_argument(what);
-  }
-}
-
 FlashArgs flash_args(const AttentionConfig& config) {
   config.validate();
   return {config.batch,
@@ -442,9 +436,7 @@ void flash_attention_wmma_forward(const AttentionConfig& config, AttentionBuffer
   require(a.head_dim % 16 == 0 && a.head_dim <= kWmmaMaxDim,
           "attention level 4 (flash, tensor cores): head_dim " + std::to_string(a.head_dim) +
               " must be a multiple of 16 (the WMMA tile), at most 128");
-  require(!buffers.qkv_half.empty() && buffers.qkv_half.size() == buffers.qkv.size(),
-          "attention level 4 needs buffers.qkv_half, which these buffers were allocated without: "
-          "allocate them with AttentionBuffers(config, attention_workspace(4))");
+  require_intermediate(!buffers.qkv_half.empty(), "attention level 4", "qkv_half", 4);
   run_component(Component::qkv_projection, config, buffers, stream);
   const std::size_t n = buffers.qkv.size();
   convert_to_half_kernel<<<std::min<unsigned>(ceil_div(n, 256), 65535), 256, 0, stream>>>(

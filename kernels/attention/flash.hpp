@@ -1,7 +1,8 @@
-// What attention.cu's level table needs from flash.cu (levels 3 and 4; attention.hpp declares
-// their launchers).
+// What attention.cu and flash.cu share (levels 3 and 4 are in flash.cu; attention.hpp declares
+// their launchers): the kernels of the level table, and the launchers' argument checks.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "common.hpp"
@@ -14,5 +15,11 @@ namespace gpulab::kernels {
 /// Level 4's own __global__ functions: the WMMA kernel, with the dynamic shared memory the
 /// catalog's problem (head_dim 64) launches it with, and the FP16 conversion.
 [[nodiscard]] std::vector<KernelRef> flash_attention_wmma_kernels();
+
+/// Throws std::invalid_argument(what) unless `condition`.
+void require(bool condition, const std::string& what);
+/// Throws std::invalid_argument unless `present`: `what` needs buffers.`intermediate`, which the
+/// buffers were allocated without; the message names attention_workspace(level).
+void require_intermediate(bool present, const char* what, const char* intermediate, int level);
 
 }  // namespace gpulab::kernels
