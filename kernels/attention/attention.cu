@@ -166,6 +166,14 @@ std::size_t AttentionBuffers::bytes() const {
          qkv_half.bytes() + attn.bytes() + w_out.bytes() + y.bytes();
 }
 
+std::size_t AttentionBuffers::bytes_for(const AttentionConfig& config,
+                                        AttentionWorkspace workspace) {
+  const Shape s = shape_of(config);
+  const std::size_t floats = s.x() + s.w_qkv() + s.qkv() + (workspace.scores ? s.scores() : 0) +
+                             (workspace.probs ? s.scores() : 0) + s.attn() + s.w_out() + s.x();
+  return floats * sizeof(float) + (workspace.qkv_half ? s.qkv() * sizeof(__half) : 0);
+}
+
 AttentionInputs make_attention_inputs(const AttentionConfig& config, unsigned seed) {
   const Shape s = shape_of(config);
   // mt19937's sequence is fixed by the standard (uniform_real_distribution's is not), so the
@@ -673,6 +681,10 @@ Operand<T> dense(T* data, std::size_t ld) {
 }
 
 }  // namespace
+
+void check_buffers(const AttentionConfig& config, const AttentionBuffers& buffers) {
+  require_buffers_fit(shape_of(config), buffers);
+}
 
 void run_component(Component component, const AttentionConfig& config, AttentionBuffers& buffers,
                    cudaStream_t stream) {

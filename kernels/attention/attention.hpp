@@ -128,6 +128,10 @@ struct AttentionBuffers {
   explicit AttentionBuffers(const AttentionConfig& config, AttentionWorkspace workspace = {});
   /// Total device memory held, in bytes.
   [[nodiscard]] std::size_t bytes() const;
+  /// The bytes AttentionBuffers(config, workspace) holds, without allocating them. Throws
+  /// std::invalid_argument for an invalid config.
+  [[nodiscard]] static std::size_t bytes_for(const AttentionConfig& config,
+                                             AttentionWorkspace workspace = {});
 };
 
 /// Host inputs of one forward pass.
@@ -143,6 +147,10 @@ struct AttentionInputs {
 /// Copies x, w_qkv and w_out to the device (synchronous). Throws std::invalid_argument when a
 /// size differs from the buffer's.
 void upload(const AttentionInputs& inputs, AttentionBuffers& buffers);
+
+/// Throws std::invalid_argument unless `config` is valid and `buffers` were allocated for it (an
+/// intermediate may be absent; one that is present must have the config's size).
+void check_buffers(const AttentionConfig& config, const AttentionBuffers& buffers);
 
 /// Launches one component on `stream`; it reads the previous component's output buffer (and the
 /// weights) and writes its own. Throws std::invalid_argument for an invalid config or buffers
@@ -166,6 +174,11 @@ void flash_attention_forward(const AttentionConfig& config, AttentionBuffers& bu
 /// 128).
 void flash_attention_wmma_forward(const AttentionConfig& config, AttentionBuffers& buffers,
                                   cudaStream_t stream = nullptr);
+
+/// buffers.qkv_half = buffers.qkv rounded to FP16 (to nearest even), on `stream`: level 4's input.
+/// Throws std::invalid_argument for buffers of another config or without qkv_half.
+void convert_qkv_to_half(const AttentionConfig& config, AttentionBuffers& buffers,
+                         cudaStream_t stream = nullptr);
 
 using AttentionLaunch = void (*)(const AttentionConfig& config, AttentionBuffers& buffers,
                                  cudaStream_t stream);

@@ -430,6 +430,16 @@ void flash_attention_forward(const AttentionConfig& config, AttentionBuffers& bu
   run_component(Component::output_projection, config, buffers, stream);
 }
 
+void convert_qkv_to_half(const AttentionConfig& config, AttentionBuffers& buffers,
+                         cudaStream_t stream) {
+  check_buffers(config, buffers);
+  require_intermediate(!buffers.qkv_half.empty(), "convert_qkv_to_half", "qkv_half", 4);
+  const std::size_t n = buffers.qkv.size();
+  convert_to_half_kernel<<<std::min<unsigned>(ceil_div(n, 256), 65535), 256, 0, stream>>>(
+      buffers.qkv.data(), buffers.qkv_half.data(), n);
+  GPULAB_CHECK_LAUNCH();
+}
+
 void flash_attention_wmma_forward(const AttentionConfig& config, AttentionBuffers& buffers,
                                   cudaStream_t stream) {
   const FlashArgs a = flash_args(config);
@@ -438,10 +448,7 @@ void flash_attention_wmma_forward(const AttentionConfig& config, AttentionBuffer
               " must be a multiple of 16 (the WMMA tile), at most 128");
   require_intermediate(!buffers.qkv_half.empty(), "attention level 4", "qkv_half", 4);
   run_component(Component::qkv_projection, config, buffers, stream);
-  const std::size_t n = buffers.qkv.size();
-  convert_to_half_kernel<<<std::min<unsigned>(ceil_div(n, 256), 65535), 256, 0, stream>>>(
-      buffers.qkv.data(), buffers.qkv_half.data(), n);
-  GPULAB_CHECK_LAUNCH();
+  convert_qkv_to_half(config, buffers, stream);
   const std::size_t shared = wmma_layout(a.head_dim).total;
   if (shared > 48 * 1024) {  // above the default limit: opt in (up to the device's maximum)
     int device = 0;

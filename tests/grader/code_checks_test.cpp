@@ -32,20 +32,22 @@ std::string joined(const Lines& lines) {
   return out.empty() ? " (none)" : out;
 }
 
-// Compiles `source` as <name>.cpp into lib.a and checks it.
 // `source` compiled as lab code (-O2, into an archive, as the labs' student libraries are) and
-// read back; empty (with a test failure) when it does not compile.
+// read back; empty (with a test failure) when it does not compile. By g++ as <name>.cpp, or with
+// `nvcc` by nvcc as <name> (a .cu file).
 std::vector<gpulab::ObjectCode> compile_lab_code(const std::string& source,
-                                                 const std::string& name = "work.cu") {
+                                                 const std::string& name = "work.cu",
+                                                 bool nvcc = false) {
   const gpulab::testing::TempDir dir("gpulab-code-checks");
-  const fs::path file = dir.path() / (name + ".cpp");
+  const fs::path file = dir.path() / (nvcc ? name : name + ".cpp");
   std::ofstream(file) << source;
-  const fs::path object = dir.path() / (name + ".cpp.o");
+  const fs::path object = dir.path() / (file.filename().string() + ".o");
   const fs::path archive = dir.path() / "lib.a";
   const auto compile = gpulab::testing::run_command(
-      shell_quote(GPULAB_CXX) + " -std=c++20 -O2 -g -c " + shell_quote(file.string()) + " -o " +
-      shell_quote(object.string()) + " && " + shell_quote(GPULAB_AR) + " rcs " +
-      shell_quote(archive.string()) + " " + shell_quote(object.string()));
+      shell_quote(nvcc ? GPULAB_NVCC : GPULAB_CXX) + " -std=c++20 -O2 -g -c " +
+      shell_quote(file.string()) + " -o " + shell_quote(object.string()) + " && " +
+      shell_quote(GPULAB_AR) + " rcs " + shell_quote(archive.string()) + " " +
+      shell_quote(object.string()));
   if (compile.exit_code != 0) {
     ADD_FAILURE() << "the case did not compile:\n" << compile.out;
     return {};
@@ -119,6 +121,43 @@ TEST(CodeChecks, EndingTheProcessIsNamedWithItsCaller) {
                            "work.cu: gpulab::lab09::f(int) calls _Exit: lab code must not "
                            "end the process"))
       << joined(found);
+}
+
+TEST(CodeChecks, NvccsHostStandInsForDeviceCodeAreNotLabCodeEndingTheProcess) {
+  if (std::string(GPULAB_NVCC).empty()) {
+    GTEST_SKIP() << "this build has no CUDA toolkit (no nvcc)";
+  }
+  // nvcc compiles a __device__ function for the host as a body that calls exit(1), and launches a
+  // kernel through a stub named __device_stub__<the kernel's mangled name> in no namespace.
+  const std::string kernels = R"cpp(
+#include <cstdlib>
+    namespace gpulab::lab09 {
+    namespace {
+    __device__ float twice(float x) {
+      return 2 * x;
+    }
+    __global__ void scale(float* data, int n) {
+      const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+      if (i < n) {
+        data[i] = twice(data[i]);
+      }
+    }
+    }  // namespace
+    void run(float* data, int n) {
+      scale<<<(n + 255) / 256, 256>>>(data, n);
+    }
+  )cpp";
+  const CodeRules rules{"gpulab::lab09", {}, true};
+  const Lines found = check_object_code(
+      compile_lab_code(kernels + "}  // namespace gpulab::lab09\n", "work.cu", true), rules);
+  EXPECT_TRUE(found.empty()) << joined(found);
+  // Host code that ends the process is still found, and a kernel outside the lab's namespace.
+  const Lines ending = check_object_code(
+      compile_lab_code(kernels + "void stop() { std::exit(1); }\n}\n__global__ void outside() {}\n",
+                       "work.cu", true),
+      rules);
+  EXPECT_TRUE(any_contains(ending, "gpulab::lab09::stop() calls exit")) << joined(ending);
+  EXPECT_TRUE(any_contains(ending, "outside namespace gpulab::lab09")) << joined(ending);
 }
 
 TEST(CodeChecks, ADynamicInitializerIsCodeBeforeMain) {

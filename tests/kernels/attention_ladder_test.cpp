@@ -86,6 +86,15 @@ TEST(AttentionLadder, EachLevelsBuffersHoldOnlyWhatItNeeds) {
   EXPECT_EQ(AttentionBuffers(config, attention_workspace(2)).bytes(), linear + s2);
   EXPECT_EQ(AttentionBuffers(config, attention_workspace(4)).bytes(), linear + qkv_half);
   EXPECT_EQ(AttentionBuffers(config).bytes(), linear + 2 * s2 + qkv_half) << "by default, all";
+  for (int level = 0; level <= 4; ++level) {
+    EXPECT_EQ(AttentionBuffers::bytes_for(config, attention_workspace(level)),
+              AttentionBuffers(config, attention_workspace(level)).bytes())
+        << "level " << level;
+  }
+  EXPECT_EQ(AttentionBuffers::bytes_for({1, 4096, 1024, 16, false}, attention_workspace(3)),
+            4096u * 1024u * 6u * 4u + 1024u * 1024u * 4u * 4u)
+      << "x, qkv (3), attn, y; w_qkv (3) and w_out";
+  EXPECT_THROW((void)AttentionBuffers::bytes_for({1, 8, 10, 3, false}), std::invalid_argument);
   EXPECT_THROW((void)attention_workspace(5), std::invalid_argument);
   EXPECT_THROW((void)attention_workspace(-1), std::invalid_argument);
 }
@@ -124,6 +133,44 @@ TEST(AttentionLadder, TensorCoreLevelNeedsWholeWmmaTilesOfTheHeadDimension) {
   AttentionBuffers buffers({1, 8, 288, 1, false}, attention_workspace(3));
   EXPECT_THROW(flash_attention_forward({1, 8, 288, 1, false}, buffers, nullptr),
                std::invalid_argument);
+}
+
+TEST(AttentionLadder, BuffersAreCheckedAgainstTheConfig) {
+  GPULAB_REQUIRE_DEVICE();
+  const AttentionConfig config{1, 16, 32, 2, false};
+  const AttentionBuffers all(config);
+  const AttentionBuffers flash_only(config, attention_workspace(3));
+  EXPECT_NO_THROW(check_buffers(config, all));
+  EXPECT_NO_THROW(check_buffers(config, flash_only)) << "absent intermediates are allowed";
+  EXPECT_THROW(check_buffers({1, 17, 32, 2, false}, all), std::invalid_argument);
+  EXPECT_THROW(check_buffers({1, 16, 32, 4, false}, all), std::invalid_argument)
+      << "the same sizes but a head count whose scores tensors are larger";
+  EXPECT_THROW(check_buffers({1, 16, 32, 3, false}, all), std::invalid_argument)
+      << "an invalid config";
+}
+
+TEST(AttentionLadder, QkvIsConvertedToHalfRoundingToNearestEven) {
+  GPULAB_REQUIRE_DEVICE();
+  const AttentionConfig config{1, 2, 16, 1, false};
+  AttentionBuffers buffers(config, attention_workspace(4));
+  std::vector<float> qkv(buffers.qkv.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) {
+    qkv[i] = 1.0f + static_cast<float>(i) * 0x1p-12f;  // ulp(1) in FP16 is 2^-10
+  }
+  buffers.qkv.copy_from(qkv);
+  buffers.qkv_half.fill_bytes(0xff);
+  convert_qkv_to_half(config, buffers, nullptr);
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<__half> half = buffers.qkv_half.to_vector();
+  for (std::size_t i = 0; i < qkv.size(); ++i) {
+    // i * 2^-12 rounded to a multiple of 2^-10, ties (i % 4 == 2) to an even multiple.
+    const std::size_t quarter = i / 4 + (i % 4 == 3 || (i % 4 == 2 && (i / 4) % 2 == 1) ? 1 : 0);
+    EXPECT_EQ(__half2float(half[i]), 1.0f + static_cast<float>(quarter) * 0x1p-10f)
+        << "element " << i;
+  }
+  AttentionBuffers without(config, attention_workspace(3));
+  EXPECT_THROW(convert_qkv_to_half(config, without, nullptr), std::invalid_argument);
+  EXPECT_THROW(convert_qkv_to_half({1, 3, 16, 1, false}, buffers, nullptr), std::invalid_argument);
 }
 
 TEST(AttentionLadder, Level4sToleranceAddsFp16RoundingToTheFp32Chain) {

@@ -211,6 +211,21 @@ TEST(SimRuntime, AllocationsAreAccountedAndFreed) {
   (void)cudaGetLastError();
 }
 
+TEST(SimRuntime, PeakAllocationIsTheMostAllocatedAtOnceSinceTheReset) {
+  gpulab::sim::reset_peak_allocated_bytes();
+  const std::size_t before = gpulab::sim::allocated_bytes();
+  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before);
+  {
+    DeviceBuffer<char> a(1000);
+    { DeviceBuffer<char> b(3000); }  // freed: the peak stays
+    DeviceBuffer<char> c(500);
+    EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before + 4000);
+  }
+  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before + 4000);
+  gpulab::sim::reset_peak_allocated_bytes();
+  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before) << "a reset starts from what is allocated";
+}
+
 TEST(SimRuntime, DestroyedHandlesAreInvalid) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);

@@ -90,6 +90,27 @@ bool is_initializer(const std::string& function) {
 // with atexit.
 constexpr std::string_view kNvccRegistration = "_ZL24__sti____cudaRegisterAllv";
 
+// nvcc compiles every __device__ function for the host as well, as a stand-in that must never
+// run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`, a few instructions storing 1
+// and calling exit. It is not lab code that ends the process (and could only end it with failure).
+bool is_nvcc_device_placeholder(const FunctionCode& code) {
+  return code.instructions <= 6 && code.stores_one && code.references.size() == 1 &&
+         code.references.contains("exit");
+}
+
+// nvcc's host-side launch stub of a kernel, "__device_stub__" and the kernel's mangled name
+// without its leading underscore: the kernel's name, which decides where the stub belongs; the
+// stub's own name otherwise.
+std::string launched_kernel(const std::string& mangled, const std::string& readable) {
+  constexpr std::string_view kStub = "__device_stub__Z";
+  if (!readable.starts_with(kStub)) {
+    return mangled;
+  }
+  const std::size_t end = readable.find('(');
+  return "_" + readable.substr(kStub.size() - 1, end == std::string::npos ? std::string::npos
+                                                                          : end - kStub.size() + 1);
+}
+
 // The student's file an archive member was compiled from: "benchmark.cu.cpp.o" (the sim's
 // translation) and "benchmark.cu.o" are benchmark.cu.
 std::string source_of(std::string member) {
@@ -316,6 +337,12 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
       instruction = trim(instruction.substr(2));
     }
     const std::string_view mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
+    if (!mnemonic.empty() && !mnemonic.starts_with("nop") && mnemonic != "data16") {
+      ++function->instructions;  // not a line of a long instruction's bytes, nor padding
+    }
+    if (mnemonic == "movl" && instruction.find("$0x1,") != std::string_view::npos) {
+      function->stores_one = true;
+    }
     if (mnemonic == "syscall" || mnemonic == "sysenter" ||
         (mnemonic == "int" && instruction.find("$0x80") != std::string_view::npos)) {
       function->system_call = true;
@@ -431,16 +458,23 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
           // Initializers are judged above (iostream's registers its destructor, nvcc's
           // registration its clean-up).
           std::vector<std::string> callers;
+          int placeholders = 0;
           for (const auto& [name, code] : object.functions) {
             const bool before_main =
                 is_initializer(name) || (rules.nvcc && name == kNvccRegistration);
-            if (code.references.contains(symbol.name) && !before_main) {
+            if (!code.references.contains(symbol.name) || before_main) {
+              continue;
+            }
+            if (rules.nvcc && is_nvcc_device_placeholder(code)) {
+              ++placeholders;
+            } else {
               callers.push_back(demangle(name));
             }
           }
           const bool registration =
               symbol.name == "__cxa_atexit" || (rules.nvcc && symbol.name == "atexit");
-          if (!registration || !callers.empty()) {
+          const bool only_placeholders = callers.empty() && placeholders > 0;
+          if ((!registration && !only_placeholders) || !callers.empty()) {
             add((callers.empty() ? "refers to " : callers.front() + " calls ") + symbol.name +
                 ": " + std::string(forbidden.reason));
           }
@@ -453,7 +487,9 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
       }
       const bool strong = symbol.type >= 'A' && symbol.type <= 'Z' && symbol.type != 'W' &&
                           symbol.type != 'V' && symbol.type != 'U';
-      if (strong && !within(scope, rules.lab_namespace)) {
+      const std::vector<std::string> owner =
+          rules.nvcc ? leading_scope(launched_kernel(symbol.name, readable)) : scope;
+      if (strong && !within(owner, rules.lab_namespace)) {
         add("defines " + readable + " outside namespace " + rules.lab_namespace +
             ": lab code's definitions belong in it (or in an unnamed namespace)");
       }

@@ -155,6 +155,7 @@ struct State {
   std::set<CUevent_st*> events;
   std::map<const void*, KernelRecord> kernels;
   std::size_t allocated = 0;
+  std::size_t peak_allocated = 0;  // the most allocated at once since the last reset
   Schedule schedule = device().schedule;
   std::uint64_t launches = 0;
 };
@@ -411,6 +412,18 @@ std::size_t allocated_bytes() noexcept {
   State& s = state();
   std::scoped_lock lock(s.mutex);
   return s.allocated;
+}
+
+std::size_t peak_allocated_bytes() noexcept {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  return s.peak_allocated;
+}
+
+void reset_peak_allocated_bytes() noexcept {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  s.peak_allocated = s.allocated;
 }
 
 namespace {
@@ -753,6 +766,7 @@ cudaError_t cudaDeviceReset() noexcept {
   s.streams.clear();
   s.events.clear();
   s.allocated = 0;
+  s.peak_allocated = 0;
   queue.clear_sticky();
   gpulab::sim::last_error = cudaSuccess;
   return cudaSuccess;
@@ -783,6 +797,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   }
   s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), allocation);
   s.allocated += bytes;
+  s.peak_allocated = std::max(s.peak_allocated, s.allocated);
   *pointer = memory;
   return cudaSuccess;
 }

@@ -121,6 +121,7 @@ inline constexpr const char* op_cost = "op_cost";  ///< lab 03: an op placed on 
 inline constexpr const char* block_size_sweep = "block_size_sweep";  ///< viewer: param kernel
 inline constexpr const char* counted_kernel = "counted_kernel";      ///< gpulab profile
 inline constexpr const char* kernel_bench = "kernel_bench";  ///< gpulab bench: params op, level
+inline constexpr const char* attention_level = "attention_level";  ///< lab 04: param level
 }  // namespace result_kind
 
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).

@@ -40,6 +40,8 @@ struct ObjectSymbol {
 struct FunctionCode {
   std::set<std::string> references;  ///< relocation targets (mangled; offsets removed)
   bool system_call = false;          ///< a syscall, sysenter or int $0x80 instruction
+  int instructions = 0;              ///< machine instructions (padding not counted)
+  bool stores_one = false;           ///< a `movl $0x1,` (an int 1 stored to memory)
 };
 
 /// One object file of the student library.

@@ -1,0 +1,585 @@
+// Lab 04 autograder: the three attention cores a student writes (level 1 fused softmax, level 3
+// flash attention, level 4 flash attention on tensor cores) and optimize_attention, which runs a
+// whole layer at a level. What is checked:
+// - correctness: each core's attn and each level's y against the CPU reference
+//   (kernels::attention_reference_stages, accumulated in double) on shapes that are not
+//   multiples of any tile, causal and not, head dims from 16 to 128, several seeds, outputs
+//   poisoned with NaN first; level 4's error must not grow from 128 to 2048 tokens (FP16 sums
+//   grow it with the square root of the number of additions);
+// - errors: what a level cannot run (a missing intermediate, a head_dim it cannot tile, buffers
+//   of another config, a level outside 0..4) throws std::invalid_argument before any work;
+// - memory: the device memory a level holds while it runs (its buffers and anything it
+//   allocates) against the sequence length: levels 3 and 4 grow linearly, as level 0, measured in
+//   the same run, grows quadratically;
+// - traffic (sim, counted from a cold modeled L2): level 1 moves at least one S x S tensor fewer
+//   DRAM bytes than level 0's core; level 3 at most 1.5x the bytes of reading Q, K, V and writing O
+//   once in FP32; level 4 at most 0.65x (Q, K, V in FP16);
+// - speed: each student core faster than the one it improves on (1 than 0, 3 than 1, 4 than 3)
+//   by the harness's noise-aware comparison, measured on a GPU at 2048 tokens; on sim the modeled
+//   clock (from counted traffic, deterministic) at 256 tokens compares 1 with 0 and 3 with 1 (it
+//   has no term for arithmetic, so it cannot see what the tensor cores save).
+//
+// Tolerances: kernels::level_tolerance (the numeric policy applied to the layer's chain, plus FP16
+// rounding for level 4) at the scale (rms) of the tensor compared; for attn that is looser than
+// needed by the output projection's share, which no mistake the tests look for hides in.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <functional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention/attention.hpp"
+#include "gpulab/core/bench.hpp"
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/core/numeric.hpp"
+#include "gpulab/core/stats.hpp"
+#include "gpulab/core/stream.hpp"
+#include "graded_test.hpp"
+#include "lab04.hpp"
+#include "numeric_check.hpp"
+#include "test_device.hpp"
+
+#if !GPULAB_BACKEND_CUDA
+#include "gpulab/core/counters.hpp"
+#include "gpulab/sim/runtime.hpp"
+#endif
+
+namespace {
+
+namespace kernels = gpulab::kernels;
+namespace lab04 = gpulab::lab04;
+using gpulab::testing::all_close;
+using kernels::AttentionBuffers;
+using kernels::AttentionConfig;
+
+std::string describe(const AttentionConfig& c) {
+  std::ostringstream text;
+  text << "{batch " << c.batch << ", seq_len " << c.seq_len << ", d_model " << c.d_model
+       << ", heads " << c.heads << " (head_dim " << c.head_dim() << ")"
+       << (c.causal ? ", causal}" : "}");
+  return text.str();
+}
+
+struct Case {
+  AttentionConfig config;
+  unsigned seed;
+};
+
+// Shapes of the correctness tests: no tile (16, 32 or 64 rows or keys) divides most sequence
+// lengths; head dims 16 to 128.
+const Case kCases[] = {
+    {{1, 1, 16, 1, false}, 2},    // one token, head_dim 16
+    {{2, 37, 64, 2, true}, 3},    // two sequences, causal, head_dim 32
+    {{1, 70, 128, 2, false}, 5},  // head_dim 64: two K/V tiles of 32 and a part
+    {{1, 67, 128, 2, true}, 7},   // causal across several query tiles
+    {{1, 20, 256, 2, true}, 11},  // head_dim 128
+    {{1, 45, 96, 1, false}, 13},  // head_dim 96: a partial 32-column group per lane
+};
+
+// Levels 1 and 3 also take head dims that are not multiples of 16.
+const Case kOddHeadDims[] = {
+    {{1, 37, 48, 2, true}, 17},    // head_dim 24
+    {{1, 29, 120, 3, false}, 19},  // head_dim 40
+};
+
+// One attention core on the device: the inputs uploaded, qkv computed by the framework's
+// projection (and converted to FP16 for level 4), attn poisoned with NaN.
+struct Core {
+  Core(const AttentionConfig& c, int level, unsigned seed)
+      : config(c),
+        inputs(kernels::make_attention_inputs(c, seed)),
+        buffers(c, kernels::attention_workspace(level)) {
+    kernels::upload(inputs, buffers);
+    kernels::run_component(kernels::Component::qkv_projection, config, buffers, stream);
+    if (level == 4) {
+      kernels::convert_qkv_to_half(config, buffers, stream);
+    }
+    buffers.attn.fill_bytes_async(0xff, stream);
+    stream.synchronize();
+  }
+
+  AttentionConfig config;
+  kernels::AttentionInputs inputs;
+  AttentionBuffers buffers;
+  gpulab::Stream stream;
+};
+
+using CoreFunction = void (*)(const AttentionConfig&, AttentionBuffers&, cudaStream_t);
+
+CoreFunction core_of(int level) {
+  return level == 1   ? lab04::fused_softmax_attention
+         : level == 3 ? lab04::flash_attention
+                      : lab04::flash_attention_tensor_cores;
+}
+
+// attn of `level`'s core, the reference's and the level's tolerance.
+struct CoreResult {
+  std::vector<float> expected;
+  std::vector<float> got;
+  gpulab::Tolerance tolerance;
+};
+
+CoreResult run_core(int level, const Case& c) {
+  Core core(c.config, level, c.seed);
+  core_of(level)(core.config, core.buffers, core.stream);
+  core.stream.synchronize();
+  CoreResult result{kernels::attention_reference_stages(c.config, core.inputs).attn,
+                    core.buffers.attn.to_vector(),
+                    {}};
+  result.tolerance = kernels::level_tolerance(c.config, level, gpulab::rms(result.expected));
+  return result;
+}
+
+::testing::AssertionResult matches(const CoreResult& r, int level, const Case& c) {
+  ::testing::AssertionResult result = all_close(r.expected, r.got, r.tolerance);
+  if (!result) {
+    result << "\n  attn of level " << level << "'s core, " << describe(c.config) << ", seed "
+           << c.seed;
+  }
+  return result;
+}
+
+// attn of `level`'s core against the reference's.
+::testing::AssertionResult core_matches(int level, const Case& c) {
+  return matches(run_core(level, c), level, c);
+}
+
+// y of optimize_attention(level) against the reference's, from buffers with only the level's
+// workspace and a poisoned output.
+::testing::AssertionResult level_matches(int level, const Case& c) {
+  const kernels::AttentionInputs inputs = kernels::make_attention_inputs(c.config, c.seed);
+  AttentionBuffers buffers(c.config, kernels::attention_workspace(level));
+  kernels::upload(inputs, buffers);
+  gpulab::Stream stream;
+  buffers.y.fill_bytes_async(0xff, stream);
+  buffers.attn.fill_bytes_async(0xff, stream);
+  lab04::optimize_attention(c.config, buffers, level, stream);
+  stream.synchronize();
+  const std::vector<float> expected = kernels::attention_reference(c.config, inputs);
+  const gpulab::Tolerance tolerance =
+      kernels::level_tolerance(c.config, level, gpulab::rms(expected));
+  ::testing::AssertionResult result = all_close(expected, buffers.y.to_vector(), tolerance);
+  if (!result) {
+    result << "\n  y of optimize_attention(level " << level << "), " << describe(c.config)
+           << ", seed " << c.seed;
+  }
+  return result;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Correctness
+// ------------------------------------------------------------------------------------------------
+
+GPULAB_GRADED_TEST(Lab04Level1, MatchesTheCpuReference, 10, "fused_softmax_attention",
+                   "the fused softmax core matches the CPU reference on every shape") {
+  GPULAB_REQUIRE_DEVICE();
+  for (const Case& c : kCases) {
+    EXPECT_TRUE(core_matches(1, c));
+  }
+  for (const Case& c : kOddHeadDims) {
+    EXPECT_TRUE(core_matches(1, c));
+  }
+}
+
+GPULAB_GRADED_TEST(Lab04Level3, MatchesTheCpuReference, 15, "flash_attention",
+                   "flash attention matches the CPU reference on every shape and seed") {
+  GPULAB_REQUIRE_DEVICE();
+  for (const Case& c : kCases) {
+    EXPECT_TRUE(core_matches(3, c));
+  }
+  for (const Case& c : kOddHeadDims) {
+    EXPECT_TRUE(core_matches(3, c));
+  }
+  EXPECT_TRUE(core_matches(3, {{1, 70, 128, 2, false}, 23})) << "another seed";
+  EXPECT_TRUE(core_matches(3, {{1, 130, 64, 1, true}, 29})) << "several causal query tiles";
+}
+
+GPULAB_GRADED_TEST(Lab04Level4, MatchesTheCpuReference, 10, "flash_attention_tensor_cores",
+                   "flash attention on tensor cores matches the CPU reference on every shape") {
+  GPULAB_REQUIRE_DEVICE();
+  for (const Case& c : kCases) {
+    EXPECT_TRUE(core_matches(4, c));
+  }
+  EXPECT_TRUE(core_matches(4, {{1, 130, 64, 1, true}, 29})) << "several causal query tiles";
+}
+
+// The largest error of level 4's attn on `config`, each element's as a fraction of |expected| +
+// rms(expected) (the scale the numeric policy measures both tolerance parts against); after
+// checking it against the level's tolerance.
+double level4_error(const AttentionConfig& config) {
+  const Case c{config, 31};
+  const CoreResult r = run_core(4, c);
+  EXPECT_TRUE(matches(r, 4, c));
+  const double scale = gpulab::rms(r.expected);
+  double worst = 0;
+  for (std::size_t i = 0; i < r.got.size(); ++i) {
+    const double e = static_cast<double>(r.expected[i]);
+    worst = std::max(worst, std::abs(static_cast<double>(r.got[i]) - e) / (std::abs(e) + scale));
+  }
+  return worst;
+}
+
+GPULAB_GRADED_TEST(Lab04Level4, StaysAccurateOverLongSequences, 10, "flash_attention_tensor_cores",
+                   "the error of level 4 does not grow from 128 to 2048 tokens: FP32 sums") {
+  GPULAB_REQUIRE_DEVICE();
+  // With FP16 inputs and FP32 sums the error comes from rounding the inputs, whatever the number
+  // of keys (kernels::level_tolerance does not grow with seq_len). Summed in FP16, every addition
+  // rounds at the size of the running sum, and the error grows with the square root of the
+  // number of additions: 4x from 128 to 2048 keys, where FP32 sums stay within the noise of
+  // which element is worst (on sim, keeping the running output in FP16 gives 2.5x).
+  const double short_error = level4_error({1, 128, 16, 1, false});
+  const double long_error = level4_error({1, 2048, 16, 1, false});
+  constexpr double kFp16UnitRoundoff = 0x1p-11;  // the floor of a meaningful error
+  EXPECT_LE(long_error, 2 * std::max(short_error, kFp16UnitRoundoff))
+      << "the largest error of attn, as a fraction of |expected| + rms(expected), grew from "
+      << short_error << " at 128 tokens to " << long_error
+      << " at 2048 (head_dim 16): accumulate in FP32 (float accumulator fragments, an FP32 "
+         "running output), not FP16";
+}
+
+GPULAB_GRADED_TEST(Lab04Levels, RefuseWhatTheyCannotRun, 5,
+                   "fused_softmax_attention flash_attention flash_attention_tensor_cores",
+                   "a missing buffer, an untileable head_dim or foreign buffers throw, untouched") {
+  GPULAB_REQUIRE_DEVICE();
+  // Each call must throw std::invalid_argument and leave attn as it was (no work enqueued).
+  const auto refuses = [](const char* what, const AttentionConfig& config, int workspace,
+                          CoreFunction core, const AttentionConfig& buffers_for) {
+    Core problem(buffers_for, workspace, 2);
+    try {
+      core(config, problem.buffers, problem.stream);
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const std::invalid_argument&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": threw something other than std::invalid_argument: " << e.what();
+    }
+    problem.stream.synchronize();
+    const std::vector<float> attn = problem.buffers.attn.to_vector();
+    EXPECT_TRUE(std::all_of(attn.begin(), attn.end(), [](float v) { return std::isnan(v); }))
+        << what << ": attn was written before the error";
+  };
+  const AttentionConfig small{1, 16, 64, 2, false};
+  refuses("level 1 without buffers.scores", small, 3, lab04::fused_softmax_attention, small);
+  refuses("level 4 without buffers.qkv_half", small, 3, lab04::flash_attention_tensor_cores, small);
+  const AttentionConfig dh24{1, 16, 48, 2, false};
+  refuses("level 4 at head_dim 24", dh24, 4, lab04::flash_attention_tensor_cores, dh24);
+  const AttentionConfig dh256{1, 8, 256, 1, false};
+  refuses("level 1 at head_dim 256", dh256, 1, lab04::fused_softmax_attention, dh256);
+  refuses("level 3 at head_dim 256", dh256, 3, lab04::flash_attention, dh256);
+  refuses("level 4 at head_dim 256", dh256, 4, lab04::flash_attention_tensor_cores, dh256);
+  const AttentionConfig longer{1, 24, 64, 2, false};
+  for (const int level : {1, 3, 4}) {
+    refuses(
+        ("level " + std::to_string(level) + " with buffers for 16 tokens, asked for 24").c_str(),
+        longer, level, core_of(level), small);
+  }
+  refuses("level 3 with an invalid config (64 % 3 != 0)", {1, 16, 64, 3, false}, 3,
+          lab04::flash_attention, small);
+}
+
+GPULAB_GRADED_TEST(
+    Lab04Optimize, EveryLevelComputesTheLayer, 10, "optimize_attention",
+    "optimize_attention gives the reference layer at every level, from its workspace") {
+  GPULAB_REQUIRE_DEVICE();
+  for (const Case& c : {Case{{2, 37, 64, 2, true}, 3}, Case{{1, 70, 128, 2, false}, 5}}) {
+    for (int level = 0; level <= 4; ++level) {
+      EXPECT_TRUE(level_matches(level, c));
+    }
+  }
+  const AttentionConfig config{1, 16, 64, 2, false};
+  AttentionBuffers buffers(config);
+  for (const int level : {-1, 5}) {
+    EXPECT_THROW(lab04::optimize_attention(config, buffers, level, nullptr), std::invalid_argument)
+        << "level " << level;
+  }
+  AttentionBuffers flash_only(config, kernels::attention_workspace(3));
+  for (const int level : {0, 1, 2, 4}) {
+    EXPECT_THROW(lab04::optimize_attention(config, flash_only, level, nullptr),
+                 std::invalid_argument)
+        << "level " << level << " without its intermediate";
+  }
+  GPULAB_CHECK(cudaDeviceSynchronize());
+}
+
+// ------------------------------------------------------------------------------------------------
+// Memory
+// ------------------------------------------------------------------------------------------------
+
+#if GPULAB_BACKEND_CUDA
+// Device memory in use now, in bytes: the driver's free memory is all a GPU offers, so there the
+// peak below is what is held when the level returns (the sim counts every allocation).
+std::size_t device_bytes_in_use() {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return total_bytes - free_bytes;
+}
+#endif
+
+// The most device memory held while optimize_attention(level) runs, above what was held before:
+// the level's buffers and anything it allocates. Checks y against the reference on the way.
+double level_memory(int level, const AttentionConfig& config) {
+  GPULAB_CHECK(cudaDeviceSynchronize());
+#if GPULAB_BACKEND_CUDA
+  const std::size_t before = device_bytes_in_use();
+#else
+  gpulab::sim::reset_peak_allocated_bytes();
+  const std::size_t before = gpulab::sim::allocated_bytes();
+#endif
+  double used = 0;
+  {
+    const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, 2);
+    AttentionBuffers buffers(config, kernels::attention_workspace(level));
+    kernels::upload(inputs, buffers);
+    buffers.y.fill_bytes(0xff);
+    lab04::optimize_attention(config, buffers, level, nullptr);
+    GPULAB_CHECK(cudaDeviceSynchronize());
+#if GPULAB_BACKEND_CUDA
+    used = static_cast<double>(device_bytes_in_use() - before);
+#else
+    used = static_cast<double>(gpulab::sim::peak_allocated_bytes() - before);
+#endif
+    const std::vector<float> expected = kernels::attention_reference(config, inputs);
+    EXPECT_TRUE(all_close(expected, buffers.y.to_vector(),
+                          kernels::level_tolerance(config, level, gpulab::rms(expected))))
+        << "level " << level << ", " << describe(config);
+  }
+  return used;
+}
+
+// The least-squares slope of log(bytes) against log(seq_len): memory ~ seq_len^slope.
+double growth_exponent(std::span<const int> lengths, std::span<const double> bytes) {
+  double mean_x = 0;
+  double mean_y = 0;
+  const auto n = static_cast<double>(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    mean_x += std::log(lengths[i]) / n;
+    mean_y += std::log(bytes[i]) / n;
+  }
+  double sxy = 0;
+  double sxx = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const double dx = std::log(lengths[i]) - mean_x;
+    sxy += dx * (std::log(bytes[i]) - mean_y);
+    sxx += dx * dx;
+  }
+  return sxy / sxx;
+}
+
+GPULAB_GRADED_TEST(
+    Lab04Memory, FlashMemoryGrowsLinearlyWithTheSequence, 10,
+    "flash_attention flash_attention_tensor_cores optimize_attention",
+    "levels 3 and 4 hold memory linear in seq_len where level 0 grows as its square") {
+  GPULAB_REQUIRE_DEVICE();
+#if GPULAB_BACKEND_CUDA
+  const std::vector<int> lengths = {512, 1024, 2048, 4096};
+  const int d_model = 64;  // one head of 64: the S x S tensors are megabytes, above page sizes
+#else
+  const std::vector<int> lengths = {64, 128, 256, 512};
+  const int d_model = 16;  // one head of 16: the CPU simulation stays quick
+#endif
+  std::ostringstream table;
+  std::vector<double> exponents;
+  for (const int level : {0, 3, 4}) {
+    std::vector<double> bytes;
+    table << "\n  level " << level << ":";
+    for (const int s : lengths) {
+      bytes.push_back(level_memory(level, {1, s, d_model, 1, false}));
+      table << " " << s << " tokens " << bytes.back() << " B;";
+    }
+    exponents.push_back(growth_exponent(lengths, bytes));
+    table << " exponent " << exponents.back();
+  }
+  ASSERT_GE(exponents[0], 1.5) << "level 0 (given) must grow quadratically:" << table.str();
+  EXPECT_LE(exponents[1], 1.15) << "level 3 must hold O(seq_len) memory:" << table.str();
+  EXPECT_LE(exponents[2], 1.15) << "level 4 must hold O(seq_len) memory:" << table.str();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Counted traffic (sim)
+// ------------------------------------------------------------------------------------------------
+
+#if !GPULAB_BACKEND_CUDA
+// The DRAM bytes (read and written) of everything `work` launches, from an empty modeled L2.
+double dram_bytes(const std::function<void()>& work) {
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2(nullptr));
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  double bytes = 0;
+  for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches([&] {
+         work();
+         GPULAB_CHECK(cudaDeviceSynchronize());
+       })) {
+    bytes +=
+        static_cast<double>(launch.counters.dram_bytes_read + launch.counters.dram_bytes_written);
+  }
+  return bytes;
+}
+
+// The traffic tests' layer: one head of 64 (the head dim flash attention is tuned for), 256 tokens.
+constexpr AttentionConfig kTrafficConfig{1, 256, 64, 1, false};
+// Q, K and V read and O written once, in FP32.
+constexpr double kQkvoBytes = 4.0 * 256 * 64 * 4;
+// One [B, H, S, S] float tensor.
+constexpr double kScoresBytes = 256.0 * 256 * 4;
+
+// The DRAM bytes of `level`'s core (level 0: the scores, softmax and weighted sum components),
+// after checking its attn against the reference.
+double core_dram_bytes(int level) {
+  const Case c{kTrafficConfig, 2};
+  if (level != 0) {
+    EXPECT_TRUE(core_matches(level, c)) << "the traffic of a wrong result earns nothing";
+  }
+  Core core(c.config, level, c.seed);
+  return dram_bytes([&] {
+    if (level == 0) {
+      for (const auto component : {kernels::Component::scores, kernels::Component::softmax,
+                                   kernels::Component::weighted_sum}) {
+        kernels::run_component(component, core.config, core.buffers, core.stream);
+      }
+    } else {
+      core_of(level)(core.config, core.buffers, core.stream);
+    }
+    core.stream.synchronize();
+  });
+}
+#endif
+
+GPULAB_GRADED_TEST(Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5,
+                   "fused_softmax_attention",
+                   "counted on sim, level 1 moves one S x S tensor fewer DRAM bytes than level 0") {
+#if GPULAB_BACKEND_CUDA
+  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+#else
+  GPULAB_REQUIRE_COUNTING();
+  const double unfused = core_dram_bytes(0);
+  const double fused = core_dram_bytes(1);
+  EXPECT_LE(fused, unfused - kScoresBytes)
+      << "level 0's core moves " << unfused << " DRAM bytes, level 1's " << fused
+      << ": P must never be written (one [S, S] tensor is " << kScoresBytes << " bytes), "
+      << describe(kTrafficConfig);
+#endif
+}
+
+GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 10, "flash_attention",
+                   "counted on sim, level 3 moves at most 1.5x the bytes of Q, K, V and O") {
+#if GPULAB_BACKEND_CUDA
+  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+#else
+  GPULAB_REQUIRE_COUNTING();
+  const double flash = core_dram_bytes(3);
+  EXPECT_LE(flash, 1.5 * kQkvoBytes)
+      << "level 3's core moves " << flash << " DRAM bytes; reading Q, K, V and writing O once is "
+      << kQkvoBytes << ": no S x S tensor may reach memory, " << describe(kTrafficConfig);
+#endif
+}
+
+GPULAB_GRADED_TEST(Lab04Traffic, TensorCoresReadHalfPrecision, 5, "flash_attention_tensor_cores",
+                   "counted on sim, level 4 moves at most 0.65x the FP32 bytes of Q, K, V and O") {
+#if GPULAB_BACKEND_CUDA
+  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+#else
+  GPULAB_REQUIRE_COUNTING();
+  const double tensor = core_dram_bytes(4);
+  EXPECT_LE(tensor, 0.65 * kQkvoBytes)
+      << "level 4's core moves " << tensor << " DRAM bytes; Q, K, V in FP16 and O in FP32 once is "
+      << 0.625 * kQkvoBytes << ", " << describe(kTrafficConfig);
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------
+// Speed
+// ------------------------------------------------------------------------------------------------
+
+// The time of `level`'s attention core (level 0: the scores, softmax and weighted sum
+// components) and the attn it computed. The projections around the core are the same kernels at
+// every level but 2, so the cores decide which level is faster.
+struct CoreTiming {
+  gpulab::Summary time;
+  std::vector<float> attn;
+};
+
+CoreTiming time_core(int level, const AttentionConfig& config,
+                     const gpulab::BenchOptions& options) {
+  Core core(config, level, 2);
+  const auto run = [&](cudaStream_t s) {
+    if (level == 0) {
+      for (const auto component : {kernels::Component::scores, kernels::Component::softmax,
+                                   kernels::Component::weighted_sum}) {
+        kernels::run_component(component, core.config, core.buffers, s);
+      }
+    } else {
+      core_of(level)(core.config, core.buffers, s);
+    }
+  };
+  const gpulab::Summary time = gpulab::measure(run, core.stream, options).summary;
+  return {time, core.buffers.attn.to_vector()};
+}
+
+// The levels whose cores are compared, each with the one before. The sim's modeled clock has no
+// term for arithmetic, so it cannot see what the tensor cores save: level 4 against level 3 is
+// measured on a GPU only (on sim, level 4's gain is graded by its counted traffic above).
+#if GPULAB_BACKEND_CUDA
+constexpr int kSpeedLevels[] = {0, 1, 3, 4};
+#else
+constexpr int kSpeedLevels[] = {0, 1, 3};
+#endif
+
+GPULAB_GRADED_TEST(Lab04Speed, EachOptimizedLevelIsFasterThanTheOneItImproves, 10,
+                   "fused_softmax_attention flash_attention flash_attention_tensor_cores",
+                   "level 1 beats 0 and 3 beats 1 (modeled on sim), and 4 beats 3 on a GPU") {
+  GPULAB_REQUIRE_DEVICE();
+  gpulab::BenchOptions options;
+#if GPULAB_BACKEND_CUDA
+  const AttentionConfig config{1, 2048, 1024, 16, false};  // head_dim 64
+#else
+  GPULAB_REQUIRE_COUNTING();
+  // CPU time of the simulation says nothing about a GPU's: the modeled clock (what graded runs
+  // use), unless GPULAB_SIM_CLOCK asked for the host's.
+  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr) {
+    gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::modeled);
+  }
+  if (gpulab::sim::clock_mode() != gpulab::sim::ClockMode::modeled) {
+    GTEST_SKIP() << "needs the sim's modeled clock (GPULAB_SIM_CLOCK=modeled)";
+  }
+  const AttentionConfig config = kTrafficConfig;
+  // The modeled clock gives every run of the same work the same time: one warm-up, one sample.
+  options.warmup_runs = 1;
+  options.min_samples = 1;
+  options.max_samples = 1;
+  options.min_time_ms = 0;
+#endif
+  std::vector<CoreTiming> cores;
+  for (const int level : kSpeedLevels) {
+    cores.push_back(time_core(level, config, options));
+  }
+  // A fast wrong answer earns nothing: attn against level 0's (the CPU reference of a layer this
+  // size would take longer than the whole test), within both levels' tolerances.
+  const double scale = gpulab::rms(cores[0].attn);
+  const auto& levels = kSpeedLevels;
+  for (std::size_t i = 1; i < cores.size(); ++i) {
+    EXPECT_TRUE(all_close(cores[0].attn, cores[i].attn,
+                          kernels::level_tolerance(config, levels[i], scale) +
+                              kernels::level_tolerance(config, 0, scale)))
+        << "level " << levels[i] << "'s attn against level 0's";
+  }
+  for (std::size_t i = 1; i < cores.size(); ++i) {
+    const gpulab::Summary& before = cores[i - 1].time;
+    const gpulab::Summary& after = cores[i].time;
+    const gpulab::ComparisonResult result = gpulab::compare(before, after);
+    EXPECT_EQ(result.verdict, gpulab::Comparison::faster)
+        << "level " << levels[i] << "'s core (median " << after.median_ms << " ms) against level "
+        << levels[i - 1] << "'s (median " << before.median_ms
+        << " ms): " << gpulab::to_string(result.verdict) << ", ratio " << result.ratio << ", noise "
+        << result.noise << ", " << describe(config)
+        << (gpulab::event_clock() == gpulab::TimingClock::modeled ? " (modeled clock)" : "");
+  }
+}
+
+}  // namespace
