@@ -157,6 +157,12 @@ TEST(CodeChecks, NvccsHostStandInsForDeviceCodeAreNotLabCodeEndingTheProcess) {
                        "work.cu", true),
       rules);
   EXPECT_TRUE(any_contains(ending, "gpulab::lab09::stop() calls exit")) << joined(ending);
+  // Host code written like the stand-in, but ending the process with status 0, is found too.
+  const Lines zero = check_object_code(
+      compile_lab_code(kernels + "void stop() { volatile int one = 1; std::exit(one - 1); }\n}\n",
+                       "work.cu", true),
+      rules);
+  EXPECT_TRUE(any_contains(zero, "gpulab::lab09::stop() calls exit")) << joined(zero);
   EXPECT_TRUE(any_contains(ending, "outside namespace gpulab::lab09")) << joined(ending);
 }
 

@@ -91,10 +91,12 @@ bool is_initializer(const std::string& function) {
 constexpr std::string_view kNvccRegistration = "_ZL24__sti____cudaRegisterAllv";
 
 // nvcc compiles every __device__ function for the host as well, as a stand-in that must never
-// run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`, a few instructions storing 1
-// and calling exit. It is not lab code that ends the process (and could only end it with failure).
+// run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`, at -O2 exactly four
+// instructions (make room on the stack, store 1, load it as the argument, call exit). It is not
+// lab code that ends the process: it could only end it with status 1, a failure, which forges
+// nothing. Anything more (another argument, another call) is judged as lab code.
 bool is_nvcc_device_placeholder(const FunctionCode& code) {
-  return code.instructions <= 6 && code.stores_one && code.references.size() == 1 &&
+  return code.instructions == 4 && code.stores_one && code.references.size() == 1 &&
          code.references.contains("exit");
 }
 

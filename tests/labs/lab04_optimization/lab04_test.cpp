@@ -91,7 +91,8 @@ const Case kOddHeadDims[] = {
 };
 
 // One attention core on the device: the inputs uploaded, qkv computed by the framework's
-// projection (and converted to FP16 for level 4), attn poisoned with NaN.
+// projection (and converted to FP16 for level 4), then x and attn poisoned with NaN: a core
+// reads qkv, so one that runs the layer again (the projection from x) computes NaN.
 struct Core {
   Core(const AttentionConfig& c, int level, unsigned seed)
       : config(c),
@@ -102,6 +103,7 @@ struct Core {
     if (level == 4) {
       kernels::convert_qkv_to_half(config, buffers, stream);
     }
+    buffers.x.fill_bytes_async(0xff, stream);
     buffers.attn.fill_bytes_async(0xff, stream);
     stream.synchronize();
   }
@@ -282,6 +284,10 @@ GPULAB_GRADED_TEST(Lab04Levels, RefuseWhatTheyCannotRun, 5,
   }
   refuses("level 3 with an invalid config (64 % 3 != 0)", {1, 16, 64, 3, false}, 3,
           lab04::flash_attention, small);
+  // And what they can run, they run.
+  for (const int level : {1, 3, 4}) {
+    EXPECT_TRUE(core_matches(level, {small, 2})) << "level " << level << " on a valid call";
+  }
 }
 
 GPULAB_GRADED_TEST(
@@ -342,7 +348,9 @@ double level_memory(int level, const AttentionConfig& config) {
     lab04::optimize_attention(config, buffers, level, nullptr);
     GPULAB_CHECK(cudaDeviceSynchronize());
 #if GPULAB_BACKEND_CUDA
-    used = static_cast<double>(device_bytes_in_use() - before);
+    // The driver hands out memory in pages of megabytes: never less than the buffers themselves.
+    used = std::max(static_cast<double>(buffers.bytes()),
+                    static_cast<double>(device_bytes_in_use()) - static_cast<double>(before));
 #else
     used = static_cast<double>(gpulab::sim::peak_allocated_bytes() - before);
 #endif
@@ -460,7 +468,8 @@ GPULAB_GRADED_TEST(Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5,
   GPULAB_REQUIRE_COUNTING();
   const double unfused = core_dram_bytes(0);
   const double fused = core_dram_bytes(1);
-  EXPECT_LE(fused, unfused - kScoresBytes)
+  // A few percent of slack for a kernel that rereads a row from DRAM here and there.
+  EXPECT_LE(fused, unfused - 0.95 * kScoresBytes)
       << "level 0's core moves " << unfused << " DRAM bytes, level 1's " << fused
       << ": P must never be written (one [S, S] tensor is " << kScoresBytes << " bytes), "
       << describe(kTrafficConfig);
