@@ -13,7 +13,8 @@
 //   the same run, grows quadratically;
 // - traffic (sim, counted from a cold modeled L2): level 1 moves at least one S x S tensor fewer
 //   DRAM bytes than level 0's core; level 3 at most 1.5x the bytes of reading Q, K, V and writing O
-//   once in FP32; level 4 at most 0.65x (Q, K, V in FP16);
+//   once in FP32, and causal at most 0.65x the L2 reads of the full one (skipped key tiles);
+//   level 4 at most 0.65x those DRAM bytes (Q, K, V in FP16);
 // - speed: each student core faster than the one it improves on (1 than 0, 3 than 1, 4 than 3)
 //   by the harness's noise-aware comparison, measured on a GPU at 2048 tokens; on sim the modeled
 //   clock (from counted traffic, deterministic) at 256 tokens compares 1 with 0 and 3 with 1 (it
@@ -476,7 +477,7 @@ GPULAB_GRADED_TEST(Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5,
 #endif
 }
 
-GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 10, "flash_attention",
+GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 5, "flash_attention",
                    "counted on sim, level 3 moves at most 1.5x the bytes of Q, K, V and O") {
 #if GPULAB_BACKEND_CUDA
   GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
@@ -486,6 +487,37 @@ GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 10, "flash_attenti
   EXPECT_LE(flash, 1.5 * kQkvoBytes)
       << "level 3's core moves " << flash << " DRAM bytes; reading Q, K, V and writing O once is "
       << kQkvoBytes << ": no S x S tensor may reach memory, " << describe(kTrafficConfig);
+#endif
+}
+
+GPULAB_GRADED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_attention",
+                   "counted on sim, causal flash attention reads at most 0.65x the L2 bytes") {
+#if GPULAB_BACKEND_CUDA
+  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+#else
+  GPULAB_REQUIRE_COUNTING();
+  // With causal, the key tiles after a block's last query row hold nothing any of its rows sees:
+  // skipped, they leave about half of the K and V reads (plus one diagonal tile per block).
+  AttentionConfig causal = kTrafficConfig;
+  causal.causal = true;
+  EXPECT_TRUE(core_matches(3, {causal, 2})) << "the traffic of a wrong result earns nothing";
+  const auto l2_read_bytes = [](const AttentionConfig& config) {
+    Core core(config, 3, 2);
+    double bytes = 0;
+    for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches([&] {
+           lab04::flash_attention(core.config, core.buffers, core.stream);
+           core.stream.synchronize();
+         })) {
+      bytes += 32.0 * static_cast<double>(launch.counters.l2_sector_reads);
+    }
+    return bytes;
+  };
+  const double full = l2_read_bytes(kTrafficConfig);
+  const double masked = l2_read_bytes(causal);
+  EXPECT_LE(masked, 0.65 * full)
+      << "causal level 3 reads " << masked << " bytes through L2, the full one " << full
+      << ": key tiles that start after a block's last query row must not be loaded, "
+      << describe(causal);
 #endif
 }
 
