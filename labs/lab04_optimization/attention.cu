@@ -91,6 +91,9 @@ struct HeadOffsets {
               static_cast<unsigned>(pairs));
 }
 
+// TODO(lab04) BEGIN: anything your levels share (optional)
+// TODO(lab04) END
+
 // ------------------------------------------------------------------------------------------------
 // Level 1: the softmax fused into the weighted sum
 // ------------------------------------------------------------------------------------------------

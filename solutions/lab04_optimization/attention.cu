@@ -91,6 +91,33 @@ struct HeadOffsets {
               static_cast<unsigned>(pairs));
 }
 
+// TODO(lab04) BEGIN: anything your levels share (optional)
+// What level `level`'s core (1, 3 or 4) needs, checked before anything is enqueued (by the core,
+// and by optimize_attention before the projection): buffers of this config, the level's
+// intermediate, a head_dim the level tiles, and (batch, head) pairs that fit the grid.
+void check_core(const kernels::AttentionConfig& config, const kernels::AttentionBuffers& buffers,
+                int level, const std::string& who) {
+  kernels::check_buffers(config, buffers);
+  const bool present =
+      level == 1 ? !buffers.scores.empty() : level != 4 || !buffers.qkv_half.empty();
+  require(present, who + " needs buffers." + (level == 1 ? "scores" : "qkv_half") +
+                       ": allocate the buffers with kernels::attention_workspace(" +
+                       std::to_string(level) + ")");
+  const int dh = config.head_dim();
+  if (level == 4) {
+    require(dh % 16 == 0 && dh <= kMaxHeadDim,
+            who + ": head_dim " + std::to_string(dh) +
+                " must be a multiple of 16 (the WMMA tile), at most " +
+                std::to_string(kMaxHeadDim));
+  } else {
+    require(dh <= kMaxHeadDim,
+            who + ": head_dim " + std::to_string(dh) + " is above " + std::to_string(kMaxHeadDim));
+  }
+  require(static_cast<long long>(config.batch) * config.heads <= 65535,
+          who + ": at most 65535 (batch, head) pairs (grid.y)");
+}
+// TODO(lab04) END
+
 // ------------------------------------------------------------------------------------------------
 // Level 1: the softmax fused into the weighted sum
 // ------------------------------------------------------------------------------------------------
@@ -164,13 +191,7 @@ __global__ void fused_attention_row_kernel(const float* __restrict__ scores,
 void fused_softmax_attention(const kernels::AttentionConfig& config,
                              kernels::AttentionBuffers& buffers, cudaStream_t stream) {
   // TODO(lab04) BEGIN: check, the scores GEMM (run_component), then your kernel
-  kernels::check_buffers(config, buffers);
-  require(!buffers.scores.empty(),
-          "fused_softmax_attention needs buffers.scores: allocate the "
-          "buffers with kernels::attention_workspace(1)");
-  require(config.head_dim() <= kMaxHeadDim, "fused_softmax_attention: head_dim " +
-                                                std::to_string(config.head_dim()) + " is above " +
-                                                std::to_string(kMaxHeadDim));
+  check_core(config, buffers, 1, "fused_softmax_attention");
   const dim3 grid = grid_for(config, kFusedWarps, "fused_softmax_attention");
   kernels::run_component(kernels::Component::scores, config, buffers, stream);
   fused_attention_row_kernel<<<grid, kFusedWarps * kWarp, 0, stream>>>(
@@ -318,10 +339,7 @@ __global__ void flash_attention_fp32_kernel(const float* __restrict__ qkv, float
 void flash_attention(const kernels::AttentionConfig& config, kernels::AttentionBuffers& buffers,
                      cudaStream_t stream) {
   // TODO(lab04) BEGIN: check, then your kernel
-  kernels::check_buffers(config, buffers);
-  require(config.head_dim() <= kMaxHeadDim, "flash_attention: head_dim " +
-                                                std::to_string(config.head_dim()) + " is above " +
-                                                std::to_string(kMaxHeadDim));
+  check_core(config, buffers, 3, "flash_attention");
   const dim3 grid = grid_for(config, kFlashRows, "flash_attention");
   flash_attention_fp32_kernel<<<grid, kFlashWarps * kWarp, 0, stream>>>(
       buffers.qkv.data(), buffers.attn.data(), shape_of(config));
@@ -498,13 +516,7 @@ __global__ void flash_attention_fp16_kernel(const __half* __restrict__ qkv,
 void flash_attention_tensor_cores(const kernels::AttentionConfig& config,
                                   kernels::AttentionBuffers& buffers, cudaStream_t stream) {
   // TODO(lab04) BEGIN: check (qkv_half, head_dim), then your kernel
-  kernels::check_buffers(config, buffers);
-  require(!buffers.qkv_half.empty(),
-          "flash_attention_tensor_cores needs buffers.qkv_half: "
-          "allocate the buffers with kernels::attention_workspace(4)");
-  require(config.head_dim() % 16 == 0 && config.head_dim() <= kMaxHeadDim,
-          "flash_attention_tensor_cores: head_dim " + std::to_string(config.head_dim()) +
-              " must be a multiple of 16 (the WMMA tile), at most " + std::to_string(kMaxHeadDim));
+  check_core(config, buffers, 4, "flash_attention_tensor_cores");
   const dim3 grid = grid_for(config, kTcRows, "flash_attention_tensor_cores");
   flash_attention_fp16_kernel<<<grid, kTcWarps * kWarp, 0, stream>>>(
       buffers.qkv_half.data(), buffers.attn.data(), shape_of(config));
@@ -529,20 +541,8 @@ void optimize_attention(const kernels::AttentionConfig& config, kernels::Attenti
     kernels::attention_cublas_forward(config, buffers, stream);
     return;
   }
-  // Check everything the core checks before the projection is enqueued.
-  kernels::check_buffers(config, buffers);
-  const bool has_intermediate = level == 1   ? !buffers.scores.empty()
-                                : level == 4 ? !buffers.qkv_half.empty()
-                                             : true;
-  require(has_intermediate, "optimize_attention: level " + std::to_string(level) +
-                                " needs buffers allocated with kernels::attention_workspace(" +
-                                std::to_string(level) + ")");
-  const int dh = config.head_dim();
-  require(dh <= kMaxHeadDim && (level != 4 || dh % 16 == 0),
-          "optimize_attention: level " + std::to_string(level) + " cannot handle head_dim " +
-              std::to_string(dh));
-  require(static_cast<long long>(config.batch) * config.heads <= 65535,
-          "optimize_attention: at most 65535 (batch, head) pairs (grid.y)");
+  // Everything the core checks, before the projection is enqueued.
+  check_core(config, buffers, level, "optimize_attention (level " + std::to_string(level) + ")");
   kernels::run_component(kernels::Component::qkv_projection, config, buffers, stream);
   if (level == 1) {
     fused_softmax_attention(config, buffers, stream);

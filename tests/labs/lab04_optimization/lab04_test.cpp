@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
-#include <functional>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -117,8 +116,17 @@ struct Core {
 
 using CoreFunction = void (*)(const AttentionConfig&, AttentionBuffers&, cudaStream_t);
 
+// Level 0's core, the framework's: the scores, softmax and weighted sum components.
+void unfused_core(const AttentionConfig& config, AttentionBuffers& buffers, cudaStream_t stream) {
+  for (const auto component : {kernels::Component::scores, kernels::Component::softmax,
+                               kernels::Component::weighted_sum}) {
+    kernels::run_component(component, config, buffers, stream);
+  }
+}
+
 CoreFunction core_of(int level) {
-  return level == 1   ? lab04::fused_softmax_attention
+  return level == 0   ? unfused_core
+         : level == 1 ? lab04::fused_softmax_attention
          : level == 3 ? lab04::flash_attention
                       : lab04::flash_attention_tensor_cores;
 }
@@ -416,19 +424,25 @@ GPULAB_GRADED_TEST(
 // ------------------------------------------------------------------------------------------------
 
 #if !GPULAB_BACKEND_CUDA
-// The DRAM bytes (read and written) of everything `work` launches, from an empty modeled L2.
-double dram_bytes(const std::function<void()>& work) {
-  GPULAB_CHECK(gpulab::sim::reset_modeled_l2(nullptr));
-  GPULAB_CHECK(cudaDeviceSynchronize());
-  double bytes = 0;
+// What everything `level`'s core launched on `core` moved, counted from an empty modeled L2: DRAM
+// bytes (read and written) and bytes read through L2.
+struct Traffic {
+  double dram = 0;
+  double l2_read = 0;
+};
+
+Traffic core_traffic(int level, Core& core) {
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2(core.stream));
+  core.stream.synchronize();
+  gpulab::MemoryCounters counted;
   for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches([&] {
-         work();
-         GPULAB_CHECK(cudaDeviceSynchronize());
+         core_of(level)(core.config, core.buffers, core.stream);
+         core.stream.synchronize();
        })) {
-    bytes +=
-        static_cast<double>(launch.counters.dram_bytes_read + launch.counters.dram_bytes_written);
+    counted += launch.counters;
   }
-  return bytes;
+  return {static_cast<double>(counted.dram_bytes_read + counted.dram_bytes_written),
+          32.0 * static_cast<double>(counted.l2_sector_reads)};
 }
 
 // The traffic tests' layer: one head of 64 (the head dim flash attention is tuned for), 256 tokens.
@@ -446,17 +460,7 @@ double core_dram_bytes(int level) {
     EXPECT_TRUE(core_matches(level, c)) << "the traffic of a wrong result earns nothing";
   }
   Core core(c.config, level, c.seed);
-  return dram_bytes([&] {
-    if (level == 0) {
-      for (const auto component : {kernels::Component::scores, kernels::Component::softmax,
-                                   kernels::Component::weighted_sum}) {
-        kernels::run_component(component, core.config, core.buffers, core.stream);
-      }
-    } else {
-      core_of(level)(core.config, core.buffers, core.stream);
-    }
-    core.stream.synchronize();
-  });
+  return core_traffic(level, core).dram;
 }
 #endif
 
@@ -503,14 +507,7 @@ GPULAB_GRADED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_att
   EXPECT_TRUE(core_matches(3, {causal, 2})) << "the traffic of a wrong result earns nothing";
   const auto l2_read_bytes = [](const AttentionConfig& config) {
     Core core(config, 3, 2);
-    double bytes = 0;
-    for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches([&] {
-           lab04::flash_attention(core.config, core.buffers, core.stream);
-           core.stream.synchronize();
-         })) {
-      bytes += 32.0 * static_cast<double>(launch.counters.l2_sector_reads);
-    }
-    return bytes;
+    return core_traffic(3, core).l2_read;
   };
   const double full = l2_read_bytes(kTrafficConfig);
   const double masked = l2_read_bytes(causal);
@@ -549,16 +546,7 @@ struct CoreTiming {
 CoreTiming time_core(int level, const AttentionConfig& config,
                      const gpulab::BenchOptions& options) {
   Core core(config, level, 2);
-  const auto run = [&](cudaStream_t s) {
-    if (level == 0) {
-      for (const auto component : {kernels::Component::scores, kernels::Component::softmax,
-                                   kernels::Component::weighted_sum}) {
-        kernels::run_component(component, core.config, core.buffers, s);
-      }
-    } else {
-      core_of(level)(core.config, core.buffers, s);
-    }
-  };
+  const auto run = [&](cudaStream_t s) { core_of(level)(core.config, core.buffers, s); };
   const gpulab::Summary time = gpulab::measure(run, core.stream, options).summary;
   return {time, core.buffers.attn.to_vector()};
 }
