@@ -5,7 +5,8 @@
 //   2  the level table: time (measured on a GPU; on sim the modeled clock, from counted traffic),
 //      speed-up over level 0, the device memory the level held, its DRAM bytes (counted on sim,
 //      analytic on a GPU) and its bottleneck on the roofline (lab 03);
-//   3  memory against sequence length: the buffers each level needs, from 256 to 16384 tokens.
+//   3  memory against sequence length: the buffers each level needs, from 256 to 16384 tokens,
+//      and the fitted growth exponent.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -22,9 +23,11 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
+#include "gpulab/core/stats.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/labkit/lab_main.hpp"
 #include "lab04.hpp"
@@ -155,8 +158,8 @@ LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& conf
   std::size_t total = 0;
   GPULAB_CHECK(cudaMemGetInfo(&free_before, &total));
 #else
-  gpulab::sim::reset_peak_allocated_bytes();
-  const std::size_t before = gpulab::sim::allocated_bytes();
+  gpulab::reset_peak_memory_stats();  // on sim every cudaMalloc is accounted
+  const std::size_t before = gpulab::memory_stats().allocated_bytes;
 #endif
   kernels::AttentionBuffers buffers(config, kernels::attention_workspace(level));
   kernels::upload(inputs, buffers);
@@ -169,7 +172,7 @@ LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& conf
   run.memory_bytes = std::max(static_cast<double>(buffers.bytes()),
                               static_cast<double>(free_before) - static_cast<double>(free_after));
 #else
-  run.memory_bytes = static_cast<double>(gpulab::sim::peak_allocated_bytes() - before);
+  run.memory_bytes = static_cast<double>(gpulab::memory_stats().peak_allocated_bytes - before);
   if (gpulab::sim::counting_available()) {
     GPULAB_CHECK(gpulab::sim::reset_modeled_l2(stream));
     double dram = 0;
@@ -266,11 +269,12 @@ void level_table(LabContext& ctx, const AttentionConfig& config, gpulab::Stream&
                    format_bytes(run.memory_bytes), format_bytes(dram), bound});
     gpulab::Result result{gpulab::result_kind::attention_level, params_of(config, run.level), {}};
     result.params["bound"] = bound;
-    result.metrics = {Metric::measured("time_ms", run.time.median_ms),
-                      Metric::measured("speedup", baseline.time.median_ms / run.time.median_ms),
-                      Metric::measured("memory_bytes", run.memory_bytes),
-                      counted ? Metric{"dram_bytes", dram, gpulab::Provenance::counted, {}, {}}
-                              : Metric::modeled("dram_bytes", dram, ctx.spec.name)};
+    result.metrics = {
+        Metric::measured("time_ms", run.time.median_ms),
+        Metric::measured("speedup_ratio", baseline.time.median_ms / run.time.median_ms),
+        Metric::measured("memory_bytes", run.memory_bytes),
+        counted ? Metric{"dram_bytes", dram, gpulab::Provenance::counted, {}, {}}
+                : Metric::modeled("dram_bytes", dram, ctx.spec.name)};
     ctx.results.results.push_back(std::move(result));
   }
   out << table;
@@ -287,30 +291,43 @@ void level_table(LabContext& ctx, const AttentionConfig& config, gpulab::Stream&
          "level 4, FP32 otherwise) and DRAM bytes.\n\n";
 }
 
-// 3: the buffers each level needs against the sequence length.
+// 3: the buffers each level needs against the sequence length, and how fast they grow.
 void memory_table(LabContext& ctx, const AttentionConfig& config) {
   std::ostream& out = *ctx.out;
   out << "3. Device memory each level needs against seq_len (d_model " << config.d_model << ", "
       << config.heads << " heads): its AttentionBuffers\n";
+  const std::vector<double> lengths = {256, 1024, 4096, 16384};
   std::vector<gpulab::Column> columns = {{"seq_len", "", Align::right}};
+  std::vector<std::vector<double>> bytes(kLevels);
   for (int level = 0; level < kLevels; ++level) {
     columns.push_back({"L" + std::to_string(level), "", Align::right});
+    for (const double s : lengths) {
+      AttentionConfig at = config;
+      at.seq_len = static_cast<int>(s);
+      bytes[level].push_back(static_cast<double>(
+          kernels::AttentionBuffers::bytes_for(at, kernels::attention_workspace(level))));
+      gpulab::Result result{gpulab::result_kind::attention_level_memory, params_of(at, level), {}};
+      result.metrics = {Metric::modeled("memory_bytes", bytes[level].back(), ctx.spec.name)};
+      ctx.results.results.push_back(std::move(result));
+    }
   }
   Table table(columns);
-  for (const int s : {256, 1024, 4096, 16384}) {
-    AttentionConfig at = config;
-    at.seq_len = s;
-    std::vector<std::string> row = {std::to_string(s)};
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    std::vector<std::string> row = {format_fixed(lengths[i], 0)};
     for (int level = 0; level < kLevels; ++level) {
-      const auto bytes =
-          kernels::AttentionBuffers::bytes_for(at, kernels::attention_workspace(level));
-      row.push_back(format_bytes(static_cast<double>(bytes)));
+      row.push_back(format_bytes(bytes[level][i]));
     }
     table.add_row(row);
   }
+  std::vector<std::string> growth = {"exponent"};
+  for (int level = 0; level < kLevels; ++level) {
+    growth.push_back(format_fixed(gpulab::growth_exponent(lengths, bytes[level]), 2));
+  }
+  table.add_row(growth);
   out << table;
-  out << "Levels 0 to 2 hold S x S tensors (per head and sequence): 4x the memory for 2x the "
-         "tokens. Flash attention (3, 4) holds only O(S x d_model): 2x for 2x.\n";
+  out << "exponent: memory ~ seq_len^exponent, fitted over these lengths. Levels 0 to 2 hold "
+         "S x S tensors (per head and sequence): 4x the memory for 2x the tokens. Flash "
+         "attention (3, 4) holds only O(S x d_model): 2x for 2x.\n";
 }
 
 void report(LabContext& ctx) {

@@ -2,7 +2,9 @@
 // a device and skip without one; on the sim backend they always run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -10,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "gpulab/core/console.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/stream.hpp"
 #include "test_device.hpp"
 
@@ -163,6 +167,50 @@ TEST(DeviceBuffer, OutOfMemoryThrowsMemoryAllocationError) {
     EXPECT_NE(e.file().find("raii_test.cpp"), std::string::npos) << e.file();
   }
   (void)cudaGetLastError();
+}
+
+TEST(DeviceBuffer, OutOfMemorySaysWhatHoldsTheDevicesMemoryAndWhereItWasAllocated) {
+  GPULAB_REQUIRE_DEVICE();
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const DeviceBuffer<char> held(4 << 20);
+  const unsigned held_line = __LINE__ - 1;
+  try {
+    DeviceBuffer<char> too_big(total + (std::size_t{1} << 30));
+    FAIL() << "allocating more than the device's memory succeeded";
+  } catch (const gpulab::CudaError& e) {
+    const std::string what = e.what();
+    const std::string asked = std::to_string(total + (std::size_t{1} << 30)) + " bytes";
+    for (const std::string& part :
+         {std::string("out of device memory: asked for "), asked,
+          "on a device of " + gpulab::format_bytes(static_cast<double>(total)),
+          std::string(" allocated in "), std::string(" reserved"), std::string("peak "),
+          std::string("largest allocations alive:"),
+          "raii_test.cpp:" + std::to_string(held_line)}) {
+      EXPECT_NE(what.find(part), std::string::npos) << part << "\n---\n" << what;
+    }
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "an out-of-memory error is not sticky";
+}
+
+TEST(DeviceBuffer, ItsAllocationIsAccountedUnderTheCallersLine) {
+  GPULAB_REQUIRE_DEVICE();
+  const gpulab::MemoryStats before = gpulab::memory_stats();
+  {
+    const DeviceBuffer<float> buffer(1000);
+    const unsigned line = __LINE__ - 1;
+    EXPECT_EQ(gpulab::memory_stats().allocated_bytes, before.allocated_bytes + 4000);
+    const std::vector<gpulab::LiveAllocation> live = gpulab::live_allocations();
+    const auto it = std::find_if(live.begin(), live.end(), [&](const gpulab::LiveAllocation& l) {
+      return l.address == reinterpret_cast<std::uintptr_t>(buffer.data());
+    });
+    ASSERT_NE(it, live.end());
+    EXPECT_EQ(it->bytes, 4000U);
+    EXPECT_NE(it->file.find("raii_test.cpp"), std::string::npos) << it->file;
+    EXPECT_EQ(it->line, line);
+  }
+  EXPECT_EQ(gpulab::memory_stats().allocated_bytes, before.allocated_bytes);
 }
 
 TEST(DeviceBuffer, ElementCountOverflowIsALengthError) {

@@ -670,6 +670,26 @@ TEST(ResultsLoad, FileErrorsNameThePath) {
   EXPECT_EQ(message.rfind(big.string() + ": expected at most 100 bytes, found ", 0), 0u) << message;
 }
 
+TEST(ResultsLoad, AsJsonKeepsWhatTheResultsReaderIgnoresAndChecksTheFileTheSameWay) {
+  const nlohmann::json document =
+      gpulab::load_results_json(data_path("results_unknown_fields.json"));
+  ASSERT_TRUE(document.is_object());
+  EXPECT_TRUE(document.contains("context"));
+  EXPECT_EQ(gpulab::results_from_json(document, "x"),
+            gpulab::load_results(data_path("results_unknown_fields.json")));
+  const TempDir dir;
+  EXPECT_EQ(error_of([&] { (void)gpulab::load_results_json(dir.path()); }),
+            dir.path().string() + ": expected a results JSON file, found a directory");
+  const fs::path empty = dir.path() / "empty.json";
+  write_text(empty, " \n");
+  EXPECT_NE(error_of([&] { (void)gpulab::load_results_json(empty); }).find("empty document"),
+            std::string::npos);
+  const fs::path broken = dir.path() / "broken.json";
+  write_text(broken, "{\"context\": [1,");
+  EXPECT_EQ(error_of([&] { (void)gpulab::load_results_json(broken); }).rfind(broken.string(), 0),
+            0U);
+}
+
 // ---------------------------------------------------------------------------------------------
 // No stack overflow on deep documents, even when the depth limit is lifted
 // ---------------------------------------------------------------------------------------------

@@ -200,6 +200,47 @@ TEST(Throughput, FractionOfPeakRejectsNonPositiveOrNonFinitePeak) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// growth_exponent
+// ---------------------------------------------------------------------------------------------
+
+TEST(GrowthExponent, IsTheExactPowerOfAPowerLaw) {
+  const std::vector<double> x = {256, 512, 1024, 2048};
+  for (const double power : {0.0, 1.0, 2.0, 0.5}) {
+    std::vector<double> y;
+    for (const double v : x) {
+      y.push_back(3 * std::pow(v, power));
+    }
+    expect_close("power", growth_exponent(x, y), power);
+  }
+}
+
+TEST(GrowthExponent, IsTheLeastSquaresSlopeOnLogLogAxes) {
+  // log2 x = 0, 1, 2; log2 y = 0, 1, 3: slope = sum(dx * dy) / sum(dx^2) with dx = -1, 0, 1 and
+  // dy = -4/3, -1/3, 5/3: (4/3 + 5/3) / 2 = 1.5.
+  expect_close("1.5", growth_exponent(std::vector<double>{1, 2, 4}, std::vector<double>{1, 2, 8}),
+               1.5);
+  // A constant term flattens the curve: a + b*x^2 between 1 and 2.
+  const double bent = growth_exponent(std::vector<double>{1, 10, 100, 1000},
+                                      std::vector<double>{1e6 + 1, 1e6 + 100, 1e6 + 1e4, 2e6});
+  EXPECT_GT(bent, 0);
+  EXPECT_LT(bent, 0.2);
+}
+
+TEST(GrowthExponent, RejectsTooFewPointsMismatchedSizesBadValuesAndOneX) {
+  const std::vector<double> two = {1, 2};
+  EXPECT_THROW((void)growth_exponent(std::vector<double>{1}, std::vector<double>{1}),
+               std::invalid_argument);
+  EXPECT_THROW((void)growth_exponent(two, std::vector<double>{1, 2, 3}), std::invalid_argument);
+  for (const double bad : {0.0, -1.0, kNaN, kInf}) {
+    EXPECT_THROW((void)growth_exponent(two, std::vector<double>{1, bad}), std::invalid_argument)
+        << "y " << bad;
+    EXPECT_THROW((void)growth_exponent(std::vector<double>{bad, 2}, two), std::invalid_argument)
+        << "x " << bad;
+  }
+  EXPECT_THROW((void)growth_exponent(std::vector<double>{4, 4}, two), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
 // compare
 // ---------------------------------------------------------------------------------------------
 

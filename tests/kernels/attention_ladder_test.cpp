@@ -205,6 +205,9 @@ struct Traffic {
 Traffic traffic(int level, const AttentionConfig& config, const char* kernel) {
   AttentionBuffers buffers(config, attention_workspace(level));
   upload(make_attention_inputs(config, 2), buffers);
+  // A cold L2 for every level: the modeled L2 outlives a freed buffer, and new buffers can land
+  // at the addresses of the last level's, hitting (or writing back) sectors that are not theirs.
+  GPULAB_CHECK(sim::reset_modeled_l2(nullptr));
   const auto launches = sim::count_launches([&] {
     attention_levels()[static_cast<std::size_t>(level)].launch(config, buffers, nullptr);
     GPULAB_CHECK(cudaDeviceSynchronize());

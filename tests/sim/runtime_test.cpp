@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/memory_stats.hpp"
 #include "gpulab/sim/runtime.hpp"
 
 namespace {
@@ -211,19 +213,36 @@ TEST(SimRuntime, AllocationsAreAccountedAndFreed) {
   (void)cudaGetLastError();
 }
 
-TEST(SimRuntime, PeakAllocationIsTheMostAllocatedAtOnceSinceTheReset) {
-  gpulab::sim::reset_peak_allocated_bytes();
-  const std::size_t before = gpulab::sim::allocated_bytes();
-  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before);
+TEST(SimRuntime, EveryCudaMallocIsInTheMemoryAccountingWithTheSiteOfADeviceBuffer) {
+  gpulab::reset_peak_memory_stats();
+  const gpulab::MemoryStats before = gpulab::memory_stats();
+  void* bare = nullptr;
+  ASSERT_EQ(cudaMalloc(&bare, 3000), cudaSuccess);
   {
     DeviceBuffer<char> a(1000);
-    { DeviceBuffer<char> b(3000); }  // freed: the peak stays
-    DeviceBuffer<char> c(500);
-    EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before + 4000);
+    const unsigned line = __LINE__ - 1;
+    const gpulab::MemoryStats s = gpulab::memory_stats();
+    EXPECT_EQ(s.allocated_bytes, before.allocated_bytes + 4000);
+    EXPECT_EQ(s.allocations, 2U);
+    bool found_bare = false;
+    bool found_buffer = false;
+    for (const gpulab::LiveAllocation& l : gpulab::live_allocations()) {
+      if (l.address == reinterpret_cast<std::uintptr_t>(bare)) {
+        found_bare = true;
+        EXPECT_TRUE(l.file.empty()) << "a bare cudaMalloc has no site: " << l.file;
+      } else if (l.address == reinterpret_cast<std::uintptr_t>(a.data())) {
+        found_buffer = true;
+        EXPECT_NE(l.file.find("runtime_test.cpp"), std::string::npos) << l.file;
+        EXPECT_EQ(l.line, line);
+      }
+    }
+    EXPECT_TRUE(found_bare && found_buffer);
   }
-  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before + 4000);
-  gpulab::sim::reset_peak_allocated_bytes();
-  EXPECT_EQ(gpulab::sim::peak_allocated_bytes(), before) << "a reset starts from what is allocated";
+  ASSERT_EQ(cudaFree(bare), cudaSuccess);
+  const gpulab::MemoryStats after = gpulab::memory_stats();
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.peak_allocated_bytes, before.allocated_bytes + 4000);
+  EXPECT_EQ(after.frees, 2U);
 }
 
 TEST(SimRuntime, DestroyedHandlesAreInvalid) {

@@ -412,6 +412,45 @@ TEST_F(ViewerApp, MemoryPanelDrawsTheCountedKernelsOfAProfileFile) {
   EXPECT_GT(drawn_fraction(loaded), 3 * drawn_fraction(empty));
 }
 
+TEST_F(ViewerApp, LevelsPanelDrawsTheLevelsOfALab04File) {
+  require_xvfb();
+  if (IsSkipped()) {
+    return;
+  }
+  // lab04_sim.json: `gpulab run lab04 --quick --json FILE` on sim. Without it the panel draws one
+  // hint line; with it, the bars of five levels and the memory of each against seq_len.
+  const fs::path empty = dir_ / "levels_empty.png";
+  const fs::path loaded = dir_ / "levels.png";
+  Outcome r = run_headless({"--panel", "levels", "--screenshot", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_headless(
+      {"--panel", "levels", "--screenshot", loaded.string(), kData + "/lab04_sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  expect_viewer_png(loaded, 1280, 800);
+  EXPECT_GE(drawn_fraction(loaded), 0.2);
+  EXPECT_LT(drawn_fraction(empty), 0.1);
+}
+
+TEST_F(ViewerApp, HistoryPanelDrawsTheTimelineOfAMemoryHistoryFile) {
+  require_xvfb();
+  if (IsSkipped()) {
+    return;
+  }
+  // history_sim.json: `gpulab run lab04 --quick --memory-history FILE` on sim.
+  const fs::path empty = dir_ / "history_empty.png";
+  const fs::path loaded = dir_ / "history.png";
+  Outcome r = run_headless({"--panel", "history", "--screenshot", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_headless(
+      {"--panel", "history", "--screenshot", loaded.string(), kData + "/history_sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  expect_viewer_png(loaded, 1280, 800);
+  EXPECT_GE(drawn_fraction(loaded), 0.2);
+  EXPECT_LT(drawn_fraction(empty), 0.1);
+}
+
 TEST_F(ViewerApp, EmptyPanelsAreMostlyBackground) {
   require_xvfb();
   if (IsSkipped()) {

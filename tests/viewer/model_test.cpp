@@ -288,6 +288,36 @@ TEST(ViewerModelResults, InvalidContentAndMissingFilesAreKeptAsErrors) {
   EXPECT_TRUE(contains(model.results()[1].error, "does_not_exist.json"));
 }
 
+TEST(ViewerModelResults, AMemoryHistoryFileGivesItsSourceATimeline) {
+  // history_sim.json: `gpulab run lab04 --quick --memory-history FILE` on sim.
+  Model model(cuda_without_driver(), "");
+  const LoadedResults& loaded = model.load_results(kData + "/history_sim.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.error;
+  ASSERT_TRUE(loaded.history.has_value());
+  EXPECT_FALSE(loaded.history->events.empty());
+  ASSERT_EQ(model.panel_data().sources.size(), 1u);
+  const std::optional<MemoryTimelineView>& timeline = model.panel_data().sources[0].timeline;
+  ASSERT_TRUE(timeline.has_value());
+  EXPECT_GT(timeline->peak_bytes, 0);
+  EXPECT_FALSE(timeline->bands.empty());
+  EXPECT_FALSE(model.load_results(kData + "/results_valid.json").history.has_value());
+}
+
+TEST(ViewerModelResults, AnInvalidMemoryHistoryFailsTheWholeFileWithOneLine) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "gpulab-viewer-bad-history.json";
+  nlohmann::json document = load_results_json(kData + "/history_sim.json");
+  document["memory_history"]["events"][0]["kind"] = "steal";
+  std::ofstream(path) << document.dump();
+  Model model(cuda_without_driver(), "");
+  const LoadedResults& loaded = model.load_results(path);
+  EXPECT_FALSE(loaded.ok());
+  EXPECT_FALSE(loaded.history.has_value());
+  EXPECT_TRUE(contains(loaded.error, "memory_history.events[0].kind")) << loaded.error;
+  EXPECT_TRUE(model.panel_data().sources.empty());
+  std::filesystem::remove(path);
+}
+
 TEST(ViewerModelResults, FilesStayInOrderAndAFailureDoesNotStopTheNext) {
   Model model(cuda_without_driver(), "");
   model.load_results(kData + "/results_malformed.json");

@@ -713,8 +713,10 @@ ResultsFile results_from_json(const nlohmann::json& json, std::string_view sourc
   return Reader(source).file(json);
 }
 
-ResultsFile parse_results(std::string_view text, std::string_view source,
-                          const LoadLimits& limits) {
+namespace {
+
+// The JSON of a results text, with the limits; errors as parse_results'.
+json parse_results_json(std::string_view text, std::string_view source, const LoadLimits& limits) {
   if (text.size() > limits.max_bytes) {
     fail(source, "",
          "expected at most " + std::to_string(limits.max_bytes) + " bytes, found " +
@@ -724,17 +726,22 @@ ResultsFile parse_results(std::string_view text, std::string_view source,
     fail(source, "",
          "expected a JSON object with \"context\" and \"results\", found an empty document");
   }
-  json root;
   try {
-    root = parse_json(text, source,
+    return parse_json(text, source,
                       JsonLimits{static_cast<std::size_t>(limits.max_bytes), limits.max_depth});
   } catch (const JsonError& error) {
     throw ResultsError(error.what());
   }
-  return results_from_json(root, source);
 }
 
-ResultsFile load_results(const std::filesystem::path& path, const LoadLimits& limits) {
+}  // namespace
+
+ResultsFile parse_results(std::string_view text, std::string_view source,
+                          const LoadLimits& limits) {
+  return results_from_json(parse_results_json(text, source, limits), source);
+}
+
+json load_results_json(const std::filesystem::path& path, const LoadLimits& limits) {
   namespace fs = std::filesystem;
   const std::string source = path.string();
   std::error_code error;
@@ -778,7 +785,11 @@ ResultsFile load_results(const std::filesystem::path& path, const LoadLimits& li
       break;
     }
   }
-  return parse_results(text, source, limits);
+  return parse_results_json(text, source, limits);
+}
+
+ResultsFile load_results(const std::filesystem::path& path, const LoadLimits& limits) {
+  return results_from_json(load_results_json(path, limits), path.string());
 }
 
 void save_results(const std::filesystem::path& path, const ResultsFile& file) {

@@ -96,6 +96,39 @@ double fraction_of_peak(double achieved, double peak) {
   return achieved / peak;
 }
 
+double growth_exponent(std::span<const double> x, std::span<const double> y) {
+  if (x.size() != y.size() || x.size() < 2) {
+    throw std::invalid_argument("growth_exponent: needs two or more (x, y) pairs, got " +
+                                std::to_string(x.size()) + " x and " + std::to_string(y.size()) +
+                                " y");
+  }
+  double mean_x = 0;
+  double mean_y = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] > 0) || !(y[i] > 0) || !std::isfinite(x[i]) || !std::isfinite(y[i])) {
+      throw std::invalid_argument("growth_exponent: point " + std::to_string(i) + " (" +
+                                  std::to_string(x[i]) + ", " + std::to_string(y[i]) +
+                                  ") is not positive and finite");
+    }
+    mean_x += std::log(x[i]);
+    mean_y += std::log(y[i]);
+  }
+  const auto n = static_cast<double>(x.size());
+  mean_x /= n;
+  mean_y /= n;
+  double sxy = 0;
+  double sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double dx = std::log(x[i]) - mean_x;
+    sxy += dx * (std::log(y[i]) - mean_y);
+    sxx += dx * dx;
+  }
+  if (std::all_of(x.begin(), x.end(), [&](double v) { return v == x[0]; }) || !(sxx > 0)) {
+    throw std::invalid_argument("growth_exponent: every x is the same; a slope needs two");
+  }
+  return sxy / sxx;
+}
+
 std::string_view to_string(Comparison comparison) noexcept {
   switch (comparison) {
     case Comparison::same:

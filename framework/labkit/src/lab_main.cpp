@@ -1,5 +1,6 @@
 #include "gpulab/labkit/lab_main.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/lab.hpp"
+#include "gpulab/core/memory_history.hpp"
 
 namespace gpulab::labkit {
 
@@ -60,12 +62,17 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
   CLI::App app{"gpulab " + lab + ": " + info.title + " (the lab's report)", "gpulab run " + lab};
   std::string spec_name;
   std::string json_path;
+  std::string history_path;
   bool quick = false;
   app.add_option("--spec", spec_name,
                  "GPU the modeled numbers are for (see `gpulab specs`); on sim also the GPU "
                  "simulated. Default: the detected GPU, on sim H100 SXM or GPULAB_SIM_SPEC");
   app.add_option("--json", json_path, "Also save the results to this JSON file");
   app.add_flag("--quick", quick, "Smaller problems and fewer samples (tests, CI)");
+  app.add_option("--memory-history", history_path,
+                 "Record every device allocation and free of the run (on a GPU: the framework's "
+                 "own) and save them to this JSON file, also when the run fails; open it with "
+                 "gpulab view");
   if (add_options) {
     add_options(app);
   }
@@ -79,6 +86,24 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
   }
 
   LabContext context;
+  std::uint64_t capacity_bytes = 0;
+  bool recording = false;
+  // The history of a run that failed is the one most worth reading: it is saved either way.
+  const auto save_history = [&]() -> bool {
+    if (!recording) {
+      return true;
+    }
+    stop_memory_history();
+    try {
+      save_memory_history(history_path,
+                          capture_memory_history(context.results.context, capacity_bytes));
+      std::cout << "memory history saved to " << history_path << "\n";
+      return true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpulab %s: error: %s\n", lab.c_str(), e.what());
+      return false;
+    }
+  };
   context.lab = lab;
   context.title = info.title;
   context.variant = info.variant;
@@ -111,13 +136,18 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     context.clock = event_clock();
     context.results.context = make_context(context.backend, context.device, context.spec.name);
     context.results.context.clock = context.clock;
+    capacity_bytes = device.global_memory_bytes;
     print_header(context);
+    if (!history_path.empty()) {
+      start_memory_history();
+      recording = true;
+    }
     report(context);
     if (!json_path.empty()) {
       save_results(json_path, context.results);
       std::cout << "\nresults saved to " << json_path << "\n";
     }
-    return 0;
+    return save_history() ? 0 : 1;
   } catch (const NotImplemented& e) {
     std::cout.flush();
     std::fprintf(stderr, "gpulab %s\n", e.what());  // "lab01: summarize_samples is not ..."
@@ -125,6 +155,7 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     std::cout.flush();
     std::fprintf(stderr, "gpulab %s: error: %s\n", lab.c_str(), e.what());
   }
+  (void)save_history();
   return 1;
 }
 

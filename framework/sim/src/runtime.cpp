@@ -28,6 +28,7 @@
 #include "asan.hpp"
 #include "clock.hpp"
 #include "counting.hpp"
+#include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
@@ -155,7 +156,6 @@ struct State {
   std::set<CUevent_st*> events;
   std::map<const void*, KernelRecord> kernels;
   std::size_t allocated = 0;
-  std::size_t peak_allocated = 0;  // the most allocated at once since the last reset
   Schedule schedule = device().schedule;
   std::uint64_t launches = 0;
 };
@@ -412,18 +412,6 @@ std::size_t allocated_bytes() noexcept {
   State& s = state();
   std::scoped_lock lock(s.mutex);
   return s.allocated;
-}
-
-std::size_t peak_allocated_bytes() noexcept {
-  State& s = state();
-  std::scoped_lock lock(s.mutex);
-  return s.peak_allocated;
-}
-
-void reset_peak_allocated_bytes() noexcept {
-  State& s = state();
-  std::scoped_lock lock(s.mutex);
-  s.peak_allocated = s.allocated;
 }
 
 namespace {
@@ -749,6 +737,7 @@ cudaError_t cudaDeviceReset() noexcept {
   auto& s = state();
   std::scoped_lock lock(s.mutex);
   for (const auto& [address, allocation] : s.device_allocations) {
+    gpulab::note_device_free(reinterpret_cast<const void*>(address));
     gpulab::sim::release(address, allocation);
   }
   for (const auto& [address, allocation] : s.host_allocations) {
@@ -766,7 +755,6 @@ cudaError_t cudaDeviceReset() noexcept {
   s.streams.clear();
   s.events.clear();
   s.allocated = 0;
-  s.peak_allocated = 0;
   queue.clear_sticky();
   gpulab::sim::last_error = cudaSuccess;
   return cudaSuccess;
@@ -797,7 +785,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   }
   s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), allocation);
   s.allocated += bytes;
-  s.peak_allocated = std::max(s.peak_allocated, s.allocated);
+  gpulab::note_device_malloc(memory, bytes);  // every allocation, in the memory accounting
   *pointer = memory;
   return cudaSuccess;
 }
@@ -821,6 +809,7 @@ cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*ta
   }
   if (table == &gpulab::sim::State::device_allocations) {
     s.allocated -= it->second.bytes;
+    gpulab::note_device_free(pointer);
   }
   const gpulab::sim::Allocation allocation = it->second;
   (s.*table).erase(it);

@@ -736,4 +736,178 @@ std::vector<MemoryView> memory_views(const ResultsFile& file) {
   return views;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Levels
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// A level's number (param level, >= 0); empty when it has none or it is not one.
+std::optional<int> level_of(const Result& result) {
+  const std::string* text = param(result, "level");
+  if (text == nullptr) {
+    return std::nullopt;
+  }
+  const std::optional<int> level = parse_int(*text);
+  return level && *level >= 0 ? level : std::nullopt;
+}
+
+// "L3 flash", or "L3" without a level_name.
+std::string level_label(const Result& result, int level) {
+  std::string label = "L" + std::to_string(level);
+  if (const std::string* name = param(result, "level_name"); name != nullptr && !name->empty()) {
+    label += " " + *name;
+  }
+  return label;
+}
+
+LevelRow level_row(const Result& r, int level) {
+  LevelRow row;
+  row.level = level;
+  row.name = level_label(r, level);
+  row.time_ms = time_ms(r, Provenance::measured);
+  if (const std::optional<double> memory = metric_value(r, "memory_bytes", Provenance::measured);
+      memory && *memory > 0) {
+    row.memory_bytes = memory;
+  }
+  for (const Provenance provenance :
+       {Provenance::counted, Provenance::measured, Provenance::modeled}) {
+    if (const std::optional<double> dram = metric_value(r, "dram_bytes", provenance);
+        dram && *dram >= 0) {
+      row.dram_bytes = dram;
+      row.dram_provenance = provenance;
+      break;
+    }
+  }
+  if (const std::string* bound = param(r, "bound")) {
+    row.bound = *bound;
+  }
+  return row;
+}
+
+// The buffers of one level at one length: its memory_bytes (modeled or measured, > 0).
+std::optional<double> memory_of(const Result& r) {
+  for (const Provenance provenance : {Provenance::modeled, Provenance::measured}) {
+    if (const std::optional<double> bytes = metric_value(r, "memory_bytes", provenance);
+        bytes && *bytes > 0) {
+      return bytes;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<LevelsView> levels_views(const ResultsFile& file) {
+  // A view per shape, in order of first appearance. A level result's shape is its params but
+  // level, level_name and bound; a memory result belongs to every view whose shape equals its
+  // params but level, level_name and seq_len once seq_len is taken out too.
+  struct Entry {
+    std::map<std::string, std::string> shape;   // empty for a view of memory results only
+    std::map<std::string, std::string> family;  // shape without seq_len
+    std::vector<std::pair<int, const Result*>> levels;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::pair<int, const Result*>> memory;
+  for (const Result& r : file.results) {
+    const std::optional<int> level = level_of(r);
+    if (!level) {
+      continue;
+    }
+    if (r.name == result_kind::attention_level) {
+      std::map<std::string, std::string> shape =
+          params_without(r, {"level", "level_name", "bound"});
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const Entry& e) { return e.shape == shape; });
+      if (it == entries.end()) {
+        std::map<std::string, std::string> family = shape;
+        family.erase("seq_len");
+        entries.push_back({std::move(shape), std::move(family), {}});
+        it = std::prev(entries.end());
+      }
+      it->levels.emplace_back(*level, &r);
+    } else if (r.name == result_kind::attention_level_memory) {
+      memory.emplace_back(*level, &r);
+    }
+  }
+  // Memory families without a level result of their shape get a view of their own.
+  for (const auto& [level, r] : memory) {
+    std::map<std::string, std::string> family =
+        params_without(*r, {"level", "level_name", "seq_len", "bound"});
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const Entry& e) { return e.family == family; })) {
+      entries.push_back({{}, std::move(family), {}});
+    }
+  }
+
+  const bool cpu_times = host_clock_times(file);
+  std::vector<LevelsView> views;
+  for (const Entry& entry : entries) {
+    LevelsView view;
+    view.shape = join_params(entry.shape.empty() ? entry.family : entry.shape);
+    if (const auto it = entry.shape.find("seq_len"); it != entry.shape.end()) {
+      view.seq_len = parse_number(it->second);
+    }
+    view.cpu_times = cpu_times;
+    for (const auto& [level, r] : entry.levels) {
+      const auto at =
+          std::lower_bound(view.rows.begin(), view.rows.end(), level,
+                           [](const LevelRow& row, int value) { return row.level < value; });
+      if (at == view.rows.end() || at->level != level) {  // a level twice: the first counts
+        view.rows.insert(at, level_row(*r, level));
+      }
+    }
+    const auto baseline = std::find_if(view.rows.begin(), view.rows.end(),
+                                       [](const LevelRow& row) { return row.level == 0; });
+    for (std::size_t i = 0; i < view.rows.size(); ++i) {
+      LevelRow& row = view.rows[i];
+      if (row.time_ms && baseline != view.rows.end() && baseline->time_ms) {
+        row.speedup = *baseline->time_ms / *row.time_ms;
+      }
+      if (!cpu_times && row.time_ms &&
+          (!view.fastest || *row.time_ms < *view.rows[*view.fastest].time_ms)) {
+        view.fastest = i;
+      }
+    }
+
+    for (const auto& [level, r] : memory) {
+      if (params_without(*r, {"level", "level_name", "seq_len", "bound"}) != entry.family) {
+        continue;
+      }
+      const std::string* seq_text = param(*r, "seq_len");
+      const std::optional<double> seq_len =
+          seq_text != nullptr ? parse_number(*seq_text) : std::nullopt;
+      const std::optional<double> bytes = memory_of(*r);
+      if (!seq_len || !(*seq_len > 0) || !bytes) {
+        continue;
+      }
+      auto curve =
+          std::lower_bound(view.memory.begin(), view.memory.end(), level,
+                           [](const LevelMemoryCurve& c, int value) { return c.level < value; });
+      if (curve == view.memory.end() || curve->level != level) {
+        curve =
+            view.memory.insert(curve, LevelMemoryCurve{level, level_label(*r, level), {}, {}, {}});
+      }
+      const auto at = std::lower_bound(curve->seq_len.begin(), curve->seq_len.end(), *seq_len);
+      if (at != curve->seq_len.end() && *at == *seq_len) {
+        continue;  // a length twice: the first counts
+      }
+      const auto index = at - curve->seq_len.begin();
+      curve->seq_len.insert(at, *seq_len);
+      curve->bytes.insert(curve->bytes.begin() + index, *bytes);
+    }
+    for (LevelMemoryCurve& curve : view.memory) {
+      if (curve.seq_len.size() >= 2) {
+        try {
+          curve.exponent = growth_exponent(curve.seq_len, curve.bytes);
+        } catch (const std::invalid_argument&) {
+          // lengths too close to tell apart in a double (a hand-made file): no exponent
+        }
+      }
+    }
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
 }  // namespace gpulab::viewer

@@ -30,6 +30,8 @@ std::span<const PanelInfo> all_panels() {
       {"occupancy", "Occupancy explorer", &draw_occupancy_panel},
       {"sweep", "Block-size sweep", &draw_sweep_panel},
       {"memory", "Memory traffic", &draw_memory_panel},
+      {"levels", "Optimization levels", &draw_levels_panel},
+      {"history", "Memory history", &draw_history_panel},
   };
   return kPanels;
 }

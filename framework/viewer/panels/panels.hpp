@@ -16,7 +16,8 @@ namespace gpulab::viewer {
 /// One panel: its short name (for --panel), its window title, and its draw function.
 struct PanelInfo {
   std::string_view name;   ///< "device", "results", "run", "benchmark", "components",
-                           ///< "roofline", "occupancy", "sweep", "memory"
+                           ///< "roofline", "occupancy", "sweep", "memory", "levels",
+                           ///< "history"
   std::string_view title;  ///< the ImGui window title, e.g. "Device and spec"
   void (*draw)(Model& model);
 };
@@ -44,7 +45,20 @@ void draw_benchmark_panel(Model& model);
 /// "Components": the attention breakdown of the selected shape as bars (measured beside modeled)
 /// and a table, the bottleneck highlighted.
 void draw_components_panel(Model& model);
+
+/// "Memory traffic": one profiled kernel's global loads and stores from requests through L1
+/// sectors and L2 to DRAM, and its shared-memory wavefronts and bank conflicts.
 void draw_memory_panel(Model& model);
+
+/// "Optimization levels": the lab 04 levels of the selected shape as bars (time with speed-up, or
+/// device memory held) and each level's buffers against the sequence length with its growth
+/// exponent.
+void draw_levels_panel(Model& model);
+
+/// "Memory history": a recorded memory history as device memory over time, stacked by
+/// allocation (the largest ones labelled with size and source line), the reserved total, the
+/// peak marked and the allocations alive at it.
+void draw_history_panel(Model& model);
 
 /// "Roofline": log-log axes, the memory and compute roofs of the selected spec at the chosen
 /// precision, every op as a labelled point with a tooltip (intensity, achieved, % of roof, bound).

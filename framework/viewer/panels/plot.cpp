@@ -226,6 +226,11 @@ std::vector<LegendItem> legend_items(const Chart& chart) {
       items.push_back({LegendItem::Kind::box, columns.colour, columns.name});
     }
   }
+  for (const Blocks& blocks : chart.blocks) {
+    if (!blocks.name.empty()) {
+      items.push_back({LegendItem::Kind::box, blocks.colour, blocks.name});
+    }
+  }
   for (const Series& series : chart.series) {
     if (!series.name.empty()) {
       const bool markers = series.style == Style::points || series.style == Style::line_points;
@@ -331,6 +336,15 @@ Resolved resolve_axes(const Chart& chart) {
     std::copy_if(columns.heights.begin(), columns.heights.end(), std::back_inserter(ys),
                  [](double h) { return std::isfinite(h); });
   }
+  for (const Blocks& blocks : chart.blocks) {
+    for (const Blocks::Block& b : blocks.blocks) {
+      if (std::isfinite(b.x0) && std::isfinite(b.x1) && std::isfinite(b.y0) &&
+          std::isfinite(b.y1)) {
+        xs.insert(xs.end(), {b.x0, b.x1});
+        ys.insert(ys.end(), {b.y0, b.y1});
+      }
+    }
+  }
   const bool bars = chart.bars && !chart.bars->categories.empty();
   if (bars) {
     std::vector<double>& values = chart.bars->horizontal ? xs : ys;
@@ -397,6 +411,11 @@ bool has_data(const Chart& chart, const Resolved& axes) {
   }
   for (const Columns& columns : chart.columns) {
     if (!columns.heights.empty() && columns.width > 0) {
+      return true;
+    }
+  }
+  for (const Blocks& blocks : chart.blocks) {
+    if (!blocks.blocks.empty()) {
       return true;
     }
   }
@@ -625,6 +644,28 @@ void draw_columns(ImDrawList* draw, const Frame& frame, const Columns& columns, 
       hover.text = i < columns.tooltips.size() && !columns.tooltips[i].empty()
                        ? columns.tooltips[i]
                        : short_number(left) + " .. " + short_number(right) + ": " + short_number(h);
+    }
+  }
+}
+
+void draw_blocks(ImDrawList* draw, const Frame& frame, const Blocks& blocks, bool hovered,
+                 ImVec2 mouse, Hover& hover) {
+  for (const Blocks::Block& b : blocks.blocks) {
+    if (!(b.x1 > b.x0) || !(b.y1 > b.y0) || !usable(frame.axes.x, b.x0) ||
+        !usable(frame.axes.x, b.x1) || !usable(frame.axes.y, b.y1) || !std::isfinite(b.y0)) {
+      continue;
+    }
+    const ImVec2 min(frame.px(b.x0), frame.py(b.y1));
+    const ImVec2 max(
+        std::max(frame.px(b.x1), min.x + 1.0F),
+        std::max(frame.py(usable(frame.axes.y, b.y0) ? b.y0 : Frame::base(frame.axes.y)),
+                 min.y + 1.0F));
+    draw->AddRectFilled(min, max, faded(blocks.colour, 0.85F));
+    if (hovered && !hover.is_point && mouse.x >= min.x && mouse.x < max.x && mouse.y >= min.y &&
+        mouse.y < max.y) {
+      hover.active = true;
+      hover.at = ImVec2(mouse.x, min.y);
+      hover.text = blocks.tooltip.empty() ? blocks.name : blocks.tooltip;
     }
   }
 }
@@ -931,6 +972,9 @@ void draw(const char* id, const Chart& chart, float height) {
   Hover hover;
   const bool mouse_in_plot = hovered && plot.contains(mouse);
   list->PushClipRect(plot.min, plot.max, true);
+  for (const Blocks& blocks : chart.blocks) {
+    draw_blocks(list, frame, blocks, mouse_in_plot, mouse, hover);
+  }
   for (const Columns& columns : chart.columns) {
     draw_columns(list, frame, columns, mouse_in_plot, mouse, hover);
   }

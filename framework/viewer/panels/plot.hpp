@@ -117,6 +117,21 @@ struct Columns {
   std::vector<std::string> tooltips{};  ///< hover text per column; empty: range and height
 };
 
+/// Filled rectangles in data coordinates, all of one colour: one band of a stacked timeline (an
+/// allocation, over the spans of time it sits at one height).
+struct Blocks {
+  struct Block {
+    double x0 = 0;  ///< left
+    double x1 = 0;  ///< right (> x0)
+    double y0 = 0;  ///< bottom
+    double y1 = 0;  ///< top (> y0)
+  };
+  std::string name{};             ///< legend text; empty: not in the legend
+  ImU32 colour = IM_COL32_WHITE;  ///< fill colour
+  std::vector<Block> blocks{};    ///< the rectangles
+  std::string tooltip{};          ///< hover text over any of them; empty: the name
+};
+
 /// A horizontal or vertical reference line across the plot (a peak, a ridge, the current point).
 struct RefLine {
   double value = 0;               ///< where it crosses its axis
@@ -142,6 +157,7 @@ struct Chart {
   std::vector<Series> series{};        ///< drawn in order, after columns and bars
   std::optional<Bars> bars{};          ///< grouped bars (they define the category axis)
   std::vector<Columns> columns{};      ///< histogram columns
+  std::vector<Blocks> blocks{};        ///< filled rectangles, drawn first
   std::vector<RefLine> lines{};        ///< reference lines, drawn over the data
   std::vector<LegendNote> notes{};     ///< extra legend lines
   std::string empty_text = "no data";  ///< shown in the plot when there is nothing to draw

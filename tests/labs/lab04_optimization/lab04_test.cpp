@@ -39,6 +39,7 @@
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/stats.hpp"
 #include "gpulab/core/stream.hpp"
@@ -345,8 +346,8 @@ double level_memory(int level, const AttentionConfig& config) {
 #if GPULAB_BACKEND_CUDA
   const std::size_t before = device_bytes_in_use();
 #else
-  gpulab::sim::reset_peak_allocated_bytes();
-  const std::size_t before = gpulab::sim::allocated_bytes();
+  gpulab::reset_peak_memory_stats();  // on sim every cudaMalloc is accounted
+  const std::size_t before = gpulab::memory_stats().allocated_bytes;
 #endif
   double used = 0;
   {
@@ -361,7 +362,7 @@ double level_memory(int level, const AttentionConfig& config) {
     used = std::max(static_cast<double>(buffers.bytes()),
                     static_cast<double>(device_bytes_in_use()) - static_cast<double>(before));
 #else
-    used = static_cast<double>(gpulab::sim::peak_allocated_bytes() - before);
+    used = static_cast<double>(gpulab::memory_stats().peak_allocated_bytes - before);
 #endif
     const std::vector<float> expected = kernels::attention_reference(config, inputs);
     EXPECT_TRUE(all_close(expected, buffers.y.to_vector(),
@@ -371,35 +372,16 @@ double level_memory(int level, const AttentionConfig& config) {
   return used;
 }
 
-// The least-squares slope of log(bytes) against log(seq_len): memory ~ seq_len^slope.
-double growth_exponent(std::span<const int> lengths, std::span<const double> bytes) {
-  double mean_x = 0;
-  double mean_y = 0;
-  const auto n = static_cast<double>(lengths.size());
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    mean_x += std::log(lengths[i]) / n;
-    mean_y += std::log(bytes[i]) / n;
-  }
-  double sxy = 0;
-  double sxx = 0;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    const double dx = std::log(lengths[i]) - mean_x;
-    sxy += dx * (std::log(bytes[i]) - mean_y);
-    sxx += dx * dx;
-  }
-  return sxy / sxx;
-}
-
 GPULAB_GRADED_TEST(
     Lab04Memory, FlashMemoryGrowsLinearlyWithTheSequence, 10,
     "flash_attention flash_attention_tensor_cores optimize_attention",
     "levels 3 and 4 hold memory linear in seq_len where level 0 grows as its square") {
   GPULAB_REQUIRE_DEVICE();
 #if GPULAB_BACKEND_CUDA
-  const std::vector<int> lengths = {512, 1024, 2048, 4096};
+  const std::vector<double> lengths = {512, 1024, 2048, 4096};
   const int d_model = 64;  // one head of 64: the S x S tensors are megabytes, above page sizes
 #else
-  const std::vector<int> lengths = {64, 128, 256, 512};
+  const std::vector<double> lengths = {64, 128, 256, 512};
   const int d_model = 16;  // one head of 16: the CPU simulation stays quick
 #endif
   std::ostringstream table;
@@ -407,11 +389,11 @@ GPULAB_GRADED_TEST(
   for (const int level : {0, 3, 4}) {
     std::vector<double> bytes;
     table << "\n  level " << level << ":";
-    for (const int s : lengths) {
-      bytes.push_back(level_memory(level, {1, s, d_model, 1, false}));
+    for (const double s : lengths) {
+      bytes.push_back(level_memory(level, {1, static_cast<int>(s), d_model, 1, false}));
       table << " " << s << " tokens " << bytes.back() << " B;";
     }
-    exponents.push_back(growth_exponent(lengths, bytes));
+    exponents.push_back(gpulab::growth_exponent(lengths, bytes));
     table << " exponent " << exponents.back();
   }
   ASSERT_GE(exponents[0], 1.5) << "level 0 (given) must grow quadratically:" << table.str();

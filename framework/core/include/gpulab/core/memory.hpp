@@ -54,8 +54,7 @@ class OwnedMemory {
                        std::source_location where = std::source_location::current())
       : size_(count) {
     if (count > 0) {
-      check(Memory::allocate(reinterpret_cast<void**>(&data_), checked_bytes<T>(count)),
-            Memory::kAllocateCall, where.file_name(), static_cast<int>(where.line()));
+      Memory::allocate(reinterpret_cast<void**>(&data_), checked_bytes<T>(count), where);
     }
   }
   ~OwnedMemory() { reset(); }
@@ -84,7 +83,7 @@ class OwnedMemory {
   /// Frees the memory now; the buffer becomes empty.
   void reset() noexcept {
     if (data_ != nullptr) {
-      check_noexcept(Memory::release(data_), Memory::kReleaseCall, __FILE__, __LINE__);
+      Memory::release(data_);
     }
     data_ = nullptr;
     size_ = 0;
@@ -95,22 +94,28 @@ class OwnedMemory {
   std::size_t size_ = 0;
 };
 
+/// cudaMalloc for a DeviceBuffer made at `where`: recorded in the memory accounting
+/// (memory_stats.hpp) under that file and line. Throws CudaError naming `where`; out of memory
+/// explains itself (explain_out_of_memory: what holds the device's memory, and where it was made).
+void allocate_device(void** pointer, std::size_t bytes, const std::source_location& where);
+/// cudaFree for a DeviceBuffer; a failure is reported on stderr.
+void free_device(void* pointer) noexcept;
+
 struct DeviceMemory {
-  static constexpr const char* kAllocateCall = "cudaMalloc";
-  static constexpr const char* kReleaseCall = "cudaFree";
-  static cudaError_t allocate(void** pointer, std::size_t bytes) noexcept {
-    return cudaMalloc(pointer, bytes);
+  static void allocate(void** pointer, std::size_t bytes, const std::source_location& where) {
+    allocate_device(pointer, bytes, where);
   }
-  static cudaError_t release(void* pointer) noexcept { return cudaFree(pointer); }
+  static void release(void* pointer) noexcept { free_device(pointer); }
 };
 
 struct PinnedMemory {
-  static constexpr const char* kAllocateCall = "cudaMallocHost";
-  static constexpr const char* kReleaseCall = "cudaFreeHost";
-  static cudaError_t allocate(void** pointer, std::size_t bytes) noexcept {
-    return cudaMallocHost(pointer, bytes);
+  static void allocate(void** pointer, std::size_t bytes, const std::source_location& where) {
+    check(cudaMallocHost(pointer, bytes), "cudaMallocHost", where.file_name(),
+          static_cast<int>(where.line()));
   }
-  static cudaError_t release(void* pointer) noexcept { return cudaFreeHost(pointer); }
+  static void release(void* pointer) noexcept {
+    check_noexcept(cudaFreeHost(pointer), "cudaFreeHost", __FILE__, __LINE__);
+  }
 };
 
 }  // namespace detail

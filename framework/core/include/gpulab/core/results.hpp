@@ -122,6 +122,8 @@ inline constexpr const char* block_size_sweep = "block_size_sweep";  ///< viewer
 inline constexpr const char* counted_kernel = "counted_kernel";      ///< gpulab profile
 inline constexpr const char* kernel_bench = "kernel_bench";  ///< gpulab bench: params op, level
 inline constexpr const char* attention_level = "attention_level";  ///< lab 04: param level
+/// lab 04: params level, seq_len; the device memory a level's buffers take at that length
+inline constexpr const char* attention_level_memory = "attention_level_memory";
 }  // namespace result_kind
 
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).
@@ -210,6 +212,11 @@ struct LoadLimits {
 /// path.
 [[nodiscard]] ResultsFile load_results(const std::filesystem::path& path,
                                        const LoadLimits& limits = {});
+/// Loads a file as JSON with load_results' checks of the file and the text (missing, a
+/// directory, too large, empty, malformed), without reading it as results: for formats that
+/// extend a results file (memory_history.hpp).
+[[nodiscard]] nlohmann::json load_results_json(const std::filesystem::path& path,
+                                               const LoadLimits& limits = {});
 /// Writes a file atomically (temporary file in the same directory, then rename), so a failure
 /// never leaves a partial file behind; throws ResultsError on invalid data or I/O failure.
 void save_results(const std::filesystem::path& path, const ResultsFile& file);

@@ -38,6 +38,12 @@ struct Summary {
 /// achieved / peak (1.0 = at peak), for quantities in the same unit. Throws unless peak > 0.
 [[nodiscard]] double fraction_of_peak(double achieved, double peak);
 
+/// How fast `y` grows with `x`: the least-squares slope of log(y) against log(x), so that
+/// y ~ x^exponent (about 2 for an S x S tensor against S, 1 for a buffer of S rows). Throws
+/// std::invalid_argument unless x and y have the same size, at least two points, every value
+/// positive and finite, and two different x.
+[[nodiscard]] double growth_exponent(std::span<const double> x, std::span<const double> y);
+
 /// How a candidate measurement compares with a baseline.
 enum class Comparison {
   same,       ///< medians within the threshold and both measurements quiet enough to tell

@@ -285,13 +285,10 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 /// when it can. Read once, at the first runtime call.
 [[nodiscard]] const std::string& configuration_error();
 
-/// Bytes of simulated device memory currently allocated.
+/// Bytes of simulated device memory currently allocated (what the capacity is checked against).
+/// Every cudaMalloc and cudaFree is also reported to the memory accounting
+/// (gpulab/core/memory_stats.hpp: current, peak, where each allocation was made).
 [[nodiscard]] std::size_t allocated_bytes() noexcept;
-/// The most bytes of simulated device memory allocated at once since the last
-/// reset_peak_allocated_bytes() (or the start of the process).
-[[nodiscard]] std::size_t peak_allocated_bytes() noexcept;
-/// Starts a new peak from what is allocated now.
-void reset_peak_allocated_bytes() noexcept;
 
 // ------------------------------------------------------------------------------------------------
 // Memory counting (docs/sim.md, "Counting memory traffic"): with counting on, every kernel launch

@@ -24,6 +24,7 @@
 #include "gpulab/viewer/experiments.hpp"
 #include "gpulab/viewer/explorer.hpp"
 #include "gpulab/viewer/live.hpp"
+#include "gpulab/viewer/memory_timeline.hpp"
 #include "gpulab/viewer/views.hpp"
 
 namespace gpulab::viewer {
@@ -110,11 +111,12 @@ struct MetricRow {
 
 /// One results file given to the viewer: its contents, or why it could not be read.
 struct LoadedResults {
-  std::string path;                 ///< the path as it was given
-  std::optional<ResultsFile> file;  ///< set when the file loaded
-  std::string error;                ///< one line, set when it did not (ResultsError's message)
-  std::vector<ContextRow> context;  ///< file->context as rows, formatted once at load
-  std::vector<MetricRow> metrics;   ///< every metric of file, formatted once at load
+  std::string path;                      ///< the path as it was given
+  std::optional<ResultsFile> file;       ///< set when the file loaded
+  std::optional<MemoryHistory> history;  ///< its memory history (memory_history.hpp), if any
+  std::string error;                     ///< one line, set when it did not (ResultsError's message)
+  std::vector<ContextRow> context;       ///< file->context as rows, formatted once at load
+  std::vector<MetricRow> metrics;        ///< every metric of file, formatted once at load
 
   /// True when the file loaded.
   [[nodiscard]] bool ok() const { return file.has_value(); }
@@ -122,11 +124,13 @@ struct LoadedResults {
 
 /// The views of one source, for the panels.
 struct SourceViews {
-  Source source;                           ///< the file and its legend label
-  BenchmarkView benchmark;                 ///< its vector_add results
-  std::vector<ComponentsView> components;  ///< its attention shapes
-  std::vector<SweepView> sweeps;           ///< its block-size sweeps
-  std::vector<MemoryView> memory;          ///< its counted kernels
+  Source source;                               ///< the file and its legend label
+  BenchmarkView benchmark;                     ///< its vector_add results
+  std::vector<ComponentsView> components;      ///< its attention shapes
+  std::vector<SweepView> sweeps;               ///< its block-size sweeps
+  std::vector<MemoryView> memory;              ///< its counted kernels
+  std::vector<LevelsView> levels;              ///< its attention levels (lab 04)
+  std::optional<MemoryTimelineView> timeline;  ///< its memory history, when it has one
 };
 
 /// What the panels draw, rebuilt whenever results, the spec or a selection changes (never per
@@ -148,8 +152,12 @@ struct Selections {
   std::size_t sweep_index = 0;        ///< index in that source's sweeps
   std::size_t memory_source = 0;      ///< index in PanelData::sources
   std::size_t memory_kernel = 0;      ///< index in that source's counted kernels
+  std::size_t levels_source = 0;      ///< index in PanelData::sources
+  std::size_t levels_shape = 0;       ///< index in that source's levels views
+  std::size_t history_source = 0;     ///< index in PanelData::sources
   bool components_times = false;      ///< components bars in ms rather than shares of the total
   bool sweep_linear_x = false;        ///< block sizes on a linear rather than a log2 axis
+  bool levels_memory = false;         ///< levels bars show memory held rather than time
   Experiment experiment = Experiment::bandwidth;  ///< what the Run button starts
   ExperimentOptions options;                      ///< how big, which kernel, which shape
   std::string save_path = "gpulab-live.json";     ///< where the Run panel saves live results

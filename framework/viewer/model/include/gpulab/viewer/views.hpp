@@ -15,6 +15,10 @@
 //                         modeled), occupancy_percent (modeled)               -> sweep
 //   counted_kernel        params kernel, launches; metrics counted on sim under Nsight
 //                         Compute's names (gpulab profile --json), time_ms (modeled) -> memory
+//   attention_level       params level, level_name, bound (+ the shape); metrics time_ms,
+//                         memory_bytes (measured), dram_bytes (counted or modeled) -> levels
+//   attention_level_memory  params level, level_name (+ the shape, seq_len varying); metric
+//                         memory_bytes (the level's buffers at that length)     -> levels
 #pragma once
 
 #include <cstddef>
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/core/memory_history.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/specs.hpp"
@@ -37,6 +42,7 @@ struct Source {
   const ResultsFile* file;                  ///< never null
   bool cpu_times = false;                   ///< its measured times are CPU time of the simulation
   std::string measured_label = "measured";  ///< what its measured times are (timing_label)
+  const MemoryHistory* history = nullptr;   ///< its memory history, when the file has one
 };
 
 /// The spec a file's modeled numbers and peaks refer to: the file's context.spec when the
@@ -212,5 +218,48 @@ struct MemoryView {
 
 /// Every profiled kernel of `file` (counted or measured), in file order.
 [[nodiscard]] std::vector<MemoryView> memory_views(const ResultsFile& file);
+
+// ---------------------------------------------------------------------------------------------
+// Levels panel
+// ---------------------------------------------------------------------------------------------
+
+/// One optimization level run at one attention shape (an attention_level result).
+struct LevelRow {
+  int level = 0;                       ///< param level (>= 0)
+  std::string name;                    ///< "L3 flash": the level and its param level_name
+  std::optional<double> time_ms;       ///< its time on the file's clock (measured_label)
+  std::optional<double> speedup;       ///< level 0's time / this time, both from the same view
+  std::optional<double> memory_bytes;  ///< device memory it held while it ran (measured)
+  std::optional<double> dram_bytes;    ///< DRAM bytes: counted on sim, else modeled (analytic)
+  Provenance dram_provenance = Provenance::unavailable;  ///< of dram_bytes
+  std::string bound;                                     ///< param bound; empty when absent
+};
+
+/// One level's buffers against the sequence length (attention_level_memory results).
+struct LevelMemoryCurve {
+  int level = 0;                   ///< param level
+  std::string name;                ///< as LevelRow::name
+  std::vector<double> seq_len;     ///< increasing, each once
+  std::vector<double> bytes;       ///< the level's device memory at each seq_len (> 0)
+  std::optional<double> exponent;  ///< growth_exponent(seq_len, bytes): about 2 for levels with
+                                   ///< S x S tensors, 1 for flash; needs two lengths
+};
+
+/// The levels of one attention shape, and how their memory grows with the sequence.
+struct LevelsView {
+  std::string shape;                        ///< the shape's params, e.g. "causal=false, ..."
+  std::optional<double> seq_len;            ///< the shape's param seq_len, when it is a number
+  std::vector<LevelRow> rows;               ///< by level, each level once (the first in the file)
+  std::optional<std::size_t> fastest;       ///< row with the smallest time, first on ties;
+                                            ///< empty when the times are CPU time
+  std::vector<LevelMemoryCurve> memory;     ///< by level: memory results whose params other than
+                                            ///< seq_len match the shape's
+  bool cpu_times = false;                   ///< times are CPU time of the simulation
+  std::string measured_label = "measured";  ///< "modeled clock (H100 SXM)", ...: timing_label
+};
+
+/// Every attention shape of `file` with levels (attention_level) or memory curves
+/// (attention_level_memory), one view each, in file order. Empty when it has neither.
+[[nodiscard]] std::vector<LevelsView> levels_views(const ResultsFile& file);
 
 }  // namespace gpulab::viewer
