@@ -236,6 +236,14 @@ std::string explain_out_of_memory(std::size_t requested_bytes, std::size_t capac
 
 namespace {
 
+// Takes the piece at `it` out of the cached table, as note_cache_free does; returns the next.
+std::map<std::uintptr_t, Block>::iterator erase_cached_piece(
+    Accounting& a, std::map<std::uintptr_t, Block>::iterator it) {
+  remove_allocated(a.stats, it->second.allocation.bytes);
+  record(a, MemoryEventKind::free, it->second.allocation);
+  return a.cached.erase(it);
+}
+
 // Takes `it` out of the device table, as cudaFree does, with the pieces a caching allocator still
 // had handed out inside it.
 void erase_device_block(Accounting& a, std::map<std::uintptr_t, Block>::iterator it) {
@@ -243,9 +251,7 @@ void erase_device_block(Accounting& a, std::map<std::uintptr_t, Block>::iterator
   const std::uintptr_t end = block.allocation.address + block.allocation.bytes;
   for (auto piece = a.cached.lower_bound(block.allocation.address);
        piece != a.cached.end() && piece->first < end;) {
-    remove_allocated(a.stats, piece->second.allocation.bytes);
-    record(a, MemoryEventKind::free, piece->second.allocation);
-    piece = a.cached.erase(piece);
+    piece = erase_cached_piece(a, piece);
   }
   a.stats.reserved_bytes -= block.allocation.bytes;
   if (block.allocated) {
@@ -309,9 +315,7 @@ void note_cache_allocate(const void* address, std::size_t bytes, std::uintptr_t 
     const auto key = reinterpret_cast<std::uintptr_t>(address);
     if (const auto stale = a.cached.find(key); stale != a.cached.end()) {
       // Handed out again without being taken back: the allocator forgot to report the free.
-      remove_allocated(a.stats, stale->second.allocation.bytes);
-      record(a, MemoryEventKind::free, stale->second.allocation);
-      a.cached.erase(stale);
+      erase_cached_piece(a, stale);
     }
     Block block{make_allocation(a, address, bytes, stream), true};
     add_allocated(a.stats, bytes);
@@ -326,13 +330,10 @@ void note_cache_free(const void* address) noexcept {
   Accounting& a = accounting();
   std::scoped_lock lock(a.mutex);
   try {
-    const auto it = a.cached.find(reinterpret_cast<std::uintptr_t>(address));
-    if (it == a.cached.end()) {
-      return;
+    if (const auto it = a.cached.find(reinterpret_cast<std::uintptr_t>(address));
+        it != a.cached.end()) {
+      erase_cached_piece(a, it);
     }
-    remove_allocated(a.stats, it->second.allocation.bytes);
-    record(a, MemoryEventKind::free, it->second.allocation);
-    a.cached.erase(it);
   } catch (...) {
     ++a.dropped;
   }

@@ -807,8 +807,13 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
     std::map<std::string, std::string> family;  // shape without seq_len
     std::vector<std::pair<int, const Result*>> levels;
   };
+  struct Memory {
+    int level;
+    const Result* result;
+    std::map<std::string, std::string> family;  // its params but level, level_name, seq_len
+  };
   std::vector<Entry> entries;
-  std::vector<std::pair<int, const Result*>> memory;
+  std::vector<Memory> memory;
   for (const Result& r : file.results) {
     const std::optional<int> level = level_of(r);
     if (!level) {
@@ -827,16 +832,15 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
       }
       it->levels.emplace_back(*level, &r);
     } else if (r.name == result_kind::attention_level_memory) {
-      memory.emplace_back(*level, &r);
+      memory.push_back(
+          {*level, &r, params_without(r, {"level", "level_name", "seq_len", "bound"})});
     }
   }
   // Memory families without a level result of their shape get a view of their own.
-  for (const auto& [level, r] : memory) {
-    std::map<std::string, std::string> family =
-        params_without(*r, {"level", "level_name", "seq_len", "bound"});
+  for (const Memory& m : memory) {
     if (std::none_of(entries.begin(), entries.end(),
-                     [&](const Entry& e) { return e.family == family; })) {
-      entries.push_back({{}, std::move(family), {}});
+                     [&](const Entry& e) { return e.family == m.family; })) {
+      entries.push_back({{}, m.family, {}});
     }
   }
 
@@ -870,8 +874,8 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
       }
     }
 
-    for (const auto& [level, r] : memory) {
-      if (params_without(*r, {"level", "level_name", "seq_len", "bound"}) != entry.family) {
+    for (const auto& [level, r, family] : memory) {
+      if (family != entry.family) {
         continue;
       }
       const std::string* seq_text = param(*r, "seq_len");

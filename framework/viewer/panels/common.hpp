@@ -66,6 +66,9 @@ void same_line_if_fits(const std::string& text);
 /// A number for a table cell, or "n/a" when there is none.
 [[nodiscard]] std::string number(std::optional<double> value);
 
+/// A byte count in decimal units (format_bytes: "1.6 MB"), or "n/a" when there is none.
+[[nodiscard]] std::string bytes(std::optional<double> value);
+
 /// A label for a table header with a tooltip explaining it.
 void header_with_tooltip(const char* label, const char* tooltip);
 

@@ -23,18 +23,14 @@
 namespace gpulab::viewer {
 namespace {
 
-std::string bytes_text(std::optional<double> bytes) {
-  return bytes ? format_bytes(*bytes) : std::string("n/a");
-}
-
 std::string row_tooltip(const LevelRow& row, const LevelsView& view) {
   std::string text = row.name;
   text +=
       "\ntime: " + (row.time_ms ? panel::number(row.time_ms) + " ms (" + view.measured_label + ")"
                                 : std::string("n/a"));
   text += "\nspeed-up over L0: " + (row.speedup ? short_number(*row.speedup) + "x" : "n/a");
-  text += "\ndevice memory held: " + bytes_text(row.memory_bytes);
-  text += "\nDRAM: " + bytes_text(row.dram_bytes);
+  text += "\ndevice memory held: " + panel::bytes(row.memory_bytes);
+  text += "\nDRAM: " + panel::bytes(row.dram_bytes);
   if (row.dram_bytes) {
     text += " (" + std::string(to_string(row.dram_provenance)) + ")";
   }

@@ -19,10 +19,6 @@
 namespace gpulab::viewer {
 namespace {
 
-std::string bytes_text(std::optional<double> bytes) {
-  return bytes ? format_bytes(*bytes) : std::string("n/a");
-}
-
 // One row of the flow: a stage, what loads did there, what stores did there, and what it means.
 void row(const char* stage, const std::string& loads, const std::string& stores,
          const char* meaning) {
@@ -56,7 +52,7 @@ void draw_flow(const MemoryView& v) {
   row("-> L2 sectors", panel::number(v.loads.l2_sectors), panel::number(v.stores.l2_sectors),
       "sectors looked up in (loads) or written to (stores) the modeled L2 "
       "(lts__t_sectors_srcunit_tex_op_read/write.sum)");
-  row("-> DRAM", bytes_text(v.loads.dram_bytes), bytes_text(v.stores.dram_bytes),
+  row("-> DRAM", panel::bytes(v.loads.dram_bytes), panel::bytes(v.stores.dram_bytes),
       "bytes read on L2 misses and written back from dirty L2 sectors "
       "(dram__bytes_read.sum, dram__bytes_write.sum)");
   ImGui::EndTable();

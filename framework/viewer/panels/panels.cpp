@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/core/console.hpp"
 #include "panels/common.hpp"
 #include "panels/widgets.hpp"
 
@@ -150,6 +151,10 @@ void same_line_if_fits(const std::string& text) {
 
 std::string number(std::optional<double> value) {
   return value && std::isfinite(*value) ? format_value(*value) : std::string("n/a");
+}
+
+std::string bytes(std::optional<double> value) {
+  return value && std::isfinite(*value) ? format_bytes(*value) : std::string("n/a");
 }
 
 void header_with_tooltip(const char* label, const char* tooltip) {
