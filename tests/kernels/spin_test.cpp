@@ -56,7 +56,13 @@ TEST(SpinKernelZero, ReturnsWithoutWaiting) {
   spin_kernel(0.0, stream);
   stop.record(stream);
   stop.synchronize();
+#if defined(GPULAB_BACKEND_SIM)
+  // As above: on sim the bound is the host scheduler's, which parallel tests load (6.7 ms once in
+  // a CI run); a kernel that spun for real would still take far longer than a zero-length one.
+  EXPECT_LE(Event::elapsed_ms(start, stop), 100.0);
+#else
   EXPECT_LE(Event::elapsed_ms(start, stop), 5.0);  // launch latency only
+#endif
 }
 
 TEST(SpinKernelArguments, NegativeNonFiniteAndOverlongDurationsThrow) {
