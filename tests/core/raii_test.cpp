@@ -213,6 +213,46 @@ TEST(DeviceBuffer, ItsAllocationIsAccountedUnderTheCallersLine) {
   EXPECT_EQ(gpulab::memory_stats().allocated_bytes, before.allocated_bytes);
 }
 
+TEST(DeviceMalloc, IsAccountedUnderTheCallersLineAndFreedByDeviceFree) {
+  GPULAB_REQUIRE_DEVICE();
+  EXPECT_EQ(gpulab::device_malloc(0), nullptr);
+  gpulab::device_free(nullptr);  // nothing to do
+  const gpulab::MemoryStats before = gpulab::memory_stats();
+  void* raw = gpulab::device_malloc(3000);
+  const unsigned line = __LINE__ - 1;
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(gpulab::memory_stats().allocated_bytes, before.allocated_bytes + 3000);
+  const std::vector<gpulab::LiveAllocation> live = gpulab::live_allocations();
+  const auto it = std::find_if(live.begin(), live.end(), [&](const gpulab::LiveAllocation& l) {
+    return l.address == reinterpret_cast<std::uintptr_t>(raw);
+  });
+  ASSERT_NE(it, live.end());
+  EXPECT_NE(it->file.find("raii_test.cpp"), std::string::npos) << it->file;
+  EXPECT_EQ(it->line, line);
+  GPULAB_CHECK(cudaMemset(raw, 0, 3000));  // device memory, usable as such
+  gpulab::device_free(raw);
+  EXPECT_EQ(gpulab::memory_stats().allocated_bytes, before.allocated_bytes);
+}
+
+TEST(DeviceMalloc, OutOfMemoryExplainsItselfAndAnUnknownPointerThrows) {
+  GPULAB_REQUIRE_DEVICE();
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  GPULAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  try {
+    (void)gpulab::device_malloc(total + (std::size_t{1} << 30));
+    FAIL() << "allocating more than the device's memory succeeded";
+  } catch (const gpulab::CudaError& e) {
+    EXPECT_EQ(e.error_name(), "cudaErrorMemoryAllocation");
+    EXPECT_NE(std::string(e.what()).find("out of device memory: asked for"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.file().find("raii_test.cpp"), std::string::npos) << e.file();
+  }
+  int host = 0;
+  EXPECT_THROW(gpulab::device_free(&host), gpulab::CudaError);  // not device memory
+  (void)cudaGetLastError();
+}
+
 TEST(DeviceBuffer, ElementCountOverflowIsALengthError) {
   EXPECT_THROW(DeviceBuffer<double>(std::numeric_limits<std::size_t>::max() / 4),
                std::length_error);

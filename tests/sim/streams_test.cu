@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/stream.hpp"
+#include "stream_gate.hpp"
 #include "test_device.hpp"
 
 namespace {
@@ -104,6 +106,35 @@ TEST(Streams, WorkOnOneStreamRunsInOrder) {
   EXPECT_EQ(out.to_vector(), std::vector<int>{20});
 }
 
+TEST(Streams, AHostFunctionHoldsTheWorkQueuedAfterItUntilItReturns) {
+  GPULAB_REQUIRE_DEVICE();
+  gpulab::Stream stream;
+  DeviceBuffer<int> out(1);
+  out.fill_bytes(0);
+  cudaEvent_t done = nullptr;
+  GPULAB_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  {
+    gpulab::testing::StreamGate gate;
+    gate.close(stream.get());
+    spin_then_write<<<1, 1, 0, stream.get()>>>(0, out.data(), 7);
+    GPULAB_CHECK_LAUNCH();
+    GPULAB_CHECK(cudaEventRecord(done, stream.get()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(cudaEventQuery(done), cudaErrorNotReady);  // the kernel waits behind the gate
+    EXPECT_EQ(cudaStreamQuery(stream.get()), cudaErrorNotReady);
+    gate.open();
+    GPULAB_CHECK(cudaStreamSynchronize(stream.get()));
+    EXPECT_FALSE(gate.timed_out());
+  }
+  EXPECT_EQ(cudaEventQuery(done), cudaSuccess);
+  EXPECT_EQ(out.to_vector(), std::vector<int>{7});
+  GPULAB_CHECK(cudaEventDestroy(done));
+#if GPULAB_BACKEND_SIM
+  EXPECT_EQ(cudaLaunchHostFunc(stream.get(), nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+#endif
+}
+
 #if GPULAB_BACKEND_SIM
 __global__ void write_one(int* out) {
   *out = 1;
@@ -149,6 +180,7 @@ TEST(StreamRecord, NotesEachOperationOnItsStreamInOrderWhileOn) {
             (std::vector<StreamEntry>{{StreamOp::memcpy, ""}, {StreamOp::host_wait, ""}}));
   EXPECT_EQ(gpulab::sim::describe({StreamOp::kernel, "write_one"}), "kernel write_one");
   EXPECT_EQ(gpulab::sim::describe({StreamOp::event_record, ""}), "event record");
+  EXPECT_EQ(gpulab::sim::describe({StreamOp::host_function, ""}), "host function");
 
   gpulab::sim::set_stream_recording(true);  // starting again forgets the last record
   EXPECT_TRUE(gpulab::sim::stream_entries(first.get()).empty());

@@ -43,3 +43,25 @@ void free_device(void* pointer) noexcept {
 }
 
 }  // namespace gpulab::detail
+
+namespace gpulab {
+
+void* device_malloc(std::size_t bytes, std::source_location where) {
+  void* pointer = nullptr;
+  if (bytes > 0) {
+    detail::allocate_device(&pointer, bytes, where);
+  }
+  return pointer;
+}
+
+void device_free(void* pointer) {
+  if (pointer == nullptr) {
+    return;
+  }
+  GPULAB_CHECK(cudaFree(pointer));
+#if GPULAB_BACKEND_CUDA
+  note_device_free(pointer);  // on sim the runtime reports every cudaFree itself
+#endif
+}
+
+}  // namespace gpulab

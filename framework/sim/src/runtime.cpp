@@ -513,6 +513,8 @@ std::string describe(const StreamEntry& entry) {
       return "memset";
     case StreamOp::l2_reset:
       return "L2 reset";
+    case StreamOp::host_function:
+      return "host function";
     case StreamOp::host_wait:
       return "host wait";
   }
@@ -1056,6 +1058,28 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept {
   }
   gpulab::sim::note_host_wait(seq);  // the host knows the stream's work is done: as if it waited
   return cudaSuccess;
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) noexcept {
+  if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
+    return error;
+  }
+  if (fn == nullptr) {
+    return fail(cudaErrorInvalidValue);
+  }
+  {
+    auto& s = state();
+    std::scoped_lock lock(s.mutex);
+    if (!gpulab::sim::valid_stream(s, stream)) {
+      return fail(cudaErrorInvalidResourceHandle);
+    }
+  }
+  const cudaError_t error =
+      gpulab::sim::detail::enqueue(stream, [fn, user_data] { fn(user_data); });
+  if (error == cudaSuccess) {
+    gpulab::sim::note(stream, gpulab::sim::StreamOp::host_function);
+  }
+  return error;
 }
 
 // One FIFO runs all streams in order, so work queued after an event's record always runs after it.

@@ -5,6 +5,7 @@
 //   x.fill_bytes_async(0xff, stream);         NaN poison, ordered before the next launch on stream
 //   std::vector<float> y = x.to_vector();     device -> host
 //   PinnedBuffer<float> staging(n);           cudaMallocHost: page-locked, for async copies
+//   void* raw = device_malloc(bytes);         untyped device memory, accounted; device_free(raw)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -119,6 +120,14 @@ struct PinnedMemory {
 };
 
 }  // namespace detail
+
+/// cudaMalloc of `bytes` (nullptr for 0) that the memory accounting sees on both backends, under
+/// the caller's file and line: for device memory a DeviceBuffer cannot own, such as a caching
+/// allocator's blocks. Throws CudaError; out of memory explains itself, as a DeviceBuffer's does.
+[[nodiscard]] void* device_malloc(std::size_t bytes,
+                                  std::source_location where = std::source_location::current());
+/// cudaFree of what device_malloc returned (nullptr: nothing to do). Throws CudaError.
+void device_free(void* pointer);
 
 /// Device memory for `size()` elements of T (cudaMalloc), freed on destruction. // move-only
 template <class T>

@@ -151,8 +151,9 @@ enum cudaFuncAttribute : int {
 
 struct CUstream_st;
 struct CUevent_st;
-typedef CUstream_st* cudaStream_t;  // NOLINT: the CUDA spelling
-typedef CUevent_st* cudaEvent_t;    // NOLINT: the CUDA spelling
+typedef CUstream_st* cudaStream_t;              // NOLINT: the CUDA spelling
+typedef CUevent_st* cudaEvent_t;                // NOLINT: the CUDA spelling
+typedef void (*cudaHostFn_t)(void* user_data);  // NOLINT: the CUDA spelling
 
 inline constexpr unsigned int cudaStreamDefault = 0x00;
 inline constexpr unsigned int cudaStreamNonBlocking = 0x01;
@@ -213,6 +214,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) noexcept;
 cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept;
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                 unsigned int flags = 0) noexcept;
+/// Queues fn(user_data) on `stream`: it runs on the device thread once the work queued before it
+/// is done, and the work queued after it waits for it to return (it must not call the runtime).
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) noexcept;
 
 // Events.
 cudaError_t cudaEventCreate(cudaEvent_t* event) noexcept;
@@ -348,7 +352,16 @@ bool set_clock_mode(ClockMode mode) noexcept;
 // cudaEventQuery found it done).
 // ------------------------------------------------------------------------------------------------
 
-enum class StreamOp { kernel, event_record, event_wait, memcpy, memset, l2_reset, host_wait };
+enum class StreamOp {
+  kernel,
+  event_record,
+  event_wait,
+  memcpy,
+  memset,
+  l2_reset,
+  host_function,
+  host_wait
+};
 /// One operation on a stream; `kernel` is the launched kernel's name (empty for other ops).
 struct StreamEntry {
   StreamOp op = StreamOp::kernel;
@@ -361,7 +374,7 @@ void set_stream_recording(bool on);
 /// oldest first; only operations the runtime accepted.
 [[nodiscard]] std::vector<StreamEntry> stream_entries(cudaStream_t stream);
 /// "kernel vector_add_kernel", "event record", "event wait", "memcpy", "memset", "L2 reset",
-/// "host wait".
+/// "host function", "host wait".
 [[nodiscard]] std::string describe(const StreamEntry& entry);
 
 /// Counting on for the current scope (restores the previous setting). Throws std::runtime_error

@@ -1,0 +1,67 @@
+// A gate that holds a stream: the work queued on it after close() waits until open() (or until a
+// safety timeout, so a test that fails half-way never hangs the device). A host function
+// (cudaLaunchHostFunc) does the waiting, the same on both backends; on sim, whose one queue runs
+// every stream in order, it holds all streams.
+//
+//   StreamGate gate;
+//   gate.close(stream);   // work queued on `stream` from here waits
+//   ...                   // the host sees that work as not done (cudaEventQuery: not ready)
+//   gate.open();          // it runs
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "gpulab/core/cuda_check.hpp"
+
+namespace gpulab::testing {
+
+class StreamGate {
+ public:
+  explicit StreamGate(std::chrono::milliseconds timeout = std::chrono::seconds(10))
+      : timeout_(timeout) {}
+  ~StreamGate() {
+    open();
+    (void)cudaDeviceSynchronize();  // the host function must not outlive the gate it reads
+  }
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+
+  /// Queues the wait on `stream`.
+  void close(cudaStream_t stream) { GPULAB_CHECK(cudaLaunchHostFunc(stream, &wait, this)); }
+
+  /// Lets the held work run.
+  void open() {
+    {
+      const std::scoped_lock lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+
+  /// True when the gate opened by its timeout, not by open().
+  [[nodiscard]] bool timed_out() const {
+    const std::scoped_lock lock(mutex_);
+    return timed_out_;
+  }
+
+ private:
+  static void wait(void* self) {
+    auto& gate = *static_cast<StreamGate*>(self);
+    std::unique_lock lock(gate.mutex_);
+    if (!gate.opened_.wait_for(lock, gate.timeout_, [&] { return gate.open_; })) {
+      gate.timed_out_ = true;
+    }
+  }
+
+  std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+  bool timed_out_ = false;
+};
+
+}  // namespace gpulab::testing
