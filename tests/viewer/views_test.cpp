@@ -854,6 +854,7 @@ TEST(LevelsViews, MemoryCurvesJoinTheShapeWithoutItsSeqLenSortedWithTheirExponen
   EXPECT_EQ(v.memory[1].name, "L3 name");
   EXPECT_NEAR(*v.memory[0].exponent, 2, 1e-12);
   EXPECT_NEAR(*v.memory[1].exponent, 1, 1e-12);
+  EXPECT_FALSE(v.memory[0].measured) << "computed from the shape";
 
   const LevelsView& other = views[1];
   EXPECT_EQ(other.shape, "d_model=512");
@@ -861,6 +862,29 @@ TEST(LevelsViews, MemoryCurvesJoinTheShapeWithoutItsSeqLenSortedWithTheirExponen
   EXPECT_FALSE(other.seq_len);
   ASSERT_EQ(other.memory.size(), 1U);
   EXPECT_NEAR(*other.memory[0].exponent, 1, 1e-12);
+}
+
+TEST(LevelsViews, MemoryMeasuredAtEveryLengthMakesAMeasuredCurve) {
+  // Lab 05 measures each level's memory at each length: no level rows, measured metrics.
+  std::vector<Result> results;
+  for (const int s : {128, 256}) {
+    for (const int level : {0, 3}) {
+      Result r = level_memory(level, s, 1);
+      r.metrics = {measured("memory_bytes", level == 0 ? 8.0 * s * s : 400.0 * s)};
+      results.push_back(std::move(r));
+    }
+  }
+  results.push_back(level_memory(4, 128, 1000));  // computed: its curve is not measured
+  results.push_back(level_memory(4, 256, 2000));
+  const std::vector<LevelsView> views = levels_views(file_of("sim", std::move(results)));
+  ASSERT_EQ(views.size(), 1U);
+  ASSERT_EQ(views[0].memory.size(), 3U);
+  EXPECT_TRUE(views[0].rows.empty());
+  EXPECT_TRUE(views[0].memory[0].measured);
+  EXPECT_TRUE(views[0].memory[1].measured);
+  EXPECT_FALSE(views[0].memory[2].measured);
+  EXPECT_NEAR(*views[0].memory[0].exponent, 2, 1e-12);
+  EXPECT_NEAR(*views[0].memory[1].exponent, 1, 1e-12);
 }
 
 TEST(LevelsViews, OddResultsAreSkippedWithoutACrash) {

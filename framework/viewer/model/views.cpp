@@ -889,14 +889,17 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
           std::lower_bound(view.memory.begin(), view.memory.end(), level,
                            [](const LevelMemoryCurve& c, int value) { return c.level < value; });
       if (curve == view.memory.end() || curve->level != level) {
-        curve =
-            view.memory.insert(curve, LevelMemoryCurve{level, level_label(*r, level), {}, {}, {}});
+        curve = view.memory.insert(
+            curve, LevelMemoryCurve{level, level_label(*r, level), {}, {}, {}, true});
       }
       const auto at = std::lower_bound(curve->seq_len.begin(), curve->seq_len.end(), *seq_len);
       if (at != curve->seq_len.end() && *at == *seq_len) {
         continue;  // a length twice: the first counts
       }
       const auto index = at - curve->seq_len.begin();
+      // memory_of prefers the computed figure: a point without one was measured.
+      curve->measured =
+          curve->measured && !metric_value(*r, "memory_bytes", Provenance::modeled).has_value();
       curve->seq_len.insert(at, *seq_len);
       curve->bytes.insert(curve->bytes.begin() + index, *bytes);
     }

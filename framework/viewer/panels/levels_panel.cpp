@@ -73,7 +73,7 @@ void draw_level_bars(const LevelsView& view, bool memory, float height) {
 
 void draw_memory_growth(const LevelsView& view, float height) {
   plot::Chart chart;
-  chart.title = "buffers against seq_len";
+  chart.title = "memory against seq_len";
   chart.x = {.label = "seq_len (tokens)", .log = true};
   chart.y = {.label = "device memory (MB)", .log = true, .scale = 1e6};
   for (const LevelMemoryCurve& curve : view.memory) {
@@ -88,7 +88,8 @@ void draw_memory_growth(const LevelsView& view, float height) {
     }
     for (std::size_t i = 0; i < curve.seq_len.size(); ++i) {
       line.tooltips.push_back(curve.name + "\nseq_len " + format_fixed(curve.seq_len[i], 0) + ": " +
-                              format_bytes(curve.bytes[i]) + " of buffers");
+                              format_bytes(curve.bytes[i]) +
+                              (curve.measured ? " measured while it ran" : " of buffers"));
     }
     chart.series.push_back(std::move(line));
   }
@@ -108,8 +109,12 @@ void draw_memory_growth(const LevelsView& view, float height) {
          .tooltips = {row.name + "\nmeasured holding " + format_bytes(*row.memory_bytes) +
                       " at seq_len " + format_fixed(*view.seq_len, 0)}});
   }
-  if (!view.memory.empty()) {
+  const auto measured_curve = [](const LevelMemoryCurve& c) { return c.measured; };
+  if (!std::all_of(view.memory.begin(), view.memory.end(), measured_curve)) {
     chart.notes.push_back({"lines: the level's buffers, from the shape", plot::modeled()});
+  }
+  if (std::any_of(view.memory.begin(), view.memory.end(), measured_curve)) {
+    chart.notes.push_back({"lines: measured while the level ran at each length", plot::measured()});
   }
   if (any_measured) {
     chart.notes.push_back({"squares: measured while it ran", plot::measured()});

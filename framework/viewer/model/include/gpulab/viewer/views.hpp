@@ -243,6 +243,8 @@ struct LevelMemoryCurve {
   std::vector<double> bytes;       ///< the level's device memory at each seq_len (> 0)
   std::optional<double> exponent;  ///< growth_exponent(seq_len, bytes): about 2 for levels with
                                    ///< S x S tensors, 1 for flash; needs two lengths
+  bool measured = false;  ///< every point measured while the level ran (lab 05), not the buffers
+                          ///< computed from the shape (lab 04)
 };
 
 /// The levels of one attention shape, and how their memory grows with the sequence.
