@@ -47,7 +47,8 @@ struct MemoryUsage {
 };
 
 /// Resets the accounting's peaks, runs `fn`, waits for the device (cudaDeviceSynchronize) and
-/// says what `fn` used. An exception from `fn` propagates.
+/// says what `fn` used. An exception from `fn` propagates. Calls do not nest: one inside `fn`
+/// resets the peak the outer one reads.
 [[nodiscard]] MemoryUsage measure_memory_usage(const std::function<void()>& fn);
 
 // ------------------------------------------------------------------------------------------------
@@ -85,9 +86,10 @@ struct AllocatorStats {
 ///   free recorded there reports done: cudaEventQuery). Else it takes a new block from the device
 ///   with gpulab::device_malloc inside a gpulab::CacheReservation (the accounting then calls the
 ///   block reserved, not allocated); if that runs out of memory it gives the cache back
-///   (empty_cache) and tries once more, then lets the CudaError out. It never waits for the
-///   device. It tells the accounting what it handed out: gpulab::note_cache_allocate(pointer,
-///   bytes asked for, stream). 0 bytes: nullptr, nothing counted.
+///   (empty_cache) and tries once more, then lets the CudaError out. Except on that retry it
+///   never waits for the device. It tells the accounting what it handed out:
+///   gpulab::note_cache_allocate(pointer, bytes asked for, stream). 0 bytes: nullptr, nothing
+///   counted.
 /// - free(pointer) takes a block back: gpulab::note_cache_free, an event recorded on the block's
 ///   stream (the one it was allocated for), and the block kept for reuse. nullptr does nothing;
 ///   a pointer that is not a block handed out now (never allocated here, or freed already)

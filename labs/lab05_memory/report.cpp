@@ -177,15 +177,21 @@ void caching(LabContext& ctx) {
                {"requests", "", Align::right},
                {"cache hits", "", Align::right},
                {"from the device", "", Align::right}});
+  // The accounting's figures, above what the program held before the steps.
+  const gpulab::MemoryStats base = gpulab::memory_stats();
+  const auto above = [](std::size_t now, std::size_t then) {
+    return format_bytes(static_cast<double>(now > then ? now - then : 0));
+  };
   const auto add_row = [&](const std::string& step, const lab05::AllocatorStats& before) {
     const gpulab::MemoryStats m = gpulab::memory_stats();
     const lab05::AllocatorStats s = allocator.stats();
-    table.add_row({step, format_bytes(static_cast<double>(m.peak_allocated_bytes)),
-                   format_bytes(static_cast<double>(m.allocated_bytes)),
-                   format_bytes(static_cast<double>(m.reserved_bytes - m.allocated_bytes)),
-                   std::to_string(s.requests - before.requests),
-                   std::to_string(s.cache_hits - before.cache_hits),
-                   std::to_string(s.device_allocations - before.device_allocations)});
+    table.add_row(
+        {step, above(m.peak_allocated_bytes, base.allocated_bytes),
+         above(m.allocated_bytes, base.allocated_bytes),
+         above(m.reserved_bytes - m.allocated_bytes, base.reserved_bytes - base.allocated_bytes),
+         std::to_string(s.requests - before.requests),
+         std::to_string(s.cache_hits - before.cache_hits),
+         std::to_string(s.device_allocations - before.device_allocations)});
   };
   for (int step = 1; step <= 4; ++step) {
     gpulab::reset_peak_memory_stats();
@@ -202,12 +208,14 @@ void caching(LabContext& ctx) {
     GPULAB_CHECK(cudaStreamSynchronize(stream));  // the next step's stream may take the blocks
     add_row(std::to_string(step) + (step % 2 == 0 ? " (stream 2)" : " (stream 1)"), before);
   }
+  gpulab::reset_peak_memory_stats();
   const lab05::AllocatorStats before = allocator.stats();
   allocator.empty_cache();
   add_row("empty_cache", before);
   out << table;
-  out << "peak: the most allocated at once in the step; current: allocated after it; cached: "
-         "reserved but not allocated (kept for reuse). Step 1 takes every block from the device; "
+  out << "From the memory accounting, above what was held before the steps. peak: the most "
+         "allocated at once in the step; current: allocated after it; cached: reserved but not "
+         "allocated (kept for reuse). Step 1 takes every block from the device; "
          "the steps after reuse them, also across streams once the other stream's work is done. "
          "empty_cache gives the cached blocks back.\n\n";
 }

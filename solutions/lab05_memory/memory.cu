@@ -396,7 +396,9 @@ int choose_checkpoint_interval(int layers, std::size_t activation_bytes, std::si
   }
   std::size_t least = std::numeric_limits<std::size_t>::max();
   for (int k = 1; k <= layers; ++k) {
-    const auto activations = static_cast<std::size_t>((layers + k - 1) / k + k + 1);
+    const auto n = static_cast<std::size_t>(layers);  // no int overflow near INT_MAX layers
+    const auto z = static_cast<std::size_t>(k);
+    const std::size_t activations = (n + z - 1) / z + z + 1;
     if (activations <= budget_bytes / activation_bytes) {
       return k;
     }

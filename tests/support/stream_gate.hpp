@@ -25,13 +25,21 @@ class StreamGate {
       : timeout_(timeout) {}
   ~StreamGate() {
     open();
-    (void)cudaDeviceSynchronize();  // the host function must not outlive the gate it reads
+    // Every queued wait must have run and returned before the gate it reads goes away (a host
+    // function that never ran, on a device that failed, is given up after the timeout).
+    std::unique_lock lock(mutex_);
+    (void)opened_.wait_for(lock, timeout_ + std::chrono::seconds(5),
+                           [this] { return returned_ == closed_; });
   }
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
 
   /// Queues the wait on `stream`.
-  void close(cudaStream_t stream) { GPULAB_CHECK(cudaLaunchHostFunc(stream, &wait, this)); }
+  void close(cudaStream_t stream) {
+    GPULAB_CHECK(cudaLaunchHostFunc(stream, &wait, this));
+    const std::scoped_lock lock(mutex_);
+    ++closed_;
+  }
 
   /// Lets the held work run.
   void open() {
@@ -55,6 +63,10 @@ class StreamGate {
     if (!gate.opened_.wait_for(lock, gate.timeout_, [&] { return gate.open_; })) {
       gate.timed_out_ = true;
     }
+    ++gate.returned_;
+    // Under the lock: the destructor, waiting for this return, cannot destroy the gate before
+    // the lock is let go, and nothing touches the gate after that.
+    gate.opened_.notify_all();
   }
 
   std::chrono::milliseconds timeout_;
@@ -62,6 +74,8 @@ class StreamGate {
   std::condition_variable opened_;
   bool open_ = false;
   bool timed_out_ = false;
+  int closed_ = 0;    // waits queued
+  int returned_ = 0;  // waits that returned
 };
 
 }  // namespace gpulab::testing

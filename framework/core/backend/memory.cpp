@@ -58,10 +58,11 @@ void device_free(void* pointer) {
   if (pointer == nullptr) {
     return;
   }
-  GPULAB_CHECK(cudaFree(pointer));
 #if GPULAB_BACKEND_CUDA
+  // Before the free, as free_device: once freed, another thread's cudaMalloc may get the address.
   note_device_free(pointer);  // on sim the runtime reports every cudaFree itself
 #endif
+  GPULAB_CHECK(cudaFree(pointer));
 }
 
 }  // namespace gpulab

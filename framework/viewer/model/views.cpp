@@ -785,12 +785,17 @@ LevelRow level_row(const Result& r, int level) {
   return row;
 }
 
-// The buffers of one level at one length: its memory_bytes (modeled or measured, > 0).
-std::optional<double> memory_of(const Result& r) {
+// The memory of one level at one length: its memory_bytes (> 0), computed from the shape (modeled)
+// when there is such a figure, else measured; and whether it was measured.
+struct PointMemory {
+  double bytes = 0;
+  bool measured = false;
+};
+std::optional<PointMemory> memory_of(const Result& r) {
   for (const Provenance provenance : {Provenance::modeled, Provenance::measured}) {
     if (const std::optional<double> bytes = metric_value(r, "memory_bytes", provenance);
         bytes && *bytes > 0) {
-      return bytes;
+      return PointMemory{*bytes, provenance == Provenance::measured};
     }
   }
   return std::nullopt;
@@ -881,8 +886,8 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
       const std::string* seq_text = param(*r, "seq_len");
       const std::optional<double> seq_len =
           seq_text != nullptr ? parse_number(*seq_text) : std::nullopt;
-      const std::optional<double> bytes = memory_of(*r);
-      if (!seq_len || !(*seq_len > 0) || !bytes) {
+      const std::optional<PointMemory> point = memory_of(*r);
+      if (!seq_len || !(*seq_len > 0) || !point) {
         continue;
       }
       auto curve =
@@ -897,11 +902,9 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
         continue;  // a length twice: the first counts
       }
       const auto index = at - curve->seq_len.begin();
-      // memory_of prefers the computed figure: a point without one was measured.
-      curve->measured =
-          curve->measured && !metric_value(*r, "memory_bytes", Provenance::modeled).has_value();
+      curve->measured = curve->measured && point->measured;
       curve->seq_len.insert(at, *seq_len);
-      curve->bytes.insert(curve->bytes.begin() + index, *bytes);
+      curve->bytes.insert(curve->bytes.begin() + index, point->bytes);
     }
     for (LevelMemoryCurve& curve : view.memory) {
       if (curve.seq_len.size() >= 2) {

@@ -38,6 +38,10 @@
 #include "stream_gate.hpp"
 #include "test_device.hpp"
 
+#if GPULAB_BACKEND_SIM
+#include "gpulab/sim/runtime.hpp"
+#endif
+
 namespace {
 
 namespace kernels = gpulab::kernels;
@@ -47,15 +51,22 @@ using gpulab::DeviceBuffer;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 // The most allocated at once while `work` runs, above what was allocated before: the test's own
-// reading of the accounting.
+// reading, from the memory history (which no reset of the peak touches, so the lab code's own
+// resets cannot hide anything from it).
 template <class Work>
 std::size_t peak_while(Work&& work) {
   GPULAB_CHECK(cudaDeviceSynchronize());
-  gpulab::reset_peak_memory_stats();
   const std::size_t before = gpulab::memory_stats().allocated_bytes;
+  gpulab::start_memory_history();
   work();
   GPULAB_CHECK(cudaDeviceSynchronize());
-  return gpulab::memory_stats().peak_allocated_bytes - before;
+  gpulab::stop_memory_history();
+  EXPECT_EQ(gpulab::dropped_memory_events(), 0U) << "the history was too short";
+  std::size_t peak = before;
+  for (const gpulab::MemoryEvent& event : gpulab::memory_history()) {
+    peak = std::max(peak, event.allocated_after);
+  }
+  return peak - before;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -101,9 +112,13 @@ GPULAB_GRADED_TEST(Lab05Measure, EachCallStartsFromItsOwnPeak, 6, "measure_memor
                    "a small function measured after a large one reports its own peak, not the "
                    "earlier one") {
   GPULAB_REQUIRE_DEVICE();
+  {
+    const DeviceBuffer<char> spike(16 * kMiB);  // a peak before any measurement
+  }
   const lab05::MemoryUsage large =
       lab05::measure_memory_usage([] { const DeviceBuffer<char> big(8 * kMiB); });
-  EXPECT_EQ(large.peak_allocated_bytes, 8 * kMiB);
+  EXPECT_EQ(large.peak_allocated_bytes, 8 * kMiB)
+      << "the peak of what ran before leaked into this call: reset the peak first";
   const lab05::MemoryUsage small =
       lab05::measure_memory_usage([] { const DeviceBuffer<char> one(1 * kMiB); });
   EXPECT_EQ(small.peak_allocated_bytes, 1 * kMiB)
@@ -118,25 +133,27 @@ GPULAB_GRADED_TEST(Lab05Measure, LeaksAreReportedWithTheirSizeAndLine, 6, "measu
   void* leaked = nullptr;
   unsigned line = 0;
   const DeviceBuffer<char> held(4096);
-  DeviceBuffer<char> freed_inside(2048);  // made before, freed inside: not a leak
+  DeviceBuffer<char> freed_inside(3000);  // made before, freed inside: not a leak
   gpulab::Stream stream;
   DeviceBuffer<int> out(1 << 16);
+  gpulab::testing::StreamGate gate(std::chrono::milliseconds(500));  // opens by itself
   const lab05::MemoryUsage usage = lab05::measure_memory_usage([&] {
-    const DeviceBuffer<char> temporary(1000);
-    leaked = gpulab::device_malloc(3000);
-    line = __LINE__ - 1;
+    { const DeviceBuffer<char> temporary(1000); }
     freed_inside.reset();
-    out.fill_bytes_async(0x01, stream);  // queued work: done when measure returns
+    leaked = gpulab::device_malloc(3000);  // often where freed_inside was: a leak all the same
+    line = __LINE__ - 1;
+    gate.close(stream.get());
+    out.fill_bytes_async(0x01, stream);  // queued behind the gate: done half a second later
   });
-  EXPECT_EQ(cudaStreamQuery(stream.get()), cudaSuccess) << "measure_memory_usage must wait for "
-                                                           "the device before reading the stats";
+  EXPECT_EQ(cudaStreamQuery(stream.get()), cudaSuccess)
+      << "measure_memory_usage returned before the work fn queued was done: wait for the device";
   EXPECT_EQ(usage.leaked_bytes, 3000U);
   ASSERT_EQ(usage.leaks.size(), 1U) << "only the allocation made inside and not freed leaks";
   EXPECT_EQ(usage.leaks[0].bytes, 3000U);
   EXPECT_EQ(usage.leaks[0].address, reinterpret_cast<std::uintptr_t>(leaked));
   EXPECT_NE(usage.leaks[0].file.find("lab05_test.cpp"), std::string::npos) << usage.leaks[0].file;
   EXPECT_EQ(usage.leaks[0].line, line);
-  EXPECT_EQ(usage.peak_allocated_bytes, 4000U);
+  EXPECT_EQ(usage.peak_allocated_bytes, 1000U) << "3000 bytes freed, then 3000 allocated";
   gpulab::device_free(leaked);
 
   const lab05::MemoryUsage two = lab05::measure_memory_usage([&] {
@@ -209,8 +226,18 @@ GPULAB_GRADED_TEST(Lab05Allocator, ASecondIdenticalRunMakesNoNewDeviceAllocation
   GPULAB_REQUIRE_DEVICE();
   gpulab::Stream stream;
   lab05::CachingAllocator allocator;
-  const std::size_t first = events_while(gpulab::MemoryEventKind::reserve,
-                                         [&] { run_workload(allocator, stream.get()); });
+  gpulab::start_memory_history();
+  run_workload(allocator, stream.get());
+  gpulab::stop_memory_history();
+  std::size_t first = 0;
+  for (const gpulab::MemoryEvent& event : gpulab::memory_history()) {
+    if (event.kind == gpulab::MemoryEventKind::reserve) {
+      ++first;
+      EXPECT_FALSE(event.file.empty())
+          << "a block of " << event.bytes << " bytes without a source line: take blocks with "
+          << "gpulab::device_malloc (a bare cudaMalloc is invisible to the accounting on a GPU)";
+    }
+  }
   ASSERT_EQ(first, 8U) << "eight blocks held at once: the first run takes each from the device, "
                           "reserved (device_malloc inside a CacheReservation)";
   const gpulab::MemoryStats before = gpulab::memory_stats();
@@ -312,11 +339,24 @@ GPULAB_GRADED_TEST(Lab05Allocator, ABlockIsNotHandedToAnotherStreamWhileItsWorkI
   GPULAB_CHECK(cudaEventCreateWithFlags(&work_done, cudaEventDisableTiming));
   {
     gpulab::testing::StreamGate gate(std::chrono::seconds(5));
-    gate.close(a.get());  // what A is given from here waits
     void* block = allocator.allocate(6000, a.get());
+    gate.close(a.get());  // what A is given from here waits: an event allocate recorded does not
+#if GPULAB_BACKEND_SIM
+    gpulab::sim::set_stream_recording(true);
+#endif
     GPULAB_CHECK(cudaMemsetAsync(block, 0x33, 6000, a.get()));  // A's work on the block
     GPULAB_CHECK(cudaEventRecord(work_done, a.get()));
     allocator.free(block);
+#if GPULAB_BACKEND_SIM
+    // The sim runs every stream through one queue, so an event recorded on another stream would
+    // wait behind the gate too: check where free recorded it.
+    const std::vector<gpulab::sim::StreamEntry> on_a = gpulab::sim::stream_entries(a.get());
+    gpulab::sim::set_stream_recording(false);
+    EXPECT_GE(std::count(on_a.begin(), on_a.end(),
+                         gpulab::sim::StreamEntry{gpulab::sim::StreamOp::event_record, ""}),
+              2)
+        << "free must record an event on the block's stream (A), after the work queued there";
+#endif
     const auto start = std::chrono::steady_clock::now();
     void* other = allocator.allocate(6000, b.get());
     const double waited_s =
