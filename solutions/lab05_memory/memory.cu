@@ -94,12 +94,12 @@ struct CachingAllocator::State {
   std::multimap<std::size_t, Block> cached;  // by size
   AllocatorStats stats;
 
-  // Gives a cached block back to the device.
+  // Gives a block back to the device (device_free first: if it throws, nothing changed).
   void release(const Block& block) {
+    device_free(block.pointer);
     if (block.freed != nullptr) {
       GPULAB_CHECK(cudaEventDestroy(block.freed));
     }
-    device_free(block.pointer);
     ++stats.device_frees;
     stats.reserved_bytes -= block.size;
   }
@@ -205,9 +205,9 @@ void CachingAllocator::empty_cache() {
   State& s = *state_;
   while (!s.cached.empty()) {
     const State::Block block = s.cached.begin()->second;
+    s.release(block);
     s.cached.erase(s.cached.begin());
     s.stats.cached_bytes -= block.size;
-    s.release(block);
   }
   // TODO(lab05) END
 }
