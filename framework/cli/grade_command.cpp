@@ -11,6 +11,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "grading_session.hpp"
+#include "roster.hpp"
 
 namespace gpulab::cli {
 
@@ -18,6 +19,9 @@ namespace {
 
 struct GradeCommandOptions {
   GradeOptions grading;
+  std::string roster;
+  std::string out;
+  bool regrade = false;
   std::string json;
   std::string gradescope;
   std::string junit;
@@ -78,6 +82,11 @@ void save_reports(const GradeReport& report, const GradeCommandOptions& options)
 }
 
 int grade(const GradeCommandOptions& options) {
+  if (!options.roster.empty()) {
+    RosterOptions roster{options.grading, options.roster, options.out, options.grading.jobs,
+                         options.regrade};
+    return grade_roster(roster);
+  }
   const GradingResult result = grade_submission(options.grading);
   print_report(result.report, options);
   save_reports(result.report, options);
@@ -94,15 +103,36 @@ Command add_grade_command(CLI::App& app) {
   auto options = std::make_shared<GradeCommandOptions>();
   GradeOptions& grading = options->grading;
   add_grading_options(*command, grading);
-  command->add_option("--submission", grading.submission,
-                      "The code to grade: a copy of the tree, or a folder with the labs' folders "
-                      "(e.g. solutions); only the labs' student files are taken from it "
-                      "(default: this tree's labs/)");
-  command->add_option("--json", options->json, "Save the grade report as JSON");
-  command->add_option("--gradescope", options->gradescope, "Save Gradescope's results.json");
-  command->add_option("--junit", options->junit, "Save a JUnit XML report for CI systems");
-  command->add_flag("--reseal", grading.reseal,
-                    "Accept the instructor files as they are now (after editing tests on purpose)");
+  CLI::Option* submission = command->add_option(
+      "--submission", grading.submission,
+      "The code to grade: a copy of the tree, or a folder with the labs' folders "
+      "(e.g. solutions); only the labs' student files are taken from it "
+      "(default: this tree's labs/)");
+  CLI::Option* roster =
+      command->add_option("--roster", options->roster,
+                          "Grade a class: every folder of DIR is a student's submission, graded "
+                          "as --submission would grade it, -j at a time (default: as the cores "
+                          "and grading slots allow; one at a time on cuda); already graded and "
+                          "unchanged submissions are kept (docs/grading.md)");
+  roster->excludes(submission);
+  command
+      ->add_option("--out", options->out,
+                   "With --roster: where the gradebook, the class summary and each "
+                   "student's reports go (default: <DIR>-grades beside DIR)")
+      ->needs(roster);
+  command
+      ->add_flag("--regrade", options->regrade,
+                 "With --roster: grade every submission again, changed or not")
+      ->needs(roster);
+  command->add_option("--json", options->json, "Save the grade report as JSON")->excludes(roster);
+  command->add_option("--gradescope", options->gradescope, "Save Gradescope's results.json")
+      ->excludes(roster);
+  command->add_option("--junit", options->junit, "Save a JUnit XML report for CI systems")
+      ->excludes(roster);
+  command
+      ->add_flag("--reseal", grading.reseal,
+                 "Accept the instructor files as they are now (after editing tests on purpose)")
+      ->excludes(roster);
   command->add_option("--seal", grading.seal,
                       "The seal's file (default: $XDG_STATE_HOME/gpulab/seals/<build>-<digest>"
                       ".sha256, or ~/.local/state/...)");

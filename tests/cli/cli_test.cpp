@@ -1,5 +1,6 @@
 // The gpulab command, run as a user would: exit codes, one-line errors, --help everywhere.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/process.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -316,6 +318,199 @@ TEST(CliGrade, WaitsForAFreeGradingSlotAndTakesIt) {
   EXPECT_NE(said.find("the submission has no labs/lab03_bottleneck/"), std::string::npos) << said;
   fs::remove_all(submission);
   fs::remove(log);
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpulab grade --roster: a class of lab 03 submissions (host code: quick to build and grade)
+// ---------------------------------------------------------------------------------------------
+
+namespace fs = std::filesystem;
+
+// A roster folder laid out as a Gradescope export: submission_<id> folders named by
+// submission_metadata.yml, and one folder the metadata does not know (named after itself).
+struct ClassRoster {
+  fs::path root = temp_path("roster");
+  fs::path out = temp_path("roster-grades");
+  fs::path seal = temp_path("roster-seal");
+
+  ClassRoster() {
+    fs::remove_all(root);
+    fs::remove_all(out);
+    const fs::path source(GPULAB_SOURCE_DIR);
+    const fs::path solution = source / "solutions" / "lab03_bottleneck" / "bottleneck.cpp";
+    const fs::path stub = source / "labs" / "lab03_bottleneck" / "bottleneck.cpp";
+    add("submission_101", solution);
+    add("submission_102", stub);
+    add("=late", stub);  // a name a spreadsheet would run as a formula
+    add("submission_103", solution);
+    gpulab::write_file_atomically(root / "submission_metadata.yml",
+                                  "submission_101:\n"
+                                  "  :submitters:\n"
+                                  "  - :name: Ada Lovelace\n"
+                                  "    :sid: '1'\n"
+                                  "    :email: ada@example.edu\n"
+                                  "submission_102:\n"
+                                  "  :submitters:\n"
+                                  "  - :name: Bob Stub\n"
+                                  "submission_103:\n"
+                                  "  :submitters:\n"
+                                  "  - :email: 'cy@example.edu'\n");
+  }
+  ~ClassRoster() {
+    fs::remove_all(root);
+    fs::remove_all(out);
+    fs::remove(seal);
+  }
+  ClassRoster(const ClassRoster&) = delete;
+  ClassRoster& operator=(const ClassRoster&) = delete;
+
+  void add(const std::string& folder, const fs::path& file) const {
+    fs::create_directories(root / folder / "lab03_bottleneck");
+    fs::copy_file(file, root / folder / "lab03_bottleneck" / "bottleneck.cpp",
+                  fs::copy_options::overwrite_existing);
+  }
+
+  [[nodiscard]] std::string command(int jobs = 2) const {
+    return "grade lab03 --backend sim --roster " + gpulab::testing::shell_quote(root.string()) +
+           " --out " + gpulab::testing::shell_quote(out.string()) + " --seal " +
+           gpulab::testing::shell_quote(seal.string()) + " -j " + std::to_string(jobs);
+  }
+
+  [[nodiscard]] std::string gradebook() const {
+    return gpulab::read_file(out / "gradebook.csv").value_or("(no gradebook)");
+  }
+};
+
+const char* const kClassGradebook =
+    "student,lab03,total,possible,status\n"
+    "'=late,0,0,100,graded\n"
+    "Bob Stub,0,0,100,graded\n"
+    "ada@example.edu,100,100,100,graded\n"
+    "cy@example.edu,100,100,100,graded\n";
+
+TEST(CliRoster, GradesAClassInParallelIntoAGradebookEqualToEachGradeAlone) {
+  const ClassRoster roster;
+  const Outcome graded = gpulab(roster.command());
+  ASSERT_EQ(graded.exit_code, 0) << graded.out << graded.err;
+  EXPECT_NE(graded.out.find("4 submission(s), 1 lab(s), sim backend; 0 already graded"),
+            std::string::npos)
+      << graded.out;
+  EXPECT_NE(graded.out.find("] 4/4  "), std::string::npos) << "a progress line per submission";
+  EXPECT_EQ(roster.gradebook(), kClassGradebook);
+  for (const char* file : {"grade.txt", "grade.json", "results.json", "stamp"}) {
+    EXPECT_TRUE(fs::exists(roster.out / "ada@example.edu" / file)) << file;
+  }
+  const std::string summary = gpulab::read_file(roster.out / "summary.txt").value_or("");
+  EXPECT_NE(summary.find("4 of 4 submission(s) graded"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("90-100%: 2"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("0-9%: 2"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("Tests failed most often:\n  2  lab03 "), std::string::npos) << summary;
+
+  // Each grade equals the same submission graded alone.
+  const fs::path alone = temp_path("alone.json");
+  const Outcome single = gpulab(
+      "grade lab03 --backend sim --seal " + gpulab::testing::shell_quote(roster.seal.string()) +
+      " --submission " + gpulab::testing::shell_quote((roster.root / "submission_102").string()) +
+      " --json " + gpulab::testing::shell_quote(alone.string()));
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  const auto verdicts = [](const fs::path& file) {
+    std::vector<std::string> tests;
+    const std::string text = gpulab::read_file(file).value_or("");
+    for (std::size_t at = text.find("\"disposition\""); at != std::string::npos;
+         at = text.find("\"disposition\"", at + 1)) {
+      tests.push_back(text.substr(at, text.find(',', at) - at));
+    }
+    return tests;
+  };
+  EXPECT_EQ(verdicts(alone), verdicts(roster.out / "Bob Stub" / "grade.json"));
+  EXPECT_FALSE(verdicts(alone).empty());
+  fs::remove(alone);
+
+  // Graded and unchanged: kept. A changed submission is graded again, alone.
+  const Outcome again = gpulab(roster.command());
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("4 already graded and unchanged (kept; --regrade grades them again), "
+                           "0 to grade"),
+            std::string::npos)
+      << again.out;
+  EXPECT_EQ(roster.gradebook(), kClassGradebook);
+  roster.add("submission_102",
+             fs::path(GPULAB_SOURCE_DIR) / "solutions" / "lab03_bottleneck" / "bottleneck.cpp");
+  const Outcome changed = gpulab(roster.command());
+  ASSERT_EQ(changed.exit_code, 0) << changed.out;
+  EXPECT_NE(changed.out.find("3 already graded and unchanged"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("Bob Stub  lab03 100  total 100/100"), std::string::npos)
+      << changed.out;
+}
+
+TEST(CliRoster, AnInterruptedRunKillsItsGradingsAndTheSameCommandFinishesIt) {
+  const ClassRoster roster;
+  const fs::path log = temp_path("roster.log");
+  const fs::path pid_file = temp_path("roster.pid");
+  Outcome interrupted;
+  std::thread run([&] {
+    interrupted = gpulab::testing::run_command(
+        "sh -c 'echo $$ > " + gpulab::testing::shell_quote(pid_file.string()) + "; exec " +
+        gpulab::testing::shell_quote(GPULAB_EXE) + " " + roster.command(1) + "' > " +
+        gpulab::testing::shell_quote(log.string()) + " 2>&1");
+  });
+  // Interrupted once the first submission is graded, while the second is.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::string said;
+  while (said.find("] 1/4") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    said = gpulab::read_file(log).value_or("");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int pid = std::stoi(gpulab::read_file(pid_file).value_or("0"));
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGINT);
+  run.join();
+  said = gpulab::read_file(log).value_or("");
+  EXPECT_EQ(interrupted.exit_code, 130) << said;
+  EXPECT_NE(said.find("interrupted: 1 of 4 graded this run and kept"), std::string::npos) << said;
+  // Nothing it started is left: no process has the roster in its arguments (the bracket keeps
+  // the pattern from matching the shell that runs pgrep).
+  const std::string path = roster.root.string();
+  const Outcome left = gpulab::testing::run_command(
+      "pgrep -af -- " +
+      gpulab::testing::shell_quote("[" + path.substr(0, 1) + "]" + path.substr(1)) + " || true");
+  EXPECT_TRUE(left.out.empty()) << "still running: " << left.out;
+
+  const Outcome resumed = gpulab(roster.command());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("1 already graded and unchanged (kept; --regrade grades them "
+                             "again), 3 to grade"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_EQ(roster.gradebook(), kClassGradebook);
+
+  // --regrade forgets every grade first: interrupted, the plain command grades the rest.
+  const Outcome regraded = gpulab(roster.command() + " --regrade");
+  ASSERT_EQ(regraded.exit_code, 0) << regraded.out;
+  EXPECT_NE(regraded.out.find("0 already graded and unchanged"), std::string::npos) << regraded.out;
+  EXPECT_EQ(roster.gradebook(), kClassGradebook);
+  fs::remove(log);
+  fs::remove(pid_file);
+}
+
+TEST(CliRoster, BadRostersAreUsageErrors) {
+  EXPECT_EQ(gpulab("grade --roster /nonexistent/gpulab-roster").exit_code, 2);
+  const fs::path roster = temp_path("bad-roster");
+  fs::create_directories(roster);
+  const Outcome none = gpulab("grade --roster " + gpulab::testing::shell_quote(roster.string()));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no submission in it"), std::string::npos) << none.err;
+  fs::create_directories(roster / "alice");
+  const Outcome both = gpulab("grade --roster " + gpulab::testing::shell_quote(roster.string()) +
+                              " --submission " + gpulab::testing::shell_quote(roster.string()));
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  const Outcome inside = gpulab("grade --roster " + gpulab::testing::shell_quote(roster.string()) +
+                                " --out " + gpulab::testing::shell_quote((roster / "x").string()));
+  EXPECT_EQ(inside.exit_code, 2) << inside.out;
+  EXPECT_NE(inside.err.find("inside the roster"), std::string::npos) << inside.err;
+  EXPECT_EQ(gpulab("grade --out x").exit_code, 2) << "--out needs --roster";
+  fs::remove_all(roster);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -94,6 +95,28 @@ TEST(RunProcess, KillsItAtTheTimeLimit) {
   EXPECT_FALSE(result.exit_code.has_value()) << "the time limit's kill is not an exit";
   EXPECT_FALSE(result.signal.has_value()) << "the time limit's SIGKILL is not the program's";
   EXPECT_TRUE(contains(result.output, "started")) << result.output;
+}
+
+TEST(RunProcess, ACancelledRunIsKilledWithEverythingItStarted) {
+  const std::string marker = "31." + std::to_string(getpid());  // a sleep found by its argument
+  std::atomic<bool> cancel{false};
+  ProcessSpec spec = shell("sleep " + marker + " & echo started; sleep 30", 0);
+  spec.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult result = run_process(spec);
+  canceller.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(result.cancelled);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_FALSE(result.exit_code.has_value()) << "the cancel's kill is not an exit";
+  EXPECT_LT(elapsed, 5.0);
+  EXPECT_TRUE(contains(result.output, "started")) << result.output;
+  EXPECT_TRUE(processes_with_argument(marker).empty()) << "the background sleep survived";
 }
 
 TEST(RunProcess, KillsAnEscapedProcessThatKeepsTheOutputOpen) {

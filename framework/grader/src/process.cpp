@@ -351,6 +351,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
     } else if (spec.timeout_s > 0 && seconds_since(start) > spec.timeout_s) {
       result.timed_out = true;
       break;
+    } else if (spec.cancel != nullptr && spec.cancel->load()) {
+      result.cancelled = true;
+      break;
     }
   }
   result.duration_s = seconds_since(start);
@@ -368,7 +371,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     return result;
   }
   result.started = true;
-  if (!result.timed_out) {
+  if (!result.timed_out && !result.cancelled) {
     if (WIFEXITED(status)) {
       result.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

@@ -8,6 +8,7 @@
 // wait: the program's own exit (or its time limit) ends the run, not the pipe's end of file.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -28,6 +29,9 @@ struct ProcessSpec {
   /// terminal's Ctrl-C reaches both): nothing is captured. For programs the user runs, not for
   /// code under test.
   bool inherit_io = false;
+  /// When set, the run ends as at its time limit once this becomes true (another thread, or a
+  /// signal handler, sets it): everything it started is killed. Checked every 20 ms.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// What happened.
@@ -35,6 +39,7 @@ struct ProcessResult {
   bool started = false;          ///< false: it could not be started (start_error says why)
   std::string start_error;       ///< e.g. "cannot start /x: No such file or directory"
   bool timed_out = false;        ///< killed at its time limit
+  bool cancelled = false;        ///< killed because ProcessSpec::cancel became true
   std::optional<int> exit_code;  ///< when it exited
   std::optional<int> signal;     ///< when a signal ended it (not the time limit's SIGKILL)
   std::string output;            ///< stdout and stderr, interleaved; middle cut past keep_bytes
