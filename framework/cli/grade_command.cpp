@@ -19,9 +19,7 @@ namespace {
 
 struct GradeCommandOptions {
   GradeOptions grading;
-  std::string roster;
-  std::string out;
-  bool regrade = false;
+  RosterOptions roster;
   std::string json;
   std::string gradescope;
   std::string junit;
@@ -82,9 +80,10 @@ void save_reports(const GradeReport& report, const GradeCommandOptions& options)
 }
 
 int grade(const GradeCommandOptions& options) {
-  if (!options.roster.empty()) {
-    RosterOptions roster{options.grading, options.roster, options.out, options.grading.jobs,
-                         options.regrade};
+  if (!options.roster.roster.empty()) {
+    RosterOptions roster = options.roster;
+    roster.grading = options.grading;
+    roster.parallel = options.grading.jobs;
     return grade_roster(roster);
   }
   const GradingResult result = grade_submission(options.grading);
@@ -109,21 +108,74 @@ Command add_grade_command(CLI::App& app) {
       "(e.g. solutions); only the labs' student files are taken from it "
       "(default: this tree's labs/)");
   CLI::Option* roster =
-      command->add_option("--roster", options->roster,
+      command->add_option("--roster", options->roster.roster,
                           "Grade a class: every folder of DIR is a student's submission, graded "
                           "as --submission would grade it, -j at a time (default: as the cores "
                           "and grading slots allow; one at a time on cuda); already graded and "
                           "unchanged submissions are kept (docs/grading.md)");
   roster->excludes(submission);
   command
-      ->add_option("--out", options->out,
+      ->add_option("--out", options->roster.out,
                    "With --roster: where the gradebook, the class summary and each "
                    "student's reports go (default: <DIR>-grades beside DIR)")
       ->needs(roster);
   command
-      ->add_flag("--regrade", options->regrade,
+      ->add_flag("--regrade", options->roster.regrade,
                  "With --roster: grade every submission again, changed or not")
       ->needs(roster);
+  RosterOptions& r = options->roster;
+  CLI::Option* slurm =
+      command
+          ->add_flag("--slurm", r.slurm,
+                     "With --roster: submit the gradings to Slurm as one job array (sbatch "
+                     "--array; -j: tasks at once, default the build's grading slots) instead of "
+                     "grading here; --collect writes the gradebook afterwards (docs/grading.md)")
+          ->needs(roster);
+  command->add_option("--partition", r.slurm_options.partition, "With --slurm: the partition")
+      ->needs(slurm);
+  command
+      ->add_option("--gpus-per-task", r.slurm_options.gpus_per_task,
+                   "With --slurm: GPUs each array task asks for (for --backend cuda)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(slurm);
+  command
+      ->add_option("--cpus-per-task", r.slurm_options.cpus_per_task,
+                   "With --slurm: cores each array task asks for, and its grading uses "
+                   "(default 1)")
+      ->check(CLI::PositiveNumber)
+      ->needs(slurm);
+  command
+      ->add_option("--time", r.slurm_options.time,
+                   "With --slurm: each array task's time limit, in Slurm's format (MM, HH:MM:SS, "
+                   "D-HH:MM, ...)")
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return is_slurm_time(value) ? std::string()
+                                        : "'" + value +
+                                              "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, "
+                                              "D-HH:MM or D-HH:MM:SS)";
+          },
+          "TIME"))
+      ->needs(slurm);
+  command->add_flag("--wait", r.wait, "With --slurm: wait until the array has ended, then collect")
+      ->needs(slurm);
+  command
+      ->add_flag("--collect", r.collect,
+                 "With --roster: grade nothing; write the gradebook and the class summary from "
+                 "what is graded and list every submission without a grade, with why (after "
+                 "--slurm: its array task's state)")
+      ->needs(roster)
+      ->excludes(slurm)
+      ->excludes("--regrade");
+  // What an array task runs (the job script passes them): not for people.
+  CLI::Option* task_list =
+      command->add_option("--slurm-tasks", r.task_list)->group("")->needs(roster);
+  CLI::Option* task = command->add_option("--slurm-task", r.task, "")
+                          ->group("")
+                          ->check(CLI::NonNegativeNumber)
+                          ->needs(task_list)
+                          ->excludes(slurm);
+  task_list->needs(task);
   command->add_option("--json", options->json, "Save the grade report as JSON")->excludes(roster);
   command->add_option("--gradescope", options->gradescope, "Save Gradescope's results.json")
       ->excludes(roster);

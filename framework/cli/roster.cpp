@@ -71,7 +71,9 @@ class InterruptHandlers {
 };
 
 std::string trim(std::string text) {
-  const auto not_space = [](unsigned char c) { return c != ' ' && c != '\t' && c != '\r'; };
+  const auto not_space = [](unsigned char c) {
+    return c != ' ' && c != '\t' && c != '\r' && c != '\n';
+  };
   text.erase(text.begin(), std::find_if(text.begin(), text.end(), not_space));
   text.erase(std::find_if(text.rbegin(), text.rend(), not_space).base(), text.end());
   if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') &&
@@ -142,7 +144,8 @@ std::string csv_field(const std::string& value) {
 // What the roster keeps of one student's grade: the gradebook row and the tests that failed.
 struct StudentGrade {
   GradebookRow row;
-  std::vector<std::string> failed;  // "lab01 Suite.Name"
+  std::vector<std::string> failed;    // "lab01 Suite.Name"
+  std::vector<std::string> problems;  // the grader's own (the grading exited 1): not a grade
 };
 
 // The grade a finished grading left in `dir` (grade.json), or nullopt when there is none that
@@ -167,9 +170,7 @@ std::optional<StudentGrade> read_grade(const std::string& student, const fs::pat
         }
       }
     }
-    if (!doc.at("problems").empty()) {
-      grade.row.status = "graded with problems: " + doc.at("problems")[0].get<std::string>();
-    }
+    grade.problems = doc.at("problems").get<std::vector<std::string>>();
     return grade;
   } catch (const json::exception&) {
     return std::nullopt;
@@ -198,9 +199,10 @@ class Roster {
           "GPULAB_BUILD_TESTS=OFF?)");
     }
     const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    // On a GPU one grading at a time: its tests time kernels on the one device.
-    const int fits = backend_ == "cuda" ? 1 : std::min(slots, cores);
-    parallel_ = options.parallel > 0 ? options.parallel : fits;
+    // Here, one grading at a time on a GPU: its tests time kernels on the one device. On Slurm
+    // each task has a node (and GPU) of its own, but all share the build's grading slots.
+    const int fits = options.slurm ? slots : backend_ == "cuda" ? 1 : std::min(slots, cores);
+    parallel_ = options.task >= 0 ? 1 : options.parallel > 0 ? options.parallel : fits;
     if (parallel_ > slots) {
       std::cout << "gpulab grade: -j " << parallel_ << " but this build has " << slots
                 << " grading slots (GPULAB_GRADING_SLOTS): grading " << slots << " at a time\n";
@@ -218,29 +220,22 @@ class Roster {
   }
 
   int run() {
-    fs::create_directories(out_);
-    std::vector<Job> pending;
-    if (options_.regrade) {  // every grade forgotten first: interrupted, the plain command resumes
-      for (const RosterSubmission& s : submissions_) {
-        std::error_code error;
-        fs::remove(out_ / folder_name_for(s.student) / "stamp", error);
-      }
+    if (options_.task >= 0) {
+      return run_task();
+    }
+    if (options_.collect) {
+      return collect();
     }
     std::size_t kept = 0;
-    for (const RosterSubmission& s : submissions_) {
-      Job job{s, out_ / folder_name_for(s.student), submission_stamp(s.folder, labs_, backend_)};
-      if (!options_.regrade && read_file(job.dir / "stamp") == job.stamp &&
-          read_grade(s.student, job.dir)) {
-        ++kept;
-      } else {
-        pending.push_back(std::move(job));
-      }
-    }
+    std::vector<Job> pending = pending_jobs(kept);
     std::cout << "gpulab grade: roster " << options_.roster << ": " << submissions_.size()
               << " submission(s), " << labs_.size() << " lab(s), " << backend_ << " backend; "
               << kept << " already graded and unchanged (kept; --regrade grades them again), "
-              << pending.size() << " to grade, " << parallel_ << " at a time; grades in "
-              << out_.string() << std::endl;
+              << pending.size() << " to grade" << (options_.slurm ? " on Slurm, " : ", ")
+              << parallel_ << " at a time; grades in " << out_.string() << std::endl;
+    if (options_.slurm) {
+      return submit_to_slurm(pending);
+    }
 
     const InterruptHandlers handlers;
     const auto start = std::chrono::steady_clock::now();
@@ -257,9 +252,14 @@ class Roster {
       worker.join();
     }
     write_class_files();
+    return ending(pending.size());
+  }
 
+ private:
+  // The exit code of a run that graded `count` submissions (and what it says about them).
+  int ending(std::size_t count) const {
     if (g_interrupted) {
-      std::cout << "\ngpulab grade: interrupted: " << done_ << " of " << pending.size()
+      std::cout << "\ngpulab grade: interrupted: " << done_ << " of " << count
                 << " graded this run and kept; the same command grades the rest" << std::endl;
       return kInterrupted;
     }
@@ -281,50 +281,330 @@ class Roster {
     return kSuccess;
   }
 
- private:
   bool stop_now() const { return g_interrupted || integrity_failed_; }
 
-  // Grades one submission in a `gpulab grade` of its own and keeps what it wrote.
-  void grade_one(const Job& job, std::size_t total, std::chrono::steady_clock::time_point start) {
+  // --slurm: the pending submissions as one round, a job array of tasks that each run
+  // `gpulab grade --roster ... --slurm-task I`.
+  int submit_to_slurm(const std::vector<Job>& pending) {
+    const std::optional<fs::path> sbatch = find_on_path("sbatch");
+    if (!sbatch) {
+      throw std::runtime_error(
+          "--slurm needs Slurm's sbatch on PATH (Debian's slurm-client package, or the "
+          "cluster's module)");
+    }
+    if (pending.empty()) {
+      write_class_files();
+      std::cout << "gpulab grade: nothing to submit: every submission is graded and unchanged"
+                << std::endl;
+      return kSuccess;
+    }
+    const fs::path dir = out_ / "slurm";
+    fs::create_directories(dir);
+    int round = 1;
+    while (fs::exists(dir / ("round-" + std::to_string(round) + ".tasks"))) {
+      ++round;
+    }
+    const std::string name = "round-" + std::to_string(round);
+    std::string list;
+    for (const Job& job : pending) {
+      list += job.submission.student + "\n";
+    }
+    const fs::path tasks = dir / (name + ".tasks");
+    write_file_atomically(tasks, list);
+
+    std::vector<std::string> command = {(build_dir() / "bin" / "gpulab").string(),
+                                        "grade",
+                                        "--roster",
+                                        fs::absolute(options_.roster).lexically_normal().string(),
+                                        "--out",
+                                        out_.string(),
+                                        "--backend",
+                                        backend_,
+                                        "-j",
+                                        std::to_string(options_.slurm_options.cpus_per_task),
+                                        "--slurm-tasks",
+                                        tasks.string()};
+    append_grading_options(command);
+    command.emplace_back("--slurm-task");
+    const fs::path script = dir / (name + ".sh");
+    write_file_atomically(script, job_script(command));
+    fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+
+    const ArrayShape shape = array_shape(static_cast<int>(pending.size()));
+    ProcessSpec spec;
+    spec.argv =
+        sbatch_command(*sbatch, options_.slurm_options, script, (dir / (name + ".%a.log")).string(),
+                       "gpulab-grade", shape.tasks, parallel_, options_.wait);
+    spec.cancel = &g_interrupted;
+    std::cout << "gpulab grade: " << name << ": " << pending.size() << " submission(s) as "
+              << shape.tasks << " array task(s)"
+              << (shape.per_task > 1 ? " of " + std::to_string(shape.per_task) + " each" : "")
+              << ", at most " << parallel_ << " at a time (this build's grading slots); task list "
+              << tasks.string() << std::endl;
+    const InterruptHandlers handlers;
+    const ProcessResult result = run_process(spec);
+    const std::optional<std::string> job = parse_job_id(result.output);
+    if (!job) {
+      std::cout << "gpulab grade: sbatch did not submit the array"
+                << (result.started ? "" : ": " + result.start_error) << "\n"
+                << result.output << std::endl;
+      std::error_code error;
+      fs::remove(tasks, error);  // nothing submitted: the next round takes its number
+      return kFailure;
+    }
+    write_file_atomically(dir / (name + ".job"), *job + "\n");
+    std::cout << "gpulab grade: submitted job " << *job << " (logs: " << dir.string() << "/" << name
+              << ".<task>.log)" << std::endl;
+    if (result.cancelled) {
+      std::cout << "gpulab grade: interrupted while waiting; the tasks go on (squeue -j " << *job
+                << "); afterwards: the same command with --collect" << std::endl;
+      return kInterrupted;
+    }
+    if (!options_.wait) {
+      std::cout << "gpulab grade: when it has ended (squeue -j " << *job
+                << " lists its tasks until then), the same command with --collect instead of "
+                   "--slurm writes the gradebook"
+                << std::endl;
+      return kSuccess;
+    }
+    return collect();
+  }
+
+  // --slurm-task I: grades the task's lines of its round's task list, and leaves the state of
+  // each in <list>.<I>.state ("student<TAB>graded" or "...<TAB>failed: why"), rewritten after
+  // each one so that a task killed part-way keeps what it finished.
+  int run_task() {
+    const fs::path list_path = options_.task_list;
+    const std::optional<std::string> list = read_file(list_path);
+    if (!list) {
+      throw UsageError("--slurm-tasks " + list_path.string() + ": cannot read it");
+    }
+    std::vector<std::string> students;
+    std::istringstream lines(*list);
+    for (std::string line; std::getline(lines, line);) {
+      students.push_back(line);
+    }
+    const ArrayShape shape = array_shape(static_cast<int>(students.size()));
+    if (options_.task >= shape.tasks) {
+      throw UsageError("--slurm-task " + std::to_string(options_.task) + ": " + list_path.string() +
+                       " has " + std::to_string(shape.tasks) + " task(s)");
+    }
+    const std::size_t first = static_cast<std::size_t>(options_.task * shape.per_task);
+    const std::size_t end = std::min(students.size(), first + std::size_t(shape.per_task));
+    const fs::path state_path =
+        list_path.parent_path() /
+        (list_path.stem().string() + "." + std::to_string(options_.task) + ".state");
+    jobs_per_grading_ = std::max(1, options_.grading.jobs);
+    const InterruptHandlers handlers;
+    const auto start = std::chrono::steady_clock::now();
+    std::string states;
+    for (std::size_t i = first; i < end && !stop_now(); ++i) {
+      const auto found =
+          std::find_if(submissions_.begin(), submissions_.end(),
+                       [&](const RosterSubmission& s) { return s.student == students[i]; });
+      std::string state;
+      if (found == submissions_.end()) {
+        state = "failed: no submission of this name in the roster any more";
+      } else {
+        const Job job{*found, out_ / folder_name_for(found->student),
+                      submission_stamp(found->folder, labs_, backend_)};
+        state = is_graded(job) ? "graded" : grade_one(job, end - first, start);
+      }
+      if (state == "interrupted") {
+        state = "interrupted: SIGTERM or SIGINT (Slurm's time limit, a preemption or scancel)";
+      }
+      states += students[i] + "\t" + state + "\n";
+      write_file_atomically(state_path, states);
+    }
+    return ending(end - first);
+  }
+
+  // What Slurm says of array task `task` of job `job`: "PENDING", "RUNNING", ... while squeue
+  // lists it; nothing once it has left the queue (or without squeue).
+  static std::optional<std::string> queue_state(const std::string& job, std::size_t task) {
+    const std::optional<fs::path> squeue = find_on_path("squeue");
+    if (!squeue) {
+      return std::nullopt;
+    }
+    ProcessSpec spec;
+    spec.argv = {squeue->string(), "--noheader", "--array", "--jobs=" + job, "--format=%i %T"};
+    spec.timeout_s = 30;
+    const ProcessResult result = run_process(spec);
+    std::istringstream lines(result.output);
+    const std::string id = job + "_" + std::to_string(task);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(id + " ", 0) == 0) {
+        return line.substr(id.size() + 1);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Why `student` has no grade: its latest round's task state, or Slurm's.
+  std::string missing_reason(const std::string& student) const {
+    const fs::path dir = out_ / "slurm";
+    int rounds = 0;
+    while (fs::exists(dir / ("round-" + std::to_string(rounds + 1) + ".tasks"))) {
+      ++rounds;
+    }
+    for (int round = rounds; round > 0; --round) {  // the latest round that lists the student
+      const std::string name = "round-" + std::to_string(round);
+      const std::optional<std::string> list = read_file(dir / (name + ".tasks"));
+      if (!list) {
+        continue;
+      }
+      std::vector<std::string> students;
+      std::istringstream lines(*list);
+      for (std::string line; std::getline(lines, line);) {
+        students.push_back(line);
+      }
+      const auto at = std::find(students.begin(), students.end(), student);
+      if (at == students.end()) {
+        continue;
+      }
+      const ArrayShape shape = array_shape(static_cast<int>(students.size()));
+      const auto task = static_cast<std::size_t>(at - students.begin()) /
+                        static_cast<std::size_t>(shape.per_task);
+      const std::string where = name + " task " + std::to_string(task);
+      const fs::path log = dir / (name + "." + std::to_string(task) + ".log");
+      if (const auto states = read_file(dir / (name + "." + std::to_string(task) + ".state"))) {
+        std::istringstream state_lines(*states);
+        for (std::string line; std::getline(state_lines, line);) {
+          if (line == student + "\tgraded") {
+            return where + ": graded, but the submission has changed since";
+          }
+          if (line.rfind(student + "\t", 0) == 0) {
+            return where + ": " + line.substr(student.size() + 1) + " (log: " + log.string() + ")";
+          }
+        }
+      }
+      const std::string job = trim(read_file(dir / (name + ".job")).value_or(""));
+      if (const std::optional<std::string> queued = queue_state(job, task)) {
+        return where + ": " + *queued + " in job " + job;
+      }
+      return where + " (job " + job +
+             ") ended before grading it: killed at its time limit, preempted, out of memory or "
+             "its node failed (log: " +
+             log.string() + ")";
+    }
+    return rounds == 0 ? "not graded (no --slurm round has listed it)"
+                       : "not graded (not in any --slurm round: added or changed since?)";
+  }
+
+  // --collect (and --slurm --wait): the gradebook and summary from what is graded, and each
+  // submission without a grade with the reason.
+  int collect() {
+    for (const RosterSubmission& s : submissions_) {
+      if (!stamps_.contains(s.student)) {  // computed already when --slurm --wait submitted
+        stamps_[s.student] = submission_stamp(s.folder, labs_, backend_);
+      }
+    }
+    write_class_files();
+    std::vector<std::string> missing;
+    for (const RosterSubmission& s : submissions_) {
+      const Job job{s, out_ / folder_name_for(s.student), stamps_.at(s.student)};
+      if (!is_graded(job)) {
+        missing.push_back(s.student + ": " + missing_reason(s.student));
+      }
+    }
+    if (missing.empty()) {
+      return kSuccess;
+    }
+    std::cout << "\ngpulab grade: " << missing.size() << " of " << submissions_.size()
+              << " submission(s) have no grade:\n";
+    for (const std::string& line : missing) {
+      std::cout << "  " << line << "\n";
+    }
+    std::cout << "The same --slurm command submits only these (the graded ones are kept)."
+              << std::endl;
+    return kFailure;
+  }
+
+  // Every submission's stamp (stamps_), and the jobs of those without a current grade; `kept`
+  // counts the others. With --regrade, every grade is forgotten first (interrupted, the plain
+  // command resumes).
+  std::vector<Job> pending_jobs(std::size_t& kept) {
+    fs::create_directories(out_);
+    if (options_.regrade) {
+      for (const RosterSubmission& s : submissions_) {
+        std::error_code error;
+        fs::remove(out_ / folder_name_for(s.student) / "stamp", error);
+      }
+    }
+    std::vector<Job> pending;
+    for (const RosterSubmission& s : submissions_) {
+      Job job{s, out_ / folder_name_for(s.student), submission_stamp(s.folder, labs_, backend_)};
+      stamps_[s.student] = job.stamp;
+      if (is_graded(job)) {
+        ++kept;
+      } else {
+        pending.push_back(std::move(job));
+      }
+    }
+    return pending;
+  }
+
+  static bool is_graded(const Job& job) {
+    return read_file(job.dir / "stamp") == job.stamp && read_grade(job.submission.student, job.dir);
+  }
+
+  // The `gpulab grade --submission` command line that grades one submission into `dir`.
+  std::vector<std::string> grade_command(const fs::path& folder, const fs::path& dir) const {
+    std::vector<std::string> argv = {(build_dir() / "bin" / "gpulab").string(),
+                                     "grade",
+                                     "--submission",
+                                     folder.string(),
+                                     "--json",
+                                     (dir / "grade.json").string(),
+                                     "--gradescope",
+                                     (dir / "results.json").string(),
+                                     "--backend",
+                                     backend_,
+                                     "-j",
+                                     std::to_string(jobs_per_grading_)};
+    append_grading_options(argv);
+    return argv;
+  }
+
+  // The options every grading of this roster shares, and its labs.
+  void append_grading_options(std::vector<std::string>& argv) const {
+    if (options_.grading.timeout_s > 0) {
+      argv.insert(argv.end(), {"--timeout", std::to_string(options_.grading.timeout_s)});
+    }
+    if (options_.grading.no_sandbox) {
+      argv.push_back("--no-sandbox");
+    }
+    if (!options_.grading.seal.empty()) {
+      argv.insert(argv.end(), {"--seal", options_.grading.seal});
+    }
+    argv.insert(argv.end(), labs_.begin(), labs_.end());
+  }
+
+  // Grades one submission in a `gpulab grade` of its own and keeps what it wrote. Returns how
+  // it ended: "graded", "failed: <why>", "integrity failure" or "interrupted".
+  std::string grade_one(const Job& job, std::size_t total,
+                        std::chrono::steady_clock::time_point start) {
     std::error_code error;
     fs::remove(job.dir / "stamp", error);  // graded again: not kept until this grading ends
     fs::create_directories(job.dir);
     ProcessSpec spec;
-    spec.argv = {(build_dir() / "bin" / "gpulab").string(),
-                 "grade",
-                 "--submission",
-                 job.submission.folder.string(),
-                 "--json",
-                 (job.dir / "grade.json").string(),
-                 "--gradescope",
-                 (job.dir / "results.json").string(),
-                 "--backend",
-                 backend_,
-                 "-j",
-                 std::to_string(jobs_per_grading_)};
-    if (options_.grading.timeout_s > 0) {
-      spec.argv.insert(spec.argv.end(), {"--timeout", std::to_string(options_.grading.timeout_s)});
-    }
-    if (options_.grading.no_sandbox) {
-      spec.argv.push_back("--no-sandbox");
-    }
-    if (!options_.grading.seal.empty()) {
-      spec.argv.insert(spec.argv.end(), {"--seal", options_.grading.seal});
-    }
-    spec.argv.insert(spec.argv.end(), labs_.begin(), labs_.end());
+    spec.argv = grade_command(job.submission.folder, job.dir);
     spec.timeout_s = kGradingLimitPerLabS * static_cast<double>(labs_.size());
     spec.keep_bytes = 4 * 1024 * 1024;
     spec.cancel = &g_interrupted;
     const ProcessResult result = run_process(spec);
     if (result.cancelled) {
-      return;  // interrupted: nothing of it is kept
+      return "interrupted";  // nothing of it is kept
     }
     write_file_atomically(job.dir / "grade.txt", result.output);
-    const std::optional<StudentGrade> grade =
-        result.exit_code == kSuccess ? read_grade(job.submission.student, job.dir) : std::nullopt;
+    // A grading that exits 1 wrote a report, but with a problem of the grader's own (code that
+    // could not be checked, a runner that did not start): retried, not kept.
+    const std::optional<StudentGrade> report = read_grade(job.submission.student, job.dir);
+    const std::optional<StudentGrade> grade = result.exit_code == kSuccess ? report : std::nullopt;
     const std::scoped_lock lock(mutex_);
     ++done_;
     std::string line;
+    std::string outcome = "graded";
     if (grade) {
       write_file_atomically(job.dir / "stamp", job.stamp);
       int earned = 0;
@@ -338,17 +618,22 @@ class Roster {
     } else if (result.exit_code == kIntegrityFailure) {
       integrity_failed_ = true;
       line = "  INTEGRITY FAILURE (grading stops)";
+      outcome = "integrity failure";
     } else {
+      const bool problem = result.exit_code == kFailure && report && !report->problems.empty();
       const std::string why =
           result.timed_out ? "took longer than " + format_fixed(spec.timeout_s, 0) + " s"
+          : problem        ? "the grader's problem: " + report->problems.front()
           : result.exit_code
               ? "gpulab grade exited " + std::to_string(*result.exit_code)
               : "gpulab grade ended by " + signal_description(result.signal.value_or(0));
       failed_.push_back(job.submission.student + ": " + why + " (" +
                         (job.dir / "grade.txt").string() + ")");
       line = "  grading failed: " + why;
+      outcome = "failed: " + why;
     }
     print_progress(job.submission.student + line, total, start);
+    return outcome;
   }
 
   void print_progress(const std::string& what, std::size_t total,
@@ -386,7 +671,7 @@ class Roster {
     for (const RosterSubmission& s : submissions_) {
       const fs::path dir = out_ / folder_name_for(s.student);
       std::optional<StudentGrade> grade;
-      if (read_file(dir / "stamp") == submission_stamp(s.folder, labs_, backend_)) {
+      if (read_file(dir / "stamp") == stamps_.at(s.student)) {
         grade = read_grade(s.student, dir);
       }
       if (!grade) {
@@ -446,6 +731,7 @@ class Roster {
   int jobs_per_grading_ = 1;
   fs::path out_;
   std::vector<RosterSubmission> submissions_;
+  std::map<std::string, std::string> stamps_;  // by student: submission_stamp, from run()
   mutable std::mutex mutex_;
   std::size_t done_ = 0;
   std::atomic<bool> integrity_failed_{false};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "grading_session.hpp"
+#include "slurm.hpp"
 
 namespace gpulab::cli {
 
@@ -58,6 +59,13 @@ struct RosterOptions {
   std::string out;       ///< where the grades go (default: <roster>-grades beside it)
   int parallel = 0;      ///< submissions graded at once (0: the cores and grading slots allow)
   bool regrade = false;  ///< grade every submission again
+  /// Submit the gradings to Slurm as a job array (slurm.hpp) instead of grading here.
+  bool slurm = false;
+  SlurmOptions slurm_options;
+  bool wait = false;      ///< with slurm: wait for the array to end, then collect
+  bool collect = false;   ///< only write the gradebook and summary, and say what is missing
+  std::string task_list;  ///< an array task's round (internal: the job script passes it)
+  int task = -1;          ///< the array task's index (internal)
 };
 
 /// Grades the roster (the file comment), printing a line per graded submission with a progress
@@ -65,6 +73,13 @@ struct RosterOptions {
 /// the grading of some failed (they are listed; running again retries them), 3 on an integrity
 /// failure (grading stops), 130 when interrupted (SIGINT or SIGTERM: the gradings in progress are
 /// killed with everything they started; what was graded is kept).
+///
+/// With `slurm`: submits what is not graded yet as one job array (a round: slurm/round-N.* in the
+/// output folder) and returns 0 once sbatch accepted it; with `wait`, returns what collecting
+/// returns once the array has ended. With `collect`: writes the gradebook and the class summary
+/// from what is graded, lists each submission without a grade and why (its task's state, or
+/// Slurm's), and returns 0 when every submission is graded, 1 otherwise. With `task` (what an
+/// array task runs): grades the task's lines of `task_list`, then returns as a local run would.
 [[nodiscard]] int grade_roster(const RosterOptions& options);
 
 }  // namespace gpulab::cli

@@ -116,6 +116,131 @@ void check_core(const kernels::AttentionConfig& config, const kernels::Attention
   require(static_cast<long long>(config.batch) * config.heads <= 65535,
           who + ": at most 65535 (batch, head) pairs (grid.y)");
 }
+
+// Levels 1 and 3 share one tiling of o = P V. A block owns kTileRows query rows and has
+// kTileThreads threads (4 warps); thread (ty, tx) = (t / 8, t % 8) owns row ty and, of every 32
+// output columns, the 4 from 4 tx. Per tile of kTileKeys keys, P (transposed: one key's
+// probabilities for the block's rows in a shared row) and V go through shared memory; per key a
+// thread reads its probability and 4 values of V per 32 columns (16 bytes, the 8 threads of a row
+// 128 consecutive bytes) for 4 multiply-adds per 32 columns. 16 rows per block is a compromise:
+// more rows per block read V fewer times, fewer make more blocks, and at 16 heads of 128 tokens
+// the grid (128 blocks) already fills an H100's 132 SMs. Kernels are templates on kGroups, the
+// head dimension rounded up to 32 columns (1 to 4 groups): shared rows are 32 * kGroups columns
+// wide, the columns from dh on zero.
+constexpr int kTileRows = 16;
+constexpr int kTileKeys = 32;
+constexpr int kTx = 8;  // threads across the columns
+constexpr int kRowsPerThread = 1;
+constexpr int kTileThreads = kTileRows / kRowsPerThread * kTx;  // 128: 4 warps
+constexpr int kPtLd = kTileRows + 4;  // floats per shared row of P^T (16-byte aligned)
+static_assert(kTileKeys == kWarp, "a tile of keys is one key per lane");
+
+// Floats per shared row of a Q, K or V tile: 4 more than its width keeps rows 16-byte aligned and
+// puts the rows 8 lanes read at the same column in different banks.
+template <int kGroups>
+constexpr int kTileLd = 32 * kGroups + 4;
+
+// `rows` rows of a head's matrix (`from`, ld apart, dh columns) into shared rows of kTileLd
+// floats, times `scale`; the rows from `valid` on and the columns from dh on are zero. Consecutive
+// threads read consecutive columns (coalesced), 16 bytes each where dh and ld allow it (4 times
+// the bytes in flight per request).
+template <int kGroups>
+__device__ void stage_tile(const float* __restrict__ from, std::size_t ld, int rows, int valid,
+                           int dh, float scale, float* to) {
+  constexpr int kWidth = 32 * kGroups;
+  if (dh % 4 == 0 && ld % 4 == 0 && reinterpret_cast<std::size_t>(from) % 16 == 0) {
+    for (int i = static_cast<int>(threadIdx.x); i < rows * kWidth / 4; i += kTileThreads) {
+      const int r = i / (kWidth / 4);
+      const int c = i % (kWidth / 4) * 4;
+      float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (r < valid && c < dh) {
+        x = *reinterpret_cast<const float4*>(from + std::size_t(r) * ld + c);
+      }
+      *reinterpret_cast<float4*>(to + r * kTileLd<kGroups> + c) =
+          make_float4(scale * x.x, scale * x.y, scale * x.z, scale * x.w);
+    }
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < rows * kWidth; i += kTileThreads) {
+    const int r = i / kWidth;
+    const int c = i % kWidth;
+    to[r * kTileLd<kGroups> + c] =
+        r < valid && c < dh ? scale * from[std::size_t(r) * ld + c] : 0.0f;
+  }
+}
+
+// o += P V for one tile: pt[j * kPtLd + r] is row r's probability of key j, v the tile's V rows.
+template <int kGroups>
+__device__ void add_pv(const float* pt, const float* v, float (&o)[kRowsPerThread][4 * kGroups]) {
+  const int ty = static_cast<int>(threadIdx.x) / kTx;
+  const int tx = static_cast<int>(threadIdx.x) % kTx;
+#pragma unroll 4
+  for (int j = 0; j < kTileKeys; ++j) {
+    const float* p = pt + j * kPtLd + kRowsPerThread * ty;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const float4 v4 =
+          *reinterpret_cast<const float4*>(v + j * kTileLd<kGroups> + 32 * g + 4 * tx);
+      const float vc[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+      for (int r = 0; r < kRowsPerThread; ++r) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          o[r][4 * g + k] += p[r] * vc[k];
+        }
+      }
+    }
+  }
+}
+
+// Writes the thread's outputs (times `factor[r]`) to attn: rows past the end and columns past dh
+// are left out.
+template <int kGroups>
+__device__ void store_rows(const float (&o)[kRowsPerThread][4 * kGroups],
+                           const float (&factor)[kRowsPerThread], float* attn, int row0,
+                           const Shape& s) {
+  const int ty = static_cast<int>(threadIdx.x) / kTx;
+  const int tx = static_cast<int>(threadIdx.x) % kTx;
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    const int row = row0 + kRowsPerThread * ty + r;
+    if (row < s.seq) {
+#pragma unroll
+      for (int g = 0; g < kGroups; ++g) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int col = 32 * g + 4 * tx + k;
+          if (col < s.head_dim) {
+            attn[std::size_t(row) * std::size_t(s.d_model) + col] = o[r][4 * g + k] * factor[r];
+          }
+        }
+      }
+    }
+  }
+}
+
+// The dynamic shared memory a block may have without cudaFuncSetAttribute.
+constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
+
+// Calls launch.operator()<kGroups>() with kGroups = ceil(dh / 32): 1 to 4 for the head dims
+// check_core lets through.
+template <typename Launch>
+void with_groups(int dh, const Launch& launch) {
+  switch ((dh + 31) / 32) {
+    case 1:
+      launch.template operator()<1>();
+      break;
+    case 2:
+      launch.template operator()<2>();
+      break;
+    case 3:
+      launch.template operator()<3>();
+      break;
+    default:
+      launch.template operator()<4>();
+      break;
+  }
+}
 // TODO(lab04) END
 
 // ------------------------------------------------------------------------------------------------
@@ -123,66 +248,124 @@ void check_core(const kernels::AttentionConfig& config, const kernels::Attention
 // ------------------------------------------------------------------------------------------------
 
 // TODO(lab04) BEGIN: level 1's kernel
-constexpr int kFusedWarps = 8;  // warps per block, one query row each
-
-// Warp w of block (x, y) owns query row x * kFusedWarps + w of head y. Lane c of the warp owns
-// output columns c, c + 32, ... so its reads of a V row and its writes of the output row are
-// coalesced; the scores row is read twice, 32 consecutive keys at a time.
-__global__ void fused_attention_row_kernel(const float* __restrict__ scores,
-                                           const float* __restrict__ qkv, float* __restrict__ attn,
-                                           Shape s) {
-  const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  const int row =
-      static_cast<int>(blockIdx.x) * kFusedWarps + static_cast<int>(threadIdx.x) / kWarp;
-  if (row >= s.seq) {
-    return;  // the whole warp: no row left
-  }
+// Block (x, y): query rows x * kTileRows.. of head y. First each warp finds m and 1/l of its share
+// of the block's rows (lanes over the keys, coalesced, one online pass); then, per tile of
+// kTileKeys keys, the block writes the tile's probabilities p = exp(s - m) / l into shared memory
+// (P transposed) beside the tile's V rows, and every thread adds its 1 x 4 kGroups share of P V.
+// Each V row is read from global memory once per block, not once per query row.
+template <int kGroups>
+__global__ void fused_attention_kernel(const float* __restrict__ scores,
+                                       const float* __restrict__ qkv, float* __restrict__ attn,
+                                       Shape s) {
+  extern __shared__ __align__(16) float shared[];
+  float* v_tile = shared;                             // [kTileKeys][kTileLd]
+  float* pt = v_tile + kTileKeys * kTileLd<kGroups>;  // [kTileKeys][kPtLd]
+  __shared__ float row_max[kTileRows];
+  __shared__ float row_inv_sum[kTileRows];
+  const int t = static_cast<int>(threadIdx.x);
+  const int lane = t % kWarp;
+  const int row0 = static_cast<int>(blockIdx.x) * kTileRows;
   const HeadOffsets head = head_offsets(s, blockIdx.y);
   const std::size_t ld = 3 * static_cast<std::size_t>(s.d_model);
   const float* v = qkv + head.q + 2 * static_cast<std::size_t>(s.d_model);
-  const float* score_row = scores + (std::size_t(blockIdx.y) * s.seq + row) * std::size_t(s.seq);
-  const int keys = s.causal ? row + 1 : s.seq;  // the keys this row attends to
+  const float* block_scores =
+      scores + (std::size_t(blockIdx.y) * s.seq + std::size_t(row0)) * std::size_t(s.seq);
 
-  // 1. The row's maximum and sum of exp(score - max) in one pass: each lane keeps its own, rescaled
-  //    when its maximum grows, and the warp merges the 32 pairs.
-  float m = -INFINITY;
-  float l = 0.0f;
-  for (int j = lane; j < keys; j += kWarp) {
-    const float x = score_row[j];
-    const float m_new = fmaxf(m, x);
-    l = l * expf(m - m_new) + expf(x - m_new);
-    m = m_new;
-  }
-  const float row_max = warp_max(m);
-  l = warp_sum(m == -INFINITY ? 0.0f : l * expf(m - row_max));
+  // Scores rows are read 16 bytes at a time where their length allows it (16-byte aligned rows).
+  const bool vector = s.seq % 4 == 0;
 
-  // 2. o = sum_j p_j v_j with p_j = exp(score_j - max) / l made on the fly: 32 keys at a time, lane
-  //    j computes p of key j and the warp passes each p to every lane.
-  float o[kColsPerLane] = {};
-  for (int j0 = 0; j0 < keys; j0 += kWarp) {
-    const int j = j0 + lane;
-    const float p = j < keys ? expf(score_row[j] - row_max) / l : 0.0f;
-    const int count = min(kWarp, keys - j0);
-    for (int k = 0; k < count; ++k) {
-      const float pk = __shfl_sync(kFullMask, p, k);
-      const float* v_row = v + std::size_t(j0 + k) * ld;
+  // 1. m and l of each row in one pass: each lane keeps its own, rescaled when its maximum
+  //    grows, and the warp merges the 32 pairs.
+  for (int r = t / kWarp; r < kTileRows; r += kTileThreads / kWarp) {
+    const int row = row0 + r;
+    const int keys = row >= s.seq ? 0 : s.causal ? row + 1 : s.seq;  // the same in every lane
+    const float* score_row = block_scores + std::size_t(r) * std::size_t(s.seq);
+    float m = -INFINITY;
+    float l = 0.0f;
+    for (int j = 4 * lane; j < keys; j += 4 * kWarp) {
+      float x[4];
+      if (vector && j + 4 <= keys) {
+        const float4 x4 = *reinterpret_cast<const float4*>(score_row + j);
+        x[0] = x4.x;
+        x[1] = x4.y;
+        x[2] = x4.z;
+        x[3] = x4.w;
+      } else {
 #pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) {
-        const int col = lane + c * kWarp;
-        if (col < s.head_dim) {
-          o[c] += pk * v_row[col];
+        for (int k = 0; k < 4; ++k) {
+          x[k] = j + k < keys ? score_row[j + k] : -INFINITY;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (x[k] != -INFINITY) {
+          const float m_new = fmaxf(m, x[k]);
+          l = l * expf(m - m_new) + expf(x[k] - m_new);
+          m = m_new;
         }
       }
     }
-  }
-  float* out = attn + head.out + std::size_t(row) * std::size_t(s.d_model);
-#pragma unroll
-  for (int c = 0; c < kColsPerLane; ++c) {
-    const int col = lane + c * kWarp;
-    if (col < s.head_dim) {
-      out[col] = o[c];
+    const float m_row = warp_max(m);
+    l = warp_sum(m == -INFINITY ? 0.0f : l * expf(m - m_row));
+    if (lane == 0) {
+      row_max[r] = m_row;
+      row_inv_sum[r] = keys > 0 ? 1.0f / l : 0.0f;
     }
   }
+
+  // 2. o = P V a tile at a time, p made from the scores on the fly (no key after the block's
+  //    last row is read with causal). Thread i makes p of row i / 8, keys 4 (i % 8) .. + 3.
+  float o[kRowsPerThread][4 * kGroups] = {};
+  const int end = s.causal ? min(s.seq, row0 + kTileRows) : s.seq;
+  for (int t0 = 0; t0 < end; t0 += kTileKeys) {
+    __syncthreads();  // the previous tile is used up (and the row statistics written)
+    for (int i = t; i < kTileRows * kTileKeys / 4; i += kTileThreads) {
+      const int r = i / (kTileKeys / 4);
+      const int j = i % (kTileKeys / 4) * 4;  // the first of its 4 keys in the tile
+      const int row = row0 + r;
+      const int keys = row >= s.seq ? 0 : s.causal ? row + 1 : s.seq;
+      const float* score_row = block_scores + std::size_t(r) * std::size_t(s.seq) + t0 + j;
+      float x[4];
+      if (vector && t0 + j + 4 <= keys) {
+        const float4 x4 = *reinterpret_cast<const float4*>(score_row);
+        x[0] = x4.x;
+        x[1] = x4.y;
+        x[2] = x4.z;
+        x[3] = x4.w;
+      } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          x[k] = t0 + j + k < keys ? score_row[k] : -INFINITY;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        pt[(j + k) * kPtLd + r] =
+            x[k] == -INFINITY ? 0.0f : expf(x[k] - row_max[r]) * row_inv_sum[r];
+      }
+    }
+    stage_tile<kGroups>(v + std::size_t(t0) * ld, ld, kTileKeys, s.seq - t0, s.head_dim, 1.0f,
+                        v_tile);
+    __syncthreads();  // the tile is complete
+    add_pv<kGroups>(pt, v_tile, o);
+  }
+  float one[kRowsPerThread];
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    one[r] = 1.0f;
+  }
+  store_rows<kGroups>(o, one, attn + head.out, row0, s);
+}
+
+template <int kGroups>
+void launch_fused_attention(const kernels::AttentionConfig& config,
+                            kernels::AttentionBuffers& buffers, cudaStream_t stream) {
+  constexpr std::size_t bytes = sizeof(float) * (kTileKeys * kTileLd<kGroups> + kTileKeys * kPtLd);
+  static_assert(bytes <= kDefaultSharedBytes, "the V and P tiles fit the default limit");
+  fused_attention_kernel<kGroups>
+      <<<grid_for(config, kTileRows, "fused_softmax_attention"), kTileThreads, bytes, stream>>>(
+          buffers.scores.data(), buffers.qkv.data(), buffers.attn.data(), shape_of(config));
+  GPULAB_CHECK_LAUNCH();
 }
 // TODO(lab04) END
 
@@ -192,11 +375,9 @@ void fused_softmax_attention(const kernels::AttentionConfig& config,
                              kernels::AttentionBuffers& buffers, cudaStream_t stream) {
   // TODO(lab04) BEGIN: check, the scores GEMM (run_component), then your kernel
   check_core(config, buffers, 1, "fused_softmax_attention");
-  const dim3 grid = grid_for(config, kFusedWarps, "fused_softmax_attention");
   kernels::run_component(kernels::Component::scores, config, buffers, stream);
-  fused_attention_row_kernel<<<grid, kFusedWarps * kWarp, 0, stream>>>(
-      buffers.scores.data(), buffers.qkv.data(), buffers.attn.data(), shape_of(config));
-  GPULAB_CHECK_LAUNCH();
+  with_groups(config.head_dim(),
+              [&]<int kGroups>() { launch_fused_attention<kGroups>(config, buffers, stream); });
   // TODO(lab04) END
 }
 
@@ -207,130 +388,131 @@ void fused_softmax_attention(const kernels::AttentionConfig& config,
 namespace {
 
 // TODO(lab04) BEGIN: level 3's kernel
-constexpr int kFlashWarps = 2;                          // warps per block
-constexpr int kRowsPerWarp = 4;                         // query rows each warp owns
-constexpr int kFlashRows = kFlashWarps * kRowsPerWarp;  // query rows per block
-constexpr int kFlashKeys = kWarp;                       // keys per K/V tile: one per lane
-constexpr int kPad = 1;  // a float of padding per shared row: lane j reading row j of the K tile
-                         // hits bank (j * (dh + 1) + c) % 32, a different bank per lane
-
-// Block (x, y): query rows x * kFlashRows.. of head y; warp w the kRowsPerWarp rows from
-// w * kRowsPerWarp. Per K/V tile, lane j computes the score of key j for all of the warp's rows
-// at once (each K element read from shared memory serves every row), the warp reduces each row's
-// maximum and sum, and lane c accumulates output columns c, c + 32, .. of every row, with the
-// probabilities passed around by shuffles (each V element read serves every row too). m, l and o
-// of each row live in registers.
+// Block (x, y): query rows x * kTileRows.. of head y, its Q rows (scaled by 1/sqrt(dh) once) in
+// shared memory. Per tile of kTileKeys keys staged in shared memory, thread (ty, tx) computes the
+// scores of its row against keys tx, tx + 8, tx + 16, tx + 24 (16-byte reads, each Q read
+// serving 4 keys); the 8 threads of a row merge its tile maximum and sum
+// with shuffles and update m, l and the thread's share of o (rescaled by alpha); the
+// probabilities go through shared memory into the same P V as level 1. m, l and o live in
+// registers.
+template <int kGroups>
 __global__ void flash_attention_fp32_kernel(const float* __restrict__ qkv, float* __restrict__ attn,
                                             Shape s) {
-  __shared__ float q_tile[kFlashRows][kMaxHeadDim + kPad];
-  __shared__ float k_tile[kFlashKeys][kMaxHeadDim + kPad];
-  __shared__ float v_tile[kFlashKeys][kMaxHeadDim + kPad];
-  const int t = static_cast<int>(threadIdx.x);
-  const int lane = t % kWarp;
-  const int first = t / kWarp * kRowsPerWarp;  // the warp's first row in the block
-  const int row0 = static_cast<int>(blockIdx.x) * kFlashRows;
-  const int dh = s.head_dim;
+  constexpr int kLd = kTileLd<kGroups>;
+  constexpr int kKeysPerThread = kTileKeys / kTx;  // 4
+  extern __shared__ __align__(16) float shared[];
+  float* q_tile = shared;                    // [kTileRows][kLd]
+  float* k_tile = q_tile + kTileRows * kLd;  // [kTileKeys][kLd]
+  float* v_tile = k_tile + kTileKeys * kLd;  // [kTileKeys][kLd]
+  float* pt = v_tile + kTileKeys * kLd;      // [kTileKeys][kPtLd]
+  const int ty = static_cast<int>(threadIdx.x) / kTx;
+  const int tx = static_cast<int>(threadIdx.x) % kTx;
+  const int row0 = static_cast<int>(blockIdx.x) * kTileRows;
   const std::size_t ld = 3 * static_cast<std::size_t>(s.d_model);
   const HeadOffsets head = head_offsets(s, blockIdx.y);
   const float* q = qkv + head.q;
   const float* k = q + s.d_model;
   const float* v = k + s.d_model;
+  stage_tile<kGroups>(q + std::size_t(row0) * ld, ld, kTileRows, s.seq - row0, s.head_dim, s.scale,
+                      q_tile);
 
-  // The block's query rows, scaled by 1/sqrt(dh) once; consecutive threads read consecutive
-  // columns (coalesced). Rows past the end are zero.
-  for (int i = t; i < kFlashRows * dh; i += blockDim.x) {
-    const int r = i / dh;
-    const int c = i % dh;
-    q_tile[r][c] = row0 + r < s.seq ? s.scale * q[std::size_t(row0 + r) * ld + c] : 0.0f;
-  }
-  float m[kRowsPerWarp];
-  float l[kRowsPerWarp];
-  float o[kRowsPerWarp][kColsPerLane];
+  float m[kRowsPerThread];
+  float l[kRowsPerThread];
+  float o[kRowsPerThread][4 * kGroups] = {};
 #pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
+  for (int r = 0; r < kRowsPerThread; ++r) {
     m[r] = -INFINITY;
     l[r] = 0.0f;
-#pragma unroll
-    for (int c = 0; c < kColsPerLane; ++c) {
-      o[r][c] = 0.0f;
-    }
   }
-
   // With causal, no row of this block attends to a key after its last row.
-  const int end = s.causal ? min(s.seq, row0 + kFlashRows) : s.seq;
-  for (int t0 = 0; t0 < end; t0 += kFlashKeys) {
-    __syncthreads();  // every warp is done with the previous tile (and q_tile is written)
-    for (int i = t; i < kFlashKeys * dh; i += blockDim.x) {
-      const int r = i / dh;
-      const int c = i % dh;
-      const bool inside = t0 + r < s.seq;
-      k_tile[r][c] = inside ? k[std::size_t(t0 + r) * ld + c] : 0.0f;
-      v_tile[r][c] = inside ? v[std::size_t(t0 + r) * ld + c] : 0.0f;
-    }
-    __syncthreads();  // the tile is complete before any warp reads it
-    // Lane j: the score of key t0 + j for each row.
-    float score[kRowsPerWarp] = {};
-    for (int c = 0; c < dh; ++c) {
-      const float kc = k_tile[lane][c];
+  const int end = s.causal ? min(s.seq, row0 + kTileRows) : s.seq;
+  for (int t0 = 0; t0 < end; t0 += kTileKeys) {
+    __syncthreads();  // the previous tile is used up (and the Q tile written)
+    stage_tile<kGroups>(k + std::size_t(t0) * ld, ld, kTileKeys, s.seq - t0, s.head_dim, 1.0f,
+                        k_tile);
+    stage_tile<kGroups>(v + std::size_t(t0) * ld, ld, kTileKeys, s.seq - t0, s.head_dim, 1.0f,
+                        v_tile);
+    __syncthreads();  // the tile is complete
+    float score[kRowsPerThread][kKeysPerThread] = {};
+#pragma unroll 2
+    for (int c = 0; c < 32 * kGroups; c += 4) {
+      float4 qr[kRowsPerThread];
+      float4 kr[kKeysPerThread];
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        score[r] += q_tile[first + r][c] * kc;  // the same address in every lane: a broadcast
+      for (int r = 0; r < kRowsPerThread; ++r) {
+        qr[r] = *reinterpret_cast<const float4*>(q_tile + (kRowsPerThread * ty + r) * kLd + c);
+      }
+#pragma unroll
+      for (int i = 0; i < kKeysPerThread; ++i) {
+        kr[i] = *reinterpret_cast<const float4*>(k_tile + (tx + kTx * i) * kLd + c);
+      }
+#pragma unroll
+      for (int r = 0; r < kRowsPerThread; ++r) {
+#pragma unroll
+        for (int i = 0; i < kKeysPerThread; ++i) {
+          score[r][i] +=
+              qr[r].x * kr[i].x + qr[r].y * kr[i].y + qr[r].z * kr[i].z + qr[r].w * kr[i].w;
+        }
       }
     }
-    // The online softmax: each row's new maximum, the rescaling of what it summed so far, and
-    // lane j's probability p[r] of key t0 + j.
-    const int key = t0 + lane;
-    float p[kRowsPerWarp];
+    // The online softmax: each row's new maximum over the 8 threads that hold it (lanes 8 apart
+    // in a warp are other rows), the rescaling of what it summed so far, and p of the keys.
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int row = row0 + first + r;
-      const bool valid = row < s.seq && key < s.seq && (!s.causal || key <= row);
-      const float m_new = fmaxf(m[r], warp_max(valid ? score[r] : -INFINITY));
-      if (m_new == -INFINITY) {  // the same in every lane: no key of this row so far
-        p[r] = 0.0f;
-        continue;
+    for (int r = 0; r < kRowsPerThread; ++r) {
+      const int row = row0 + kRowsPerThread * ty + r;
+      float x[kKeysPerThread];
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < kKeysPerThread; ++i) {
+        const int key = t0 + tx + kTx * i;
+        const bool valid = key < s.seq && (!s.causal || key <= row);
+        x[i] = valid ? score[r][i] : -INFINITY;
+        tile_max = fmaxf(tile_max, x[i]);
       }
-      const float alpha = expf(m[r] - m_new);  // 0 for the first tile (m = -inf)
-      p[r] = valid ? expf(score[r] - m_new) : 0.0f;
-      l[r] = l[r] * alpha + warp_sum(p[r]);
+      for (int offset = kTx / 2; offset > 0; offset /= 2) {
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, offset));
+      }
+      const float m_new = fmaxf(m[r], tile_max);
+      // 0 on the first tile (m = -inf); 1 while the row has seen no key (nothing to rescale).
+      const float alpha = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kKeysPerThread; ++i) {
+        const float p = x[i] == -INFINITY ? 0.0f : expf(x[i] - m_new);
+        pt[(tx + kTx * i) * kPtLd + kRowsPerThread * ty + r] = p;
+        sum += p;
+      }
+      for (int offset = kTx / 2; offset > 0; offset /= 2) {
+        sum += __shfl_xor_sync(kFullMask, sum, offset);
+      }
+      l[r] = l[r] * alpha + sum;
       m[r] = m_new;
 #pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) {
+      for (int c = 0; c < 4 * kGroups; ++c) {
         o[r][c] *= alpha;
       }
     }
-    // o += P V: lane c reads V[j][c] once for all rows, and gets each row's p of key j from lane j.
-    for (int j = 0; j < kFlashKeys; ++j) {
-      float vj[kColsPerLane];
-#pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) {
-        const int col = lane + c * kWarp;
-        vj[c] = col < dh ? v_tile[j][col] : 0.0f;
-      }
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        const float pj = __shfl_sync(kFullMask, p[r], j);
-#pragma unroll
-        for (int c = 0; c < kColsPerLane; ++c) {
-          o[r][c] += pj * vj[c];
-        }
-      }
-    }
+    __syncthreads();  // P is complete
+    add_pv<kGroups>(pt, v_tile, o);
   }
+  float inverse[kRowsPerThread];
 #pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int row = row0 + first + r;
-    if (row < s.seq) {
-      float* out = attn + head.out + std::size_t(row) * std::size_t(s.d_model);
-#pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) {
-        const int col = lane + c * kWarp;
-        if (col < dh) {
-          out[col] = o[r][c] / l[r];
-        }
-      }
-    }
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    inverse[r] = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
   }
+  store_rows<kGroups>(o, inverse, attn + head.out, row0, s);
+}
+
+template <int kGroups>
+void launch_flash_attention(const kernels::AttentionConfig& config,
+                            kernels::AttentionBuffers& buffers, cudaStream_t stream) {
+  constexpr std::size_t bytes =
+      sizeof(float) * ((kTileRows + 2 * kTileKeys) * kTileLd<kGroups> + kTileKeys * kPtLd);
+  static_assert(bytes <= kDefaultSharedBytes, "the Q, K, V and P tiles fit the default limit");
+  flash_attention_fp32_kernel<kGroups>
+      <<<grid_for(config, kTileRows, "flash_attention"), kTileThreads, bytes, stream>>>(
+          buffers.qkv.data(), buffers.attn.data(), shape_of(config));
+  GPULAB_CHECK_LAUNCH();
 }
 // TODO(lab04) END
 
@@ -340,10 +522,8 @@ void flash_attention(const kernels::AttentionConfig& config, kernels::AttentionB
                      cudaStream_t stream) {
   // TODO(lab04) BEGIN: check, then your kernel
   check_core(config, buffers, 3, "flash_attention");
-  const dim3 grid = grid_for(config, kFlashRows, "flash_attention");
-  flash_attention_fp32_kernel<<<grid, kFlashWarps * kWarp, 0, stream>>>(
-      buffers.qkv.data(), buffers.attn.data(), shape_of(config));
-  GPULAB_CHECK_LAUNCH();
+  with_groups(config.head_dim(),
+              [&]<int kGroups>() { launch_flash_attention<kGroups>(config, buffers, stream); });
   // TODO(lab04) END
 }
 

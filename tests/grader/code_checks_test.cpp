@@ -37,14 +37,14 @@ std::string joined(const Lines& lines) {
 // `nvcc` by nvcc as <name> (a .cu file).
 std::vector<gpulab::ObjectCode> compile_lab_code(const std::string& source,
                                                  const std::string& name = "work.cu",
-                                                 bool nvcc = false) {
+                                                 bool nvcc = false, const std::string& flags = "") {
   const gpulab::testing::TempDir dir("gpulab-code-checks");
   const fs::path file = dir.path() / (nvcc ? name : name + ".cpp");
   std::ofstream(file) << source;
   const fs::path object = dir.path() / (file.filename().string() + ".o");
   const fs::path archive = dir.path() / "lib.a";
   const auto compile = gpulab::testing::run_command(
-      shell_quote(nvcc ? GPULAB_NVCC : GPULAB_CXX) + " -std=c++20 -O2 -g -c " +
+      shell_quote(nvcc ? GPULAB_NVCC : GPULAB_CXX) + " -std=c++20 -O2 -g " + flags + " -c " +
       shell_quote(file.string()) + " -o " + shell_quote(object.string()) + " && " +
       shell_quote(GPULAB_AR) + " rcs " + shell_quote(archive.string()) + " " +
       shell_quote(object.string()));
@@ -151,6 +151,20 @@ TEST(CodeChecks, NvccsHostStandInsForDeviceCodeAreNotLabCodeEndingTheProcess) {
   const Lines found = check_object_code(
       compile_lab_code(kernels + "}  // namespace gpulab::lab09\n", "work.cu", true), rules);
   EXPECT_TRUE(found.empty()) << joined(found);
+  // Ubuntu's GCC builds with -fcf-protection: every function starts with an endbr64 landing pad.
+  const std::vector<gpulab::ObjectCode> protected_code = compile_lab_code(
+      kernels + "}  // namespace gpulab::lab09\n", "work.cu", true, "-Xcompiler=-fcf-protection");
+  const Lines protected_found = check_object_code(protected_code, rules);
+  EXPECT_TRUE(protected_found.empty()) << joined(protected_found);
+  // The stand-in is there (and calls exit): what was excused exists.
+  bool stand_in = false;
+  for (const gpulab::ObjectCode& object : protected_code) {
+    for (const auto& [name, code] : object.functions) {
+      stand_in =
+          stand_in || (name.find("twice") != std::string::npos && code.references.contains("exit"));
+    }
+  }
+  EXPECT_TRUE(stand_in) << "nvcc made no host stand-in of twice(float)";
   // Host code that ends the process is still found, and a kernel outside the lab's namespace.
   const Lines ending = check_object_code(
       compile_lab_code(kernels + "void stop() { std::exit(1); }\n}\n__global__ void outside() {}\n",
@@ -395,6 +409,47 @@ TEST(ParseObjectCode, ReadsLlvmsNmAndObjdumpToo) {
   EXPECT_EQ(f.references, (std::set<std::string>{"exit"}));
   EXPECT_TRUE(f.system_call);
   EXPECT_EQ(objects[0].before_main_entries, 1);
+}
+
+TEST(ParseObjectCode, NvccsStandInIsKnownInsideAnyFrame) {
+  // A __device__ function's host stand-in as Ubuntu 24.04's GCC 13 (nvcc 13.0, binutils 2.42)
+  // compiles it, seen on the GPU machine: endbr64 and a push/pop probe around Debian's four.
+  const auto stand_in = [](const std::string& argument) {
+    return parse_object_code(
+        "lib.a:work.cu.o:0000000000000010 t _ZN6gpulab5lab0912_GLOBAL__N_15twiceEf\n"
+        "lib.a:work.cu.o:                 U exit\n",
+        "In archive lib.a:\n\nwork.cu.o:     file format elf64-x86-64\n\n"
+        "Disassembly of section .text:\n\n"
+        "0000000000000010 <_ZN6gpulab5lab0912_GLOBAL__N_15twiceEf>:\n"
+        "  10:\tf3 0f 1e fa          \tendbr64\n"
+        "  14:\t50                   \tpush   %rax\n"
+        "  15:\t58                   \tpop    %rax\n"
+        "  16:\t48 83 ec 18          \tsub    $0x18,%rsp\n"
+        "  1a:\tc7 44 24 0c 01 00 00 \tmovl   $0x1,0xc(%rsp)\n"
+        "  21:\t00 \n" +
+            argument +
+            "  26:\te8 00 00 00 00       \tcall   2b "
+            "<_ZN6gpulab5lab0912_GLOBAL__N_15twiceEf+0x1b>\n"
+            "\t\t\t27: R_X86_64_PLT32\texit-0x4\n"
+            "  2b:\t0f 1f 44 00 00       \tnopl   0x0(%rax,%rax,1)\n",
+        "In archive lib.a:\n\nwork.cu.o:     file format elf64-x86-64\n\n");
+  };
+  const CodeRules nvcc{"gpulab::lab09", {}, true};
+  const std::vector<ObjectCode> excused =
+      stand_in("  22:\t8b 7c 24 0c          \tmov    0xc(%rsp),%edi\n");
+  EXPECT_EQ(excused.at(0).functions.at("_ZN6gpulab5lab0912_GLOBAL__N_15twiceEf").work,
+            (std::vector<std::string>{"movl $0x1,0xc(%rsp)", "mov 0xc(%rsp),%edi",
+                                      "call 2b <_ZN6gpulab5lab0912_GLOBAL__N_15twiceEf+0x1b>"}));
+  EXPECT_TRUE(check_object_code(excused, nvcc).empty()) << joined(check_object_code(excused, nvcc));
+  // Status 0 (the 1 loaded, then decremented) is lab code ending the process.
+  const std::vector<ObjectCode> zero = stand_in(
+      "  22:\t8b 7c 24 0c          \tmov    0xc(%rsp),%edi\n"
+      "  23:\t83 ef 01             \tsub    $0x1,%edi\n");
+  EXPECT_TRUE(any_contains(check_object_code(zero, nvcc), "calls exit")) << "status 0 excused";
+  // Another value than the one stored.
+  const std::vector<ObjectCode> other =
+      stand_in("  22:\t8b 7c 24 08          \tmov    0x8(%rsp),%edi\n");
+  EXPECT_TRUE(any_contains(check_object_code(other, nvcc), "calls exit")) << "another argument";
 }
 
 TEST(ParseObjectCode, TextThatIsNotNmOutputIsARuntimeError) {

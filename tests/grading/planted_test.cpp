@@ -55,6 +55,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/grader/sandbox.hpp"
+#include "planted.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -65,26 +66,11 @@ using nlohmann::json;
 fs::path g_planted;  // the planted.json of this run
 
 std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return gpulab::testing::read_text(path);
 }
 
 void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string lines(const json& value) {
-  if (value.is_string()) {
-    return value.get<std::string>();
-  }
-  std::string out;
-  for (const json& line : value) {
-    out += line.get<std::string>() + "\n";
-  }
-  return out;
+  gpulab::testing::write_text(path, text);
 }
 
 // spec[key], or `fallback` when absent.
@@ -131,31 +117,9 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
   const fs::path work =
       fs::temp_directory_path() / ("gpulab-planted-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(work);
-  const bool tree = spec.value("layout", "folders") == "tree";
-  const fs::path labs_root = tree ? work / "labs" : work;
-  fs::create_directories(labs_root);
-  fs::copy(source / spec.at("base").get<std::string>(), labs_root, fs::copy_options::recursive);
-  const json edits = member(spec, "edits", json::array());
-  for (const json& edit : edits) {
-    const fs::path file = labs_root / edit.at("file").get<std::string>();
-    std::string text = read(file);
-    const std::string find = edit.at("find").get<std::string>();
-    const std::size_t at = text.find(find);
-    ASSERT_NE(at, std::string::npos) << name << ": \"" << find << "\" is not in " << file;
-    ASSERT_EQ(text.find(find, at + 1), std::string::npos)
-        << name << ": \"" << find << "\" occurs more than once in " << file;
-    const std::string replacement =
-        edit.contains("replace_file")
-            ? read(g_planted.parent_path() / edit.at("replace_file").get<std::string>())
-            : lines(edit.at("replace"));
-    ASSERT_FALSE(replacement.empty()) << name << ": empty replacement for \"" << find << "\"";
-    text.replace(at, find.size(), replacement);
-    write(file, text);
-  }
-  const json files = member(spec, "files", json::object());
-  for (const auto& [path, content] : files.items()) {
-    write(work / path, lines(content));
-  }
+  ASSERT_NO_THROW(
+      gpulab::testing::make_planted_submission(spec, g_planted.parent_path(), source, work))
+      << name;
 
   // The seal: written by this grading (--reseal), or first written and then tampered with, so
   // that it no longer matches the tree: the grading must stop with an integrity failure.

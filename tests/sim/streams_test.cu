@@ -113,6 +113,11 @@ TEST(Streams, AHostFunctionHoldsTheWorkQueuedAfterItUntilItReturns) {
   out.fill_bytes(0);
   cudaEvent_t done = nullptr;
   GPULAB_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  // The kernel's first launch in this process, before the gate (see StreamGate: a kernel loaded
+  // lazily behind a closed gate would wait for it).
+  spin_then_write<<<1, 1, 0, stream.get()>>>(0, out.data(), 0);
+  GPULAB_CHECK_LAUNCH();
+  GPULAB_CHECK(cudaStreamSynchronize(stream.get()));
   {
     gpulab::testing::StreamGate gate;
     gate.close(stream.get());

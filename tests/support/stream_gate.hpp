@@ -7,6 +7,13 @@
 //   gate.close(stream);   // work queued on `stream` from here waits
 //   ...                   // the host sees that work as not done (cudaEventQuery: not ready)
 //   gate.open();          // it runs
+//
+// Launch every kernel that will wait behind the gate once before close(): CUDA loads a kernel at
+// its first launch (lazy loading, the default since CUDA 12.2), and loading can wait for the
+// device's queued work, the gate's wait included, so the launch itself would block until the
+// gate's timeout ("Lazy Loading", "Potential Hazards", CUDA C++ Programming Guide; seen on an
+// H100 with CUDA 13.0: the launch returned after the 10 s timeout). Copies and memsets need no
+// loading.
 #pragma once
 
 #include <cuda_runtime.h>

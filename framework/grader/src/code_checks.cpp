@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -91,13 +92,40 @@ bool is_initializer(const std::string& function) {
 constexpr std::string_view kNvccRegistration = "_ZL24__sti____cudaRegisterAllv";
 
 // nvcc compiles every __device__ function for the host as well, as a stand-in that must never
-// run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`, at -O2 exactly four
-// instructions (make room on the stack, store 1, load it as the argument, call exit). It is not
-// lab code that ends the process: it could only end it with status 1, a failure, which forges
-// nothing. Anything more (another argument, another call) is judged as lab code.
+// run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`. At -O2 its work is exactly
+// three instructions, whatever frame the host compiler builds around them (Debian's GCC 12:
+// sub/movl/mov/call; Ubuntu's GCC 13 adds endbr64 and a push/pop probe): store 1 on the stack,
+// load it as the argument, call exit. It is not lab code that ends the process: it could only end
+// it with status 1, a failure, which forges nothing. Anything else (another argument, another
+// call, any other work) is judged as lab code.
 bool is_nvcc_device_placeholder(const FunctionCode& code) {
-  return code.instructions == 4 && code.stores_one && code.references.size() == 1 &&
-         code.references.contains("exit");
+  if (code.references != std::set<std::string>{"exit"} || code.work_instructions != 3) {
+    return false;
+  }
+  const std::string store = "movl $0x1,";
+  if (!code.work[0].starts_with(store)) {
+    return false;
+  }
+  const std::string load = code.work[0].substr(store.size()) + ",%edi";
+  return (code.work[1] == "mov " + load || code.work[1] == "movl " + load) &&
+         code.work[2].starts_with("call");
+}
+
+// Whether an instruction does work: not a line of a long instruction's bytes (no mnemonic), not
+// padding, not the landing pad -fcf-protection puts first (endbr64), not stack frame set-up.
+bool is_work(std::string_view mnemonic, std::string_view operands) {
+  if (mnemonic.empty() || mnemonic.starts_with("nop") || mnemonic == "data16" ||
+      mnemonic.starts_with("endbr")) {
+    return false;
+  }
+  const auto is = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), mnemonic) != names.end();
+  };
+  if (is({"push", "pushq", "pop", "popq"}) && operands.starts_with("%r")) {
+    return false;
+  }
+  return !(is({"sub", "subq", "add", "addq"}) && operands.starts_with("$") &&
+           operands.ends_with(",%rsp"));
 }
 
 // nvcc's host-side launch stub of a kernel, "__device_stub__" and the kernel's mangled name
@@ -339,11 +367,12 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
       instruction = trim(instruction.substr(2));
     }
     const std::string_view mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
-    if (!mnemonic.empty() && !mnemonic.starts_with("nop") && mnemonic != "data16") {
-      ++function->instructions;  // not a line of a long instruction's bytes, nor padding
-    }
-    if (mnemonic == "movl" && instruction.find("$0x1,") != std::string_view::npos) {
-      function->stores_one = true;
+    const std::string operands(trim(instruction.substr(mnemonic.size())));
+    if (is_work(mnemonic, operands)) {
+      if (function->work.size() < 8) {
+        function->work.push_back(std::string(mnemonic) + " " + operands);
+      }
+      ++function->work_instructions;
     }
     if (mnemonic == "syscall" || mnemonic == "sysenter" ||
         (mnemonic == "int" && instruction.find("$0x80") != std::string_view::npos)) {

@@ -40,8 +40,10 @@ struct ObjectSymbol {
 struct FunctionCode {
   std::set<std::string> references;  ///< relocation targets (mangled; offsets removed)
   bool system_call = false;          ///< a syscall, sysenter or int $0x80 instruction
-  int instructions = 0;              ///< machine instructions (padding not counted)
-  bool stores_one = false;           ///< a `movl $0x1,` (an int 1 stored to memory)
+  /// Its first instructions ("mnemonic operands", spaces collapsed) beyond padding, landing pads
+  /// (endbr64) and stack frame set-up (push/pop of a register, sub/add on %rsp): at most 8.
+  std::vector<std::string> work;
+  int work_instructions = 0;  ///< all of them, counted
 };
 
 /// One object file of the student library.

@@ -1,0 +1,110 @@
+// The Slurm pieces of `gpulab grade --roster --slurm` (framework/cli/slurm.hpp): the array's
+// shape, sbatch's command line, the job script, sbatch's answer. The whole path, with a real
+// Slurm, is tests/cli/slurm_roster.sh.
+#include "slurm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gpulab::cli::array_shape;
+using gpulab::cli::ArrayShape;
+
+TEST(SlurmArray, OneTaskPerSubmissionUpToTheLimitThenChunks) {
+  const auto shape = [](int n, int max) {
+    const ArrayShape s = array_shape(n, max);
+    return std::vector<int>{s.tasks, s.per_task};
+  };
+  EXPECT_EQ(shape(0, 1000), (std::vector<int>{0, 1}));
+  EXPECT_EQ(shape(1, 1000), (std::vector<int>{1, 1}));
+  EXPECT_EQ(shape(1000, 1000), (std::vector<int>{1000, 1}));
+  EXPECT_EQ(shape(1001, 1000), (std::vector<int>{501, 2}));  // 500 tasks of 2 and one of 1
+  EXPECT_EQ(shape(2500, 1000), (std::vector<int>{834, 3}));
+  EXPECT_EQ(shape(7, 3), (std::vector<int>{3, 3}));
+  for (int n = 1; n < 3000; n += 37) {  // every submission in exactly one task, none empty
+    const ArrayShape s = array_shape(n);
+    EXPECT_LE(s.tasks, gpulab::cli::kMaxArrayTasks);
+    EXPECT_GE(s.tasks * s.per_task, n);
+    EXPECT_LT((s.tasks - 1) * s.per_task, n);
+  }
+}
+
+TEST(SlurmTime, AcceptsSbatchsFormatsOnly) {
+  for (const char* time : {"30", "30:00", "1:30:00", "2-0", "2-12", "2-12:30", "2-12:30:15",
+                           "infinite", "UNLIMITED"}) {
+    EXPECT_TRUE(gpulab::cli::is_slurm_time(time)) << time;
+  }
+  for (const char* time :
+       {"", "1h", "1:2:3:4", "-1", "2-", "2-1:2:3:4", ":30", "30:", "a-1", "1 0", "1.5"}) {
+    EXPECT_FALSE(gpulab::cli::is_slurm_time(time)) << time;
+  }
+}
+
+TEST(SlurmSbatch, AsksForWhatWasGiven) {
+  gpulab::cli::SlurmOptions options;
+  const std::vector<std::string> plain =
+      gpulab::cli::sbatch_command("/usr/bin/sbatch", options, "/g/round-1.sh", "/g/round-1.%a.log",
+                                  "gpulab-grade", 20, 2, false);
+  EXPECT_EQ(plain,
+            (std::vector<std::string>{"/usr/bin/sbatch", "--parsable", "--job-name=gpulab-grade",
+                                      "--array=0-19%2", "--ntasks=1", "--cpus-per-task=1",
+                                      "--output=/g/round-1.%a.log", "/g/round-1.sh"}));
+  options.partition = "gpu";
+  options.gpus_per_task = 1;
+  options.time = "0:30:00";
+  options.cpus_per_task = 4;
+  const std::vector<std::string> full =
+      gpulab::cli::sbatch_command("sbatch", options, "s.sh", "l.%a.log", "g", 1, 8, true);
+  EXPECT_EQ(full, (std::vector<std::string>{"sbatch", "--parsable", "--job-name=g", "--array=0-0%8",
+                                            "--ntasks=1", "--cpus-per-task=4", "--output=l.%a.log",
+                                            "--partition=gpu", "--gpus-per-task=1",
+                                            "--time=0:30:00", "--wait", "s.sh"}));
+}
+
+TEST(SlurmScript, RunsTheCommandWithTheTaskIndexAndQuotesEveryWord) {
+  EXPECT_EQ(gpulab::cli::shell_word("/a/b-c_d.e"), "/a/b-c_d.e");
+  EXPECT_EQ(gpulab::cli::shell_word(""), "''");
+  EXPECT_EQ(gpulab::cli::shell_word("it's $HOME"), "'it'\\''s $HOME'");
+  const std::string script =
+      gpulab::cli::job_script({"/opt/gpulab", "grade", "--roster", "/class/CS 101 (fall)"});
+  EXPECT_EQ(script.rfind("#!/bin/sh\n", 0), 0U) << script;
+  EXPECT_NE(script.find("\nexec /opt/gpulab grade --roster '/class/CS 101 (fall)' "
+                        "\"$SLURM_ARRAY_TASK_ID\"\n"),
+            std::string::npos)
+      << script;
+
+  // What the shell makes of it: the words as given, the task's index last.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gpulab-slurm-test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path out = dir / "words";
+  const std::string odd = "a 'quoted' $word; `not run`\\";
+  std::ofstream(dir / "job.sh") << gpulab::cli::job_script(
+      {"/usr/bin/printf", "%s\\n", odd, "second"});
+  ASSERT_EQ(
+      std::system(
+          ("SLURM_ARRAY_TASK_ID=7 sh " + (dir / "job.sh").string() + " > " + out.string()).c_str()),
+      0);
+  std::ifstream words(out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(words, line);) {
+    lines.push_back(line);
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{odd, "second", "7"}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SlurmSbatch, ReadsTheJobIdOfParsableOutput) {
+  EXPECT_EQ(gpulab::cli::parse_job_id("1234\n"), "1234");
+  EXPECT_EQ(gpulab::cli::parse_job_id("1234;cluster-a\n"), "1234");
+  EXPECT_EQ(gpulab::cli::parse_job_id("sbatch: warning: something\n56\n"), "56");
+  EXPECT_FALSE(gpulab::cli::parse_job_id(""));
+  EXPECT_FALSE(gpulab::cli::parse_job_id("sbatch: error: Batch job submission failed\n"));
+}
+
+}  // namespace

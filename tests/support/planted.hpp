@@ -1,0 +1,81 @@
+// The submission a planted spec describes (tests/grading/planted/<name>/planted.json): a copy of
+// its base (solutions/ or labs/ of the instructor's tree) with its edits applied and its files
+// written. Shared by the planted test, which grades each one against its expected verdicts, and
+// the roster tests, which grade a class of them.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab::testing {
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+/// A spec's text field: a string, or an array of lines (each ending in a newline).
+inline std::string planted_lines(const nlohmann::json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  std::string out;
+  for (const nlohmann::json& line : value) {
+    out += line.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+/// Writes the submission of `spec` (read from `spec_dir`) into `work` (created; its "layout":
+/// "tree" puts the labs under work/labs), its base taken from `source` (the instructor's tree).
+/// Throws std::runtime_error when an edit's "find" is not in its file exactly once, or its
+/// replacement is empty.
+inline void make_planted_submission(const nlohmann::json& spec,
+                                    const std::filesystem::path& spec_dir,
+                                    const std::filesystem::path& source,
+                                    const std::filesystem::path& work) {
+  namespace fs = std::filesystem;
+  const bool tree = spec.value("layout", "folders") == "tree";
+  const fs::path labs_root = tree ? work / "labs" : work;
+  fs::create_directories(labs_root);
+  fs::copy(source / spec.at("base").get<std::string>(), labs_root, fs::copy_options::recursive);
+  const nlohmann::json no_edits = nlohmann::json::array();
+  const nlohmann::json& edits = spec.contains("edits") ? spec.at("edits") : no_edits;
+  for (const nlohmann::json& edit : edits) {
+    const fs::path file = labs_root / edit.at("file").get<std::string>();
+    std::string text = read_text(file);
+    const std::string find = edit.at("find").get<std::string>();
+    const std::size_t at = text.find(find);
+    if (at == std::string::npos || text.find(find, at + 1) != std::string::npos) {
+      throw std::runtime_error("\"" + find + "\" is not in " + file.string() + " exactly once");
+    }
+    const std::string replacement =
+        edit.contains("replace_file")
+            ? read_text(spec_dir / edit.at("replace_file").get<std::string>())
+            : planted_lines(edit.at("replace"));
+    if (replacement.empty()) {
+      throw std::runtime_error("an empty replacement for \"" + find + "\"");
+    }
+    text.replace(at, find.size(), replacement);
+    write_text(file, text);
+  }
+  const nlohmann::json no_files = nlohmann::json::object();
+  const nlohmann::json& files = spec.contains("files") ? spec.at("files") : no_files;
+  for (const auto& [path, content] : files.items()) {
+    write_text(work / path, planted_lines(content));
+  }
+}
+
+}  // namespace gpulab::testing
