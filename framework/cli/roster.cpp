@@ -285,26 +285,33 @@ class Roster {
 
   // --slurm: the pending submissions as one round, a job array of tasks that each run
   // `gpulab grade --roster ... --slurm-task I`.
-  int submit_to_slurm(const std::vector<Job>& pending) {
+  int submit_to_slurm(const std::vector<Job>& ungraded) {
     const std::optional<fs::path> sbatch = find_on_path("sbatch");
     if (!sbatch) {
       throw std::runtime_error(
           "--slurm needs Slurm's sbatch on PATH (Debian's slurm-client package, or the "
           "cluster's module)");
     }
+    // A submission an earlier round's task still has queued is left to it: two tasks would
+    // write the same student's reports at once.
+    std::vector<Job> pending;
+    for (const Job& job : ungraded) {
+      if (const std::optional<std::string> queued = still_queued(job.submission.student)) {
+        std::cout << "gpulab grade: " << job.submission.student << ": left out, still " << *queued
+                  << std::endl;
+      } else {
+        pending.push_back(job);
+      }
+    }
     if (pending.empty()) {
       write_class_files();
       std::cout << "gpulab grade: nothing to submit: every submission is graded and unchanged"
-                << std::endl;
+                << (pending.size() < ungraded.size() ? ", or still queued" : "") << std::endl;
       return kSuccess;
     }
     const fs::path dir = out_ / "slurm";
     fs::create_directories(dir);
-    int round = 1;
-    while (fs::exists(dir / ("round-" + std::to_string(round) + ".tasks"))) {
-      ++round;
-    }
-    const std::string name = "round-" + std::to_string(round);
+    const std::string name = "round-" + std::to_string(rounds().size() + 1);
     std::string list;
     for (const Job& job : pending) {
       list += job.submission.student + "\n";
@@ -345,11 +352,13 @@ class Roster {
     const ProcessResult result = run_process(spec);
     const std::optional<std::string> job = parse_job_id(result.output);
     if (!job) {
-      std::cout << "gpulab grade: sbatch did not submit the array"
+      std::cout << "gpulab grade: sbatch did not say which job it submitted"
                 << (result.started ? "" : ": " + result.start_error) << "\n"
                 << result.output << std::endl;
-      std::error_code error;
-      fs::remove(tasks, error);  // nothing submitted: the next round takes its number
+      if (result.exit_code != kSuccess && !result.cancelled) {
+        std::error_code error;
+        fs::remove(tasks, error);  // nothing submitted: the next round takes its number
+      }
       return kFailure;
     }
     write_file_atomically(dir / (name + ".job"), *job + "\n");
@@ -367,6 +376,8 @@ class Roster {
                 << std::endl;
       return kSuccess;
     }
+    rounds_.reset();  // this round is one of them now, and the queue has moved on
+    queued_.clear();
     return collect();
   }
 
@@ -419,92 +430,144 @@ class Roster {
     return ending(end - first);
   }
 
-  // What Slurm says of array task `task` of job `job`: "PENDING", "RUNNING", ... while squeue
-  // lists it; nothing once it has left the queue (or without squeue).
-  static std::optional<std::string> queue_state(const std::string& job, std::size_t task) {
-    const std::optional<fs::path> squeue = find_on_path("squeue");
-    if (!squeue) {
-      return std::nullopt;
+  // One earlier --slurm round, as its files in <out>/slurm say.
+  struct Round {
+    std::string name;                   // "round-3"
+    std::vector<std::string> students;  // its task list
+    std::string job;                    // its job id (empty if sbatch never took it)
+  };
+
+  // Every round so far, oldest first (read once per run).
+  const std::vector<Round>& rounds() {
+    if (!rounds_) {
+      rounds_.emplace();
+      const fs::path dir = out_ / "slurm";
+      for (int n = 1;; ++n) {
+        const std::string name = "round-" + std::to_string(n);
+        const std::optional<std::string> list = read_file(dir / (name + ".tasks"));
+        if (!list) {
+          break;
+        }
+        Round round{name, {}, trim(read_file(dir / (name + ".job")).value_or(""))};
+        std::istringstream lines(*list);
+        for (std::string line; std::getline(lines, line);) {
+          round.students.push_back(line);
+        }
+        rounds_->push_back(std::move(round));
+      }
     }
-    ProcessSpec spec;
-    spec.argv = {squeue->string(), "--noheader", "--array", "--jobs=" + job, "--format=%i %T"};
-    spec.timeout_s = 30;
-    const ProcessResult result = run_process(spec);
-    std::istringstream lines(result.output);
-    const std::string id = job + "_" + std::to_string(task);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(id + " ", 0) == 0) {
-        return line.substr(id.size() + 1);
+    return *rounds_;
+  }
+
+  // The latest round that lists `student`, and the task that grades it there.
+  std::optional<std::pair<const Round*, std::size_t>> latest_task(const std::string& student) {
+    const std::vector<Round>& all = rounds();
+    for (auto round = all.rbegin(); round != all.rend(); ++round) {
+      const auto at = std::find(round->students.begin(), round->students.end(), student);
+      if (at != round->students.end()) {
+        const ArrayShape shape = array_shape(static_cast<int>(round->students.size()));
+        return std::pair{&*round, static_cast<std::size_t>(at - round->students.begin()) /
+                                      static_cast<std::size_t>(shape.per_task)};
       }
     }
     return std::nullopt;
   }
 
-  // Why `student` has no grade: its latest round's task state, or Slurm's.
-  std::string missing_reason(const std::string& student) const {
-    const fs::path dir = out_ / "slurm";
-    int rounds = 0;
-    while (fs::exists(dir / ("round-" + std::to_string(rounds + 1) + ".tasks"))) {
-      ++rounds;
+  // What Slurm says of each array task of `job` it still lists ("PENDING", "RUNNING", ...), by
+  // task index: squeue once per job and run; nothing without squeue.
+  const std::map<std::size_t, std::string>& queued_tasks(const std::string& job) {
+    const auto cached = queued_.find(job);
+    if (cached != queued_.end()) {
+      return cached->second;
     }
-    for (int round = rounds; round > 0; --round) {  // the latest round that lists the student
-      const std::string name = "round-" + std::to_string(round);
-      const std::optional<std::string> list = read_file(dir / (name + ".tasks"));
-      if (!list) {
-        continue;
-      }
-      std::vector<std::string> students;
-      std::istringstream lines(*list);
-      for (std::string line; std::getline(lines, line);) {
-        students.push_back(line);
-      }
-      const auto at = std::find(students.begin(), students.end(), student);
-      if (at == students.end()) {
-        continue;
-      }
-      const ArrayShape shape = array_shape(static_cast<int>(students.size()));
-      const auto task = static_cast<std::size_t>(at - students.begin()) /
-                        static_cast<std::size_t>(shape.per_task);
-      const std::string where = name + " task " + std::to_string(task);
-      const fs::path log = dir / (name + "." + std::to_string(task) + ".log");
-      if (const auto states = read_file(dir / (name + "." + std::to_string(task) + ".state"))) {
-        std::istringstream state_lines(*states);
-        for (std::string line; std::getline(state_lines, line);) {
-          if (line == student + "\tgraded") {
-            return where + ": graded, but the submission has changed since";
-          }
-          if (line.rfind(student + "\t", 0) == 0) {
-            return where + ": " + line.substr(student.size() + 1) + " (log: " + log.string() + ")";
-          }
+    std::map<std::size_t, std::string>& tasks = queued_[job];
+    const std::optional<fs::path> squeue = find_on_path("squeue");
+    if (!squeue || job.empty()) {
+      return tasks;
+    }
+    ProcessSpec spec;
+    spec.argv = {squeue->string(), "--noheader", "--array", "--jobs=" + job, "--format=%i %T"};
+    spec.timeout_s = 30;
+    std::istringstream lines(run_process(spec).output);
+    for (std::string line; std::getline(lines, line);) {  // "<job>_<task> <STATE>"
+      const std::size_t underscore = line.find('_');
+      const std::size_t space = line.find(' ');
+      if (underscore != std::string::npos && space != std::string::npos && underscore < space &&
+          line.substr(0, underscore) == job) {
+        try {
+          tasks[std::stoul(line.substr(underscore + 1, space - underscore - 1))] =
+              line.substr(space + 1);
+        } catch (const std::exception&) {  // "<job>_[3-9]": a range squeue did not expand
         }
       }
-      const std::string job = trim(read_file(dir / (name + ".job")).value_or(""));
-      if (const std::optional<std::string> queued = queue_state(job, task)) {
-        return where + ": " + *queued + " in job " + job;
-      }
-      return where + " (job " + job +
-             ") ended before grading it: killed at its time limit, preempted, out of memory or "
-             "its node failed (log: " +
-             log.string() + ")";
     }
-    return rounds == 0 ? "not graded (no --slurm round has listed it)"
-                       : "not graded (not in any --slurm round: added or changed since?)";
+    return tasks;
+  }
+
+  // Slurm's state of the task that last took `student`, while it is still queued.
+  std::optional<std::string> still_queued(const std::string& student) {
+    const auto task = latest_task(student);
+    if (!task) {
+      return std::nullopt;
+    }
+    const std::map<std::size_t, std::string>& queued = queued_tasks(task->first->job);
+    const auto state = queued.find(task->second);
+    if (state == queued.end()) {
+      return std::nullopt;
+    }
+    return state->second + " in job " + task->first->job + " (" + task->first->name + " task " +
+           std::to_string(task->second) + ")";
+  }
+
+  // Why `student` has no grade: its latest round's task state, or Slurm's.
+  std::string missing_reason(const std::string& student) {
+    const auto task = latest_task(student);
+    if (!task) {
+      return rounds().empty() ? "not graded (no --slurm round has listed it)"
+                              : "not graded (not in any --slurm round: added since?)";
+    }
+    const Round& round = *task->first;
+    const fs::path dir = out_ / "slurm";
+    const std::string where = round.name + " task " + std::to_string(task->second);
+    const fs::path log = dir / (round.name + "." + std::to_string(task->second) + ".log");
+    const auto states =
+        read_file(dir / (round.name + "." + std::to_string(task->second) + ".state"));
+    std::istringstream state_lines(states.value_or(""));
+    for (std::string line; std::getline(state_lines, line);) {
+      if (line == student + "\tgraded") {
+        return where + ": graded, but the submission has changed since";
+      }
+      if (line.rfind(student + "\t", 0) == 0) {
+        return where + ": " + line.substr(student.size() + 1) + " (log: " + log.string() + ")";
+      }
+    }
+    if (const std::optional<std::string> queued = still_queued(student)) {
+      return *queued;
+    }
+    return where + " (job " + round.job +
+           ") ended before grading it: killed at its time limit, preempted, out of memory or "
+           "its node failed (log: " +
+           log.string() + ")";
   }
 
   // --collect (and --slurm --wait): the gradebook and summary from what is graded, and each
-  // submission without a grade with the reason.
+  // submission without a grade with the reason. Exit code: 0 when all are graded, 3 when a task
+  // met an integrity failure, 1 otherwise.
   int collect() {
-    for (const RosterSubmission& s : submissions_) {
-      if (!stamps_.contains(s.student)) {  // computed already when --slurm --wait submitted
-        stamps_[s.student] = submission_stamp(s.folder, labs_, backend_);
-      }
+    for (const RosterSubmission& s : submissions_) {  // again after --wait: what changed meanwhile
+      stamps_[s.student] = submission_stamp(s.folder, labs_, backend_);
     }
     write_class_files();
     std::vector<std::string> missing;
+    bool queued = false;
+    bool integrity = false;
     for (const RosterSubmission& s : submissions_) {
       const Job job{s, out_ / folder_name_for(s.student), stamps_.at(s.student)};
       if (!is_graded(job)) {
-        missing.push_back(s.student + ": " + missing_reason(s.student));
+        const std::string reason = missing_reason(s.student);
+        queued = queued || still_queued(s.student).has_value();
+        integrity = integrity || reason.find(": integrity failure") != std::string::npos;
+        missing.push_back(s.student + ": " + reason);
       }
     }
     if (missing.empty()) {
@@ -515,7 +578,16 @@ class Roster {
     for (const std::string& line : missing) {
       std::cout << "  " << line << "\n";
     }
-    std::cout << "The same --slurm command submits only these (the graded ones are kept)."
+    if (integrity) {
+      std::cout << "INTEGRITY FAILURE: the instructor files differ from the seal (see the task's "
+                   "log; restore the files, or --reseal after editing them on purpose)."
+                << std::endl;
+      return kIntegrityFailure;
+    }
+    std::cout << (queued ? "Some are still queued: --collect again once they have ended; then "
+                         : "")
+              << "the same --slurm command submits only the ones without a grade (the graded "
+                 "ones are kept)."
               << std::endl;
     return kFailure;
   }
@@ -732,6 +804,8 @@ class Roster {
   fs::path out_;
   std::vector<RosterSubmission> submissions_;
   std::map<std::string, std::string> stamps_;  // by student: submission_stamp, from run()
+  std::optional<std::vector<Round>> rounds_;   // rounds(): read once
+  std::map<std::string, std::map<std::size_t, std::string>> queued_;  // queued_tasks(), by job
   mutable std::mutex mutex_;
   std::size_t done_ = 0;
   std::atomic<bool> integrity_failed_{false};
@@ -758,6 +832,11 @@ std::vector<RosterSubmission> find_roster(const fs::path& roster) {
     }
     const auto named = names.find(folder);
     RosterSubmission s{named != names.end() ? named->second : folder, entry.path()};
+    if (std::any_of(s.student.begin(), s.student.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      throw UsageError("--roster " + roster.string() + ": the student name of " + folder +
+                       " holds a control character (a newline or a tab): rename it");
+    }
     if (!seen.insert(folder_name_for(s.student)).second) {
       throw UsageError("--roster " + roster.string() + ": two submissions of " + s.student);
     }

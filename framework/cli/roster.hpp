@@ -30,7 +30,8 @@ struct RosterSubmission {
 /// The submissions of a roster folder, by student name: one per sub-folder (hidden ones skipped),
 /// named after it; in a Gradescope export (a submission_metadata.yml beside submission_<id>
 /// folders), named by the submitter's email (else name) in that file. Throws UsageError when
-/// `roster` is not a folder or holds no submission, or two submissions get the same name.
+/// `roster` is not a folder or holds no submission, two submissions get the same name, or a name
+/// holds a control character (a newline would break the task lists of --slurm).
 [[nodiscard]] std::vector<RosterSubmission> find_roster(const std::filesystem::path& roster);
 
 /// A digest of what `folder` holds (every regular file's path and contents; .git skipped) and of

@@ -112,19 +112,20 @@ std::string job_script(const std::vector<std::string>& command) {
 }
 
 std::optional<std::string> parse_job_id(std::string_view output) {
-  std::string_view text = output;
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
+  // The first line that is a job id: sbatch may warn on other lines (its stderr comes mixed in).
+  for (std::size_t start = 0; start < output.size();) {
+    const std::size_t end = std::min(output.find('\n', start), output.size());
+    std::string_view line = output.substr(start, end - start);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+      line.remove_suffix(1);
+    }
+    const std::string_view id = line.substr(0, line.find(';'));
+    if (all_digits(id)) {
+      return std::string(id);
+    }
+    start = end + 1;
   }
-  const std::size_t line = text.rfind('\n');  // the last line: sbatch may warn before it
-  if (line != std::string_view::npos) {
-    text.remove_prefix(line + 1);
-  }
-  const std::string_view id = text.substr(0, text.find(';'));
-  if (!all_digits(id)) {
-    return std::nullopt;
-  }
-  return std::string(id);
+  return std::nullopt;
 }
 
 }  // namespace gpulab::cli

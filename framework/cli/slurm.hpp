@@ -53,7 +53,8 @@ struct ArrayShape {
 /// more argument, every word shell-quoted.
 [[nodiscard]] std::string job_script(const std::vector<std::string>& command);
 
-/// The job id in what `sbatch --parsable` printed ("1234" or "1234;cluster"), or nothing.
+/// The job id in what `sbatch --parsable` printed ("1234" or "1234;cluster" on a line of its own,
+/// warnings on other lines before or after it), or nothing.
 [[nodiscard]] std::optional<std::string> parse_job_id(std::string_view output);
 
 /// `word` quoted for a POSIX shell (as is when it needs no quoting).

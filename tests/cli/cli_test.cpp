@@ -510,6 +510,13 @@ TEST(CliRoster, BadRostersAreUsageErrors) {
   EXPECT_EQ(inside.exit_code, 2) << inside.out;
   EXPECT_NE(inside.err.find("inside the roster"), std::string::npos) << inside.err;
   EXPECT_EQ(gpulab("grade --out x").exit_code, 2) << "--out needs --roster";
+  EXPECT_EQ(gpulab("grade --roster x --collect --slurm").exit_code, 2) << "one or the other";
+  EXPECT_EQ(gpulab("grade --roster x --slurm --time 1h").exit_code, 2) << "not a Slurm time";
+  EXPECT_EQ(gpulab("grade --wait").exit_code, 2) << "--wait needs --slurm";
+  fs::create_directories(roster / "bob\nmallory");
+  const Outcome newline = gpulab("grade --roster " + gpulab::testing::shell_quote(roster.string()));
+  EXPECT_EQ(newline.exit_code, 2) << newline.out;
+  EXPECT_NE(newline.err.find("control character"), std::string::npos) << newline.err;
   fs::remove_all(roster);
 }
 

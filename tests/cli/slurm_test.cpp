@@ -103,6 +103,8 @@ TEST(SlurmSbatch, ReadsTheJobIdOfParsableOutput) {
   EXPECT_EQ(gpulab::cli::parse_job_id("1234\n"), "1234");
   EXPECT_EQ(gpulab::cli::parse_job_id("1234;cluster-a\n"), "1234");
   EXPECT_EQ(gpulab::cli::parse_job_id("sbatch: warning: something\n56\n"), "56");
+  EXPECT_EQ(gpulab::cli::parse_job_id("78\nsbatch: error: a warning after the id\n"), "78");
+  EXPECT_EQ(gpulab::cli::parse_job_id("  \n91;gpu-cluster \r\n"), "91");
   EXPECT_FALSE(gpulab::cli::parse_job_id(""));
   EXPECT_FALSE(gpulab::cli::parse_job_id("sbatch: error: Batch job submission failed\n"));
 }

@@ -446,6 +446,12 @@ TEST(ParseObjectCode, NvccsStandInIsKnownInsideAnyFrame) {
       "  22:\t8b 7c 24 0c          \tmov    0xc(%rsp),%edi\n"
       "  23:\t83 ef 01             \tsub    $0x1,%edi\n");
   EXPECT_TRUE(any_contains(check_object_code(zero, nvcc), "calls exit")) << "status 0 excused";
+  // The argument replaced after the load: frame-like instructions count once the work began.
+  const std::vector<ObjectCode> popped = stand_in(
+      "  22:\t8b 7c 24 0c          \tmov    0xc(%rsp),%edi\n"
+      "  24:\t48 83 c4 08          \tadd    $0x8,%rsp\n"
+      "  25:\t5f                   \tpop    %rdi\n");
+  EXPECT_TRUE(any_contains(check_object_code(popped, nvcc), "calls exit")) << "argument popped";
   // Another value than the one stored.
   const std::vector<ObjectCode> other =
       stand_in("  22:\t8b 7c 24 08          \tmov    0x8(%rsp),%edi\n");

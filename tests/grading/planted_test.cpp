@@ -117,9 +117,11 @@ TEST(Planted, GetsExactlyItsExpectedVerdictsAndScore) {
   const fs::path work =
       fs::temp_directory_path() / ("gpulab-planted-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(work);
-  ASSERT_NO_THROW(
-      gpulab::testing::make_planted_submission(spec, g_planted.parent_path(), source, work))
-      << name;
+  try {
+    gpulab::testing::make_planted_submission(spec, g_planted.parent_path(), source, work);
+  } catch (const std::exception& e) {
+    FAIL() << name << ": " << e.what();
+  }
 
   // The seal: written by this grading (--reseal), or first written and then tampered with, so
   // that it no longer matches the tree: the grading must stop with an integrity failure.

@@ -93,9 +93,9 @@ constexpr std::string_view kNvccRegistration = "_ZL24__sti____cudaRegisterAllv";
 
 // nvcc compiles every __device__ function for the host as well, as a stand-in that must never
 // run there: cudafe's body `{ int volatile ___ = 1; ::exit(___); }`. At -O2 its work is exactly
-// three instructions, whatever frame the host compiler builds around them (Debian's GCC 12:
-// sub/movl/mov/call; Ubuntu's GCC 13 adds endbr64 and a push/pop probe): store 1 on the stack,
-// load it as the argument, call exit. It is not lab code that ends the process: it could only end
+// three instructions after the prologue the host compiler builds (Debian's GCC 12: sub; Ubuntu's
+// GCC 13: endbr64, a push/pop probe, sub): store 1 on the stack, load it as the argument, call
+// exit. It is not lab code that ends the process: it could only end
 // it with status 1, a failure, which forges nothing. Anything else (another argument, another
 // call, any other work) is judged as lab code.
 bool is_nvcc_device_placeholder(const FunctionCode& code) {
@@ -112,11 +112,17 @@ bool is_nvcc_device_placeholder(const FunctionCode& code) {
 }
 
 // Whether an instruction does work: not a line of a long instruction's bytes (no mnemonic), not
-// padding, not the landing pad -fcf-protection puts first (endbr64), not stack frame set-up.
-bool is_work(std::string_view mnemonic, std::string_view operands) {
+// padding, not the landing pad -fcf-protection puts first (endbr64), and, in the prologue (before
+// the first instruction that does work), not stack frame set-up: a push or pop of a register, an
+// adjustment of %rsp. After the prologue every instruction counts (a `pop %rdi` before a call
+// changes its argument).
+bool is_work(std::string_view mnemonic, std::string_view operands, bool in_prologue) {
   if (mnemonic.empty() || mnemonic.starts_with("nop") || mnemonic == "data16" ||
       mnemonic.starts_with("endbr")) {
     return false;
+  }
+  if (!in_prologue) {
+    return true;
   }
   const auto is = [&](std::initializer_list<std::string_view> names) {
     return std::find(names.begin(), names.end(), mnemonic) != names.end();
@@ -368,7 +374,7 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
     }
     const std::string_view mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
     const std::string operands(trim(instruction.substr(mnemonic.size())));
-    if (is_work(mnemonic, operands)) {
+    if (is_work(mnemonic, operands, function->work_instructions == 0)) {
       if (function->work.size() < 8) {
         function->work.push_back(std::string(mnemonic) + " " + operands);
       }

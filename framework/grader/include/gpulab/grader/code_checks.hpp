@@ -41,7 +41,8 @@ struct FunctionCode {
   std::set<std::string> references;  ///< relocation targets (mangled; offsets removed)
   bool system_call = false;          ///< a syscall, sysenter or int $0x80 instruction
   /// Its first instructions ("mnemonic operands", spaces collapsed) beyond padding, landing pads
-  /// (endbr64) and stack frame set-up (push/pop of a register, sub/add on %rsp): at most 8.
+  /// (endbr64) and the prologue's stack frame set-up (push/pop of a register, sub/add on %rsp
+  /// before any other instruction): at most 8.
   std::vector<std::string> work;
   int work_instructions = 0;  ///< all of them, counted
 };
