@@ -114,6 +114,16 @@ std::map<std::string, std::string> gradescope_names(const std::string& text) {
   return name;
 }
 
+// A round's task list (one student a line) as its lines.
+std::vector<std::string> task_list_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 // `name` as one folder name: no separators, nothing hidden, never "." or "..".
 std::string folder_name_for(const std::string& name) {
   std::string safe;
@@ -390,11 +400,7 @@ class Roster {
     if (!list) {
       throw UsageError("--slurm-tasks " + list_path.string() + ": cannot read it");
     }
-    std::vector<std::string> students;
-    std::istringstream lines(*list);
-    for (std::string line; std::getline(lines, line);) {
-      students.push_back(line);
-    }
+    const std::vector<std::string> students = task_list_lines(*list);
     const ArrayShape shape = array_shape(static_cast<int>(students.size()));
     if (options_.task >= shape.tasks) {
       throw UsageError("--slurm-task " + std::to_string(options_.task) + ": " + list_path.string() +
@@ -448,12 +454,8 @@ class Roster {
         if (!list) {
           break;
         }
-        Round round{name, {}, trim(read_file(dir / (name + ".job")).value_or(""))};
-        std::istringstream lines(*list);
-        for (std::string line; std::getline(lines, line);) {
-          round.students.push_back(line);
-        }
-        rounds_->push_back(std::move(round));
+        rounds_->push_back(
+            {name, task_list_lines(*list), trim(read_file(dir / (name + ".job")).value_or(""))});
       }
     }
     return *rounds_;
