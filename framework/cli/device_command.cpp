@@ -16,6 +16,7 @@ Table device_table(const DeviceInfo& d) {
   Table table({{"property", "", Align::left}, {"value", "", Align::right}});
   const auto mhz = [](int khz) { return format_fixed(khz / 1000.0, 0) + " MHz"; };
   table.add_row({"compute capability", d.compute_capability()});
+  table.add_row({"UUID", d.uuid});
   table.add_row({"SMs", std::to_string(d.sm_count)});
   table.add_row({"SM clock (peak)", mhz(d.sm_clock_khz)});
   table.add_row({"memory clock (peak)", mhz(d.memory_clock_khz)});

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
@@ -338,12 +339,16 @@ class Grading {
     const double timeout_s =
         options_.timeout_s > 0 ? options_.timeout_s : static_cast<double>(manifest_.test_timeout_s);
     const fs::path log = slot_dir_ / "tests.log";
-    // On a GPU the tests of two gradings would time each other's kernels, as two tests would.
+    // On a GPU the tests of two gradings would time each other's kernels, as two tests would:
+    // a lock per GPU (by UUID: the same whatever CUDA_VISIBLE_DEVICES calls it, and unique
+    // across the nodes of a cluster sharing this build), so gradings on other GPUs go on.
     std::optional<FileLock> gpu;
     if (backend_ == "cuda" && !cases.empty()) {
-      gpu.emplace(
-          wait_for_lock(grading_ / "gpu.lock",
-                        prefix_ + "waiting for another grading's tests on the GPU to finish"));
+      const DeviceQuery query = query_devices();
+      const std::string uuid = query.usable() ? query.devices.front().uuid : "unknown";
+      gpu.emplace(wait_for_lock(
+          grading_ / ("gpu-" + uuid + ".lock"),
+          prefix_ + "waiting for another grading's tests on this GPU (" + uuid + ") to finish"));
     }
     std::cout << "  running " << cases.size() << " graded tests, " << test_jobs_
               << (test_jobs_ == 1 && backend_ == "cuda" ? " at a time (the GPU is shared by all)"

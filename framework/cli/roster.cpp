@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,7 @@
 
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
@@ -209,14 +211,29 @@ class Roster {
           "GPULAB_BUILD_TESTS=OFF?)");
     }
     const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    // Here, one grading at a time on a GPU: its tests time kernels on the one device. On Slurm
-    // each task has a node (and GPU) of its own, but all share the build's grading slots.
-    const int fits = options.slurm ? slots : backend_ == "cuda" ? 1 : std::min(slots, cores);
+    // Here, on cuda, one grading per GPU: its tests time kernels, so each grading gets a GPU of
+    // its own (CUDA_VISIBLE_DEVICES). On Slurm each task has a node (and GPU) of its own, but
+    // all share the build's grading slots.
+    if (backend_ == "cuda" && !options.slurm && options.task < 0) {
+      for (const DeviceInfo& device : query_devices().devices) {
+        gpus_.push_back(child_visible_devices(device.index, std::getenv("CUDA_VISIBLE_DEVICES")));
+      }
+    }
+    const int fits = options.slurm   ? slots
+                     : gpus_.empty() ? std::min(slots, cores)
+                                     : std::min(slots, static_cast<int>(gpus_.size()));
     parallel_ = options.task >= 0 ? 1 : options.parallel > 0 ? options.parallel : fits;
     if (parallel_ > slots) {
       std::cout << "gpulab grade: -j " << parallel_ << " but this build has " << slots
                 << " grading slots (GPULAB_GRADING_SLOTS): grading " << slots << " at a time\n";
       parallel_ = slots;
+    }
+    if (!gpus_.empty() && parallel_ > static_cast<int>(gpus_.size())) {
+      std::cout << "gpulab grade: -j " << parallel_ << " but this machine has " << gpus_.size()
+                << " GPU(s), and two gradings on one GPU would time each other's kernels: "
+                   "grading "
+                << gpus_.size() << " at a time\n";
+      parallel_ = static_cast<int>(gpus_.size());
     }
     jobs_per_grading_ = std::max(1, cores / parallel_);
     const fs::path roster = fs::absolute(options.roster).lexically_normal();
@@ -242,7 +259,8 @@ class Roster {
               << " submission(s), " << labs_.size() << " lab(s), " << backend_ << " backend; "
               << kept << " already graded and unchanged (kept; --regrade grades them again), "
               << pending.size() << " to grade" << (options_.slurm ? " on Slurm, " : ", ")
-              << parallel_ << " at a time; grades in " << out_.string() << std::endl;
+              << parallel_ << " at a time" << (gpus_.empty() ? "" : ", a GPU each")
+              << "; grades in " << out_.string() << std::endl;
     if (options_.slurm) {
       return submit_to_slurm(pending);
     }
@@ -252,9 +270,10 @@ class Roster {
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> workers;
     for (int w = 0; w < std::min<int>(parallel_, static_cast<int>(pending.size())); ++w) {
-      workers.emplace_back([&] {
+      workers.emplace_back([&, w] {
+        const std::string gpu = gpus_.empty() ? "" : gpus_[static_cast<std::size_t>(w)];
         for (std::size_t i = next++; i < pending.size() && !stop_now(); i = next++) {
-          grade_one(pending[i], pending.size(), start);
+          grade_one(pending[i], pending.size(), start, gpu);
         }
       });
     }
@@ -633,9 +652,13 @@ class Roster {
                                      "--gradescope",
                                      (dir / "results.json").string(),
                                      "--backend",
-                                     backend_,
-                                     "-j",
-                                     std::to_string(jobs_per_grading_)};
+                                     backend_};
+    // On cuda no -j: it would run that many of the grading's tests at once on its GPU, timing
+    // each other's kernels (lab 01's samples 2x their launches on an H100). Without it the tests
+    // run one at a time, and the build uses every core (builds take turns anyway).
+    if (backend_ != "cuda") {
+      argv.insert(argv.end(), {"-j", std::to_string(jobs_per_grading_)});
+    }
     append_grading_options(argv);
     return argv;
   }
@@ -654,15 +677,19 @@ class Roster {
     argv.insert(argv.end(), labs_.begin(), labs_.end());
   }
 
-  // Grades one submission in a `gpulab grade` of its own and keeps what it wrote. Returns how
-  // it ended: "graded", "failed: <why>", "integrity failure" or "interrupted".
+  // Grades one submission in a `gpulab grade` of its own (on the GPU that CUDA_VISIBLE_DEVICES
+  // `gpu` names, unless empty) and keeps what it wrote. Returns how it ended: "graded",
+  // "failed: <why>", "integrity failure" or "interrupted".
   std::string grade_one(const Job& job, std::size_t total,
-                        std::chrono::steady_clock::time_point start) {
+                        std::chrono::steady_clock::time_point start, const std::string& gpu = "") {
     std::error_code error;
     fs::remove(job.dir / "stamp", error);  // graded again: not kept until this grading ends
     fs::create_directories(job.dir);
     ProcessSpec spec;
     spec.argv = grade_command(job.submission.folder, job.dir);
+    if (!gpu.empty()) {
+      spec.env = {{"CUDA_VISIBLE_DEVICES", gpu}};
+    }
     spec.timeout_s = kGradingLimitPerLabS * static_cast<double>(labs_.size());
     spec.keep_bytes = 4 * 1024 * 1024;
     spec.cancel = &g_interrupted;
@@ -803,6 +830,7 @@ class Roster {
   std::string backend_;
   int parallel_ = 1;
   int jobs_per_grading_ = 1;
+  std::vector<std::string> gpus_;  // on cuda: CUDA_VISIBLE_DEVICES of each grading worker's GPU
   fs::path out_;
   std::vector<RosterSubmission> submissions_;
   std::map<std::string, std::string> stamps_;  // by student: submission_stamp, from run()

@@ -494,6 +494,50 @@ TEST(CliRoster, AnInterruptedRunKillsItsGradingsAndTheSameCommandFinishesIt) {
   fs::remove(pid_file);
 }
 
+// On a GPU: one grading per GPU, and each grading's tests one at a time, whatever -j asks. Lab
+// 01's timing tests fail a correct solution whose samples share the GPU with other tests (an
+// H100 roster that ran a grading's tests 16 at a time gave copies of the solution 90 of 100).
+TEST(CliRosterCuda, EveryCopyOfTheSolutionGetsFullMarksOneGradingPerGpu) {
+  const fs::path root = temp_path("cuda-roster");
+  const fs::path out = temp_path("cuda-roster-grades");
+  const fs::path seal = temp_path("cuda-roster-seal");
+  fs::remove_all(root);
+  fs::remove_all(out);
+  const fs::path solution =
+      fs::path(GPULAB_SOURCE_DIR) / "solutions" / "lab01_benchmarking" / "benchmark.cu";
+  const std::vector<std::string> students = {"ann", "ben", "cat"};
+  for (const std::string& student : students) {
+    fs::create_directories(root / student / "lab01_benchmarking");
+    fs::copy_file(solution, root / student / "lab01_benchmarking" / "benchmark.cu");
+  }
+  const Outcome graded =
+      gpulab("grade lab01 --backend cuda --roster " + gpulab::testing::shell_quote(root.string()) +
+             " --out " + gpulab::testing::shell_quote(out.string()) + " --seal " +
+             gpulab::testing::shell_quote(seal.string()) + " -j 64");
+  const std::string said = graded.out + graded.err;
+  fs::remove_all(root);
+  fs::remove(seal);
+  if (said.find("no usable CUDA device") != std::string::npos ||
+      said.find("no cuda backend") != std::string::npos) {
+    fs::remove_all(out);
+    GTEST_SKIP() << "no GPU: " << said;
+  }
+  EXPECT_EQ(graded.exit_code, 0) << said;
+  EXPECT_NE(said.find(" at a time, a GPU each"), std::string::npos) << said;
+  if (said.find(" 1 at a time, a GPU each") != std::string::npos) {  // one GPU: -j 64 capped
+    EXPECT_NE(said.find("1 GPU(s), and two gradings on one GPU would time each other's kernels"),
+              std::string::npos)
+        << said;
+  }
+  const std::string gradebook = gpulab::read_file(out / "gradebook.csv").value_or("");
+  for (const std::string& student : students) {
+    EXPECT_NE(gradebook.find(student + ",100,100,100,graded"), std::string::npos) << gradebook;
+    const std::string text = gpulab::read_file(out / student / "grade.txt").value_or("");
+    EXPECT_NE(text.find("graded tests, 1 at a time"), std::string::npos) << text;
+  }
+  fs::remove_all(out);
+}
+
 TEST(CliRoster, BadRostersAreUsageErrors) {
   EXPECT_EQ(gpulab("grade --roster /nonexistent/gpulab-roster").exit_code, 2);
   const fs::path roster = temp_path("bad-roster");

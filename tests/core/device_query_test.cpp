@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include "gpulab/core/device.hpp"
@@ -75,7 +78,34 @@ TEST(DeviceQuery, DevicePropertiesAreConsistent) {
     EXPECT_GE(d.max_blocks_per_sm, 16);
     EXPECT_EQ(d.warp_size, 32);
     EXPECT_GT(d.theoretical_bandwidth_gb_s(), 100.0);
+    // nvidia-smi's form: GPU-8-4-4-4-12 lowercase hex digits.
+    EXPECT_TRUE(std::regex_match(
+        d.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
+        << d.uuid;
   }
+}
+
+TEST(DeviceQuery, EveryDeviceHasItsOwnUuid) {
+  GPULAB_REQUIRE_DEVICE();
+  std::set<std::string> uuids;
+  for (const gpulab::DeviceInfo& d : gpulab::query_devices().devices) {
+    EXPECT_TRUE(uuids.insert(d.uuid).second) << d.uuid;
+  }
+}
+
+TEST(ChildVisibleDevices, IsThisProcesssEntryOrElseTheOrdinal) {
+  using gpulab::child_visible_devices;
+  EXPECT_EQ(child_visible_devices(0, nullptr), "0");
+  EXPECT_EQ(child_visible_devices(3, nullptr), "3");
+  // A child reads CUDA_VISIBLE_DEVICES against the whole machine: ordinal 1 of "2,5" is GPU 5.
+  EXPECT_EQ(child_visible_devices(0, "2,5"), "2");
+  EXPECT_EQ(child_visible_devices(1, "2,5"), "5");
+  EXPECT_EQ(child_visible_devices(1, "GPU-0a1b, MIG-7c8d ,3"), "MIG-7c8d");
+  EXPECT_EQ(child_visible_devices(2, "GPU-0a1b, MIG-7c8d ,3"), "3");
+  EXPECT_THROW((void)child_visible_devices(2, "2,5"), std::out_of_range);
+  EXPECT_THROW((void)child_visible_devices(0, ""), std::out_of_range);
+  EXPECT_THROW((void)child_visible_devices(1, "2,,5"), std::out_of_range);
+  EXPECT_THROW((void)child_visible_devices(-1, nullptr), std::out_of_range);
 }
 
 TEST(DeviceQuery, KnownDevicesMatchTheirDatasheetSpec) {

@@ -1,6 +1,7 @@
 // query_devices(): the CUDA runtime's view of this backend's devices. Built once per backend.
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 
@@ -53,6 +54,15 @@ cudaError_t read_device(int index, DeviceInfo& info) {
   }
   info.index = index;
   info.name = props.name;
+  info.uuid = "GPU-";
+  for (std::size_t i = 0; i < sizeof props.uuid.bytes; ++i) {
+    constexpr char kHex[] = "0123456789abcdef";
+    const auto byte = static_cast<unsigned char>(props.uuid.bytes[i]);
+    info.uuid += {kHex[byte >> 4], kHex[byte & 15]};
+    if (i == 3 || i == 5 || i == 7 || i == 9) {
+      info.uuid += '-';
+    }
+  }
   info.global_memory_bytes = props.totalGlobalMem;
 
   struct Attribute {

@@ -2,7 +2,10 @@
 // explanations of device-query failures. The query itself is in device_query.cpp.
 #include "gpulab/core/device.hpp"
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gpulab {
 
@@ -15,6 +18,32 @@ double DeviceInfo::theoretical_bandwidth_gb_s() const {
   const double transfers_per_s = 2.0 * memory_clock_khz * 1e3;
   const double bytes_per_transfer = memory_bus_width_bits / 8.0;
   return transfers_per_s * bytes_per_transfer / 1e9;
+}
+
+std::string child_visible_devices(int ordinal, const char* cuda_visible_devices) {
+  if (ordinal < 0) {
+    throw std::out_of_range("no device " + std::to_string(ordinal));
+  }
+  if (cuda_visible_devices == nullptr) {
+    return std::to_string(ordinal);
+  }
+  const std::string_view all = cuda_visible_devices;
+  std::size_t begin = 0;
+  for (int entry = 0; begin <= all.size(); ++entry) {
+    const std::size_t end = std::min(all.find(',', begin), all.size());
+    if (entry == ordinal) {
+      std::string_view id = all.substr(begin, end - begin);
+      id.remove_prefix(std::min(id.size(), id.find_first_not_of(' ')));
+      id.remove_suffix(id.size() - (id.find_last_not_of(' ') + 1));
+      if (!id.empty()) {
+        return std::string(id);
+      }
+      break;
+    }
+    begin = end + 1;
+  }
+  throw std::out_of_range("CUDA_VISIBLE_DEVICES=" + std::string(all) + " has no device " +
+                          std::to_string(ordinal));
 }
 
 std::string explain_device_error(int cuda_error_code) {

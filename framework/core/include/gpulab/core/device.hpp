@@ -14,10 +14,11 @@
 
 namespace gpulab {
 
-/// Properties of one CUDA device, as the runtime reports them.
+/// Properties of one CUDA device, as the runtime reports them (the sim's UUID is all zero).
 struct DeviceInfo {
   int index = 0;                                 ///< CUDA device ordinal
   std::string name;                              ///< e.g. "NVIDIA H100 80GB HBM3"
+  std::string uuid;                              ///< as nvidia-smi -L: "GPU-" + 32 hex digits
   int cc_major = 0;                              ///< compute capability, major
   int cc_minor = 0;                              ///< compute capability, minor
   int sm_count = 0;                              ///< streaming multiprocessors
@@ -63,6 +64,13 @@ struct DeviceQuery {
 /// A device's properties as a results-file entry named "device" (params: index, name, compute
 /// capability; metrics with units in their names, provenance measured: read from the runtime).
 [[nodiscard]] Result device_properties_result(const DeviceInfo& device);
+
+/// The CUDA_VISIBLE_DEVICES that gives a child process only this process's device `ordinal`:
+/// this process's own entry for it when `cuda_visible_devices` (its CUDA_VISIBLE_DEVICES, or
+/// null) is set, since a child reads the variable against every device of the machine; else the
+/// ordinal itself. Entries are separated by commas; spaces around them are dropped. Throws
+/// std::out_of_range when the variable has no entry `ordinal`.
+[[nodiscard]] std::string child_visible_devices(int ordinal, const char* cuda_visible_devices);
 
 /// Queries every device of this backend. Never throws; a failing CUDA call becomes `unavailable`.
 [[nodiscard]] DeviceQuery query_devices() noexcept;

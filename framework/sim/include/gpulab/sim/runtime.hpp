@@ -105,9 +105,15 @@ enum cudaDeviceAttr : int {
   cudaDevAttrReservedSharedMemoryPerBlock = 111,
 };
 
+/// A device's UUID (the type of cudaDeviceProp::uuid); the sim's is all zero.
+struct cudaUUID_t {
+  char bytes[16];
+};
+
 /// Device properties (the fields of cudaDeviceProp that gpulab reads, same names and types).
 struct cudaDeviceProp {
   char name[256];
+  cudaUUID_t uuid;
   std::size_t totalGlobalMem;
   std::size_t sharedMemPerBlock;
   int regsPerBlock;
