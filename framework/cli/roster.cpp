@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
@@ -766,9 +767,13 @@ class Roster {
   // The gradebook and the class summary from every kept grade.
   void write_class_files() const {
     std::vector<GradebookRow> rows;
-    std::map<std::string, std::vector<int>> histograms;  // by lab: students per tenth of points
-    std::map<std::string, int> failures;                 // by "lab test": students who failed it
-    std::size_t graded = 0;
+    ClassSummary summary;
+    summary.context = make_context(backend_, "", "");
+    summary.students = submissions_.size();
+    for (const std::string& lab : labs_) {
+      summary.labs.push_back({lab, {}});
+    }
+    std::map<std::string, std::size_t> failures;  // by "lab test": students who failed it
     for (const RosterSubmission& s : submissions_) {
       const fs::path dir = out_ / folder_name_for(s.student);
       std::optional<StudentGrade> grade;
@@ -779,12 +784,11 @@ class Roster {
         rows.push_back({s.student, {}, {}, "not graded"});
         continue;
       }
-      ++graded;
-      for (const std::string& lab : labs_) {
-        std::vector<int>& bins = histograms[lab];
-        bins.resize(10);
-        const int possible = std::max(1, grade->row.possible[lab]);
-        bins[static_cast<std::size_t>(std::min(9, 10 * grade->row.earned[lab] / possible))]++;
+      ++summary.graded;
+      for (ClassLab& lab : summary.labs) {
+        const int possible = std::max(1, grade->row.possible[lab.lab]);
+        lab.histogram[static_cast<std::size_t>(
+            std::clamp(10 * grade->row.earned[lab.lab] / possible, 0, 9))]++;
       }
       for (const std::string& test : grade->failed) {
         ++failures[test];
@@ -793,35 +797,18 @@ class Roster {
     }
     write_file_atomically(out_ / "gradebook.csv", gradebook_csv(labs_, rows));
 
-    std::vector<std::pair<std::string, int>> most(failures.begin(), failures.end());
-    std::stable_sort(most.begin(), most.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    json summary = {
-        {"schema_version", 1}, {"backend", backend_},   {"students", submissions_.size()},
-        {"graded", graded},    {"labs", json::array()}, {"failed_most", json::array()}};
-    std::ostringstream text;
-    text << "Class summary: " << graded << " of " << submissions_.size()
-         << " submission(s) graded, " << backend_ << " backend\n\nScores per lab (students per "
-         << "tenth of the points):\n";
-    for (const std::string& lab : labs_) {
-      const std::vector<int> bins =
-          histograms.count(lab) ? histograms.at(lab) : std::vector<int>(10);
-      summary["labs"].push_back({{"lab", lab}, {"histogram", bins}});
-      text << "  " << lab << " ";
-      for (std::size_t b = 0; b < bins.size(); ++b) {
-        text << " " << (b * 10) << "-" << (b == 9 ? 100 : b * 10 + 9) << "%: " << bins[b];
-      }
-      text << "\n";
+    for (const auto& [test, students] : failures) {
+      summary.failed_most.push_back({test, students});
     }
-    text << "\nTests failed most often:\n";
-    for (std::size_t i = 0; i < most.size() && i < 15; ++i) {
-      summary["failed_most"].push_back({{"test", most[i].first}, {"students", most[i].second}});
-      text << "  " << most[i].second << "  " << most[i].first << "\n";
-    }
-    write_file_atomically(out_ / "summary.json", summary.dump(2) + "\n");
-    write_file_atomically(out_ / "summary.txt", text.str());
+    std::stable_sort(
+        summary.failed_most.begin(), summary.failed_most.end(),
+        [](const ClassFailure& a, const ClassFailure& b) { return a.students > b.students; });
+    summary.failed_most.resize(std::min<std::size_t>(summary.failed_most.size(), 15));
+    save_class_summary(out_ / "summary.json", summary);
+    const std::string text = render_class_summary(summary);
+    write_file_atomically(out_ / "summary.txt", text);
     std::cout << "\n"
-              << text.str() << "\ngradebook: " << (out_ / "gradebook.csv").string()
+              << text << "\ngradebook: " << (out_ / "gradebook.csv").string()
               << "; each student's reports in " << out_.string() << "/<student>/" << std::endl;
   }
 

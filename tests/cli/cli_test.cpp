@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
@@ -405,6 +407,20 @@ TEST(CliRoster, GradesAClassInParallelIntoAGradebookEqualToEachGradeAlone) {
   EXPECT_NE(summary.find("90-100%: 2"), std::string::npos) << summary;
   EXPECT_NE(summary.find("0-9%: 2"), std::string::npos) << summary;
   EXPECT_NE(summary.find("Tests failed most often:\n  2  lab03 "), std::string::npos) << summary;
+  // summary.json, for `gpulab view`: the same figures.
+  const gpulab::ClassSummary read = gpulab::class_summary_from_json(
+      gpulab::load_results_json(roster.out / "summary.json"), "summary.json");
+  EXPECT_EQ(read.context.backend, "sim");
+  EXPECT_EQ(read.students, 4u);
+  EXPECT_EQ(read.graded, 4u);
+  ASSERT_EQ(read.labs.size(), 1u);
+  EXPECT_EQ(read.labs[0].histogram, (std::array<std::size_t, 10>{2, 0, 0, 0, 0, 0, 0, 0, 0, 2}));
+  ASSERT_FALSE(read.failed_most.empty());
+  EXPECT_EQ(read.failed_most[0].students, 2u);
+  const Outcome shown =
+      gpulab("show " + gpulab::testing::shell_quote((roster.out / "summary.json").string()));
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.out, summary) << "gpulab show prints what summary.txt says";
 
   // Each grade equals the same submission graded alone.
   const fs::path alone = temp_path("alone.json");

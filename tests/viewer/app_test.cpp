@@ -451,6 +451,25 @@ TEST_F(ViewerApp, HistoryPanelDrawsTheTimelineOfAMemoryHistoryFile) {
   EXPECT_LT(drawn_fraction(empty), 0.1);
 }
 
+TEST_F(ViewerApp, ClassPanelDrawsTheScoresAndFailedTestsOfAClassSummary) {
+  require_xvfb();
+  if (IsSkipped()) {
+    return;
+  }
+  // class_sim.json: the summary.json of the 50-submission class test (gpulab grade --roster).
+  const fs::path empty = dir_ / "class_empty.png";
+  const fs::path loaded = dir_ / "class.png";
+  Outcome r = run_headless({"--panel", "class", "--screenshot", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_headless(
+      {"--panel", "class", "--screenshot", loaded.string(), kData + "/class_sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  expect_viewer_png(loaded, 1280, 800);
+  EXPECT_GE(drawn_fraction(loaded), 0.2);
+  EXPECT_LT(drawn_fraction(empty), 0.1);
+}
+
 TEST_F(ViewerApp, EmptyPanelsAreMostlyBackground) {
   require_xvfb();
   if (IsSkipped()) {

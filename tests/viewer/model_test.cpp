@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -314,6 +315,50 @@ TEST(ViewerModelResults, AnInvalidMemoryHistoryFailsTheWholeFileWithOneLine) {
   EXPECT_FALSE(loaded.ok());
   EXPECT_FALSE(loaded.history.has_value());
   EXPECT_TRUE(contains(loaded.error, "memory_history.events[0].kind")) << loaded.error;
+  EXPECT_TRUE(model.panel_data().sources.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(ViewerModelResults, AClassSummaryGivesItsSourceAClassView) {
+  // class_sim.json: the summary.json of the 50-submission class test (gpulab grade lab03
+  // --roster ..., tests/cli/roster_class_test.cpp) on sim.
+  Model model(cuda_without_driver(), "");
+  const LoadedResults& loaded = model.load_results(kData + "/class_sim.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.error;
+  ASSERT_TRUE(loaded.class_summary.has_value());
+  EXPECT_EQ(loaded.class_summary->students, 50u);
+  ASSERT_EQ(model.panel_data().sources.size(), 1u);
+  const std::optional<ClassView>& view = model.panel_data().sources[0].class_view;
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->heading, "50 of 50 submissions graded (sim backend)");
+  ASSERT_EQ(view->labs.size(), 1u);
+  EXPECT_EQ(view->labs[0].lab, "lab03");
+  ASSERT_EQ(view->labs[0].students.size(), 10u);
+  double students = 0;
+  for (const double count : view->labs[0].students) {
+    students += count;
+  }
+  EXPECT_EQ(students, 50);
+  ASSERT_FALSE(view->failed.empty());
+  EXPECT_EQ(view->failed[0].share,
+            std::to_string(view->failed[0].students) + " of 50 (" +
+                std::to_string(std::lround(2.0 * static_cast<double>(view->failed[0].students))) +
+                "%)");
+  EXPECT_FALSE(model.load_results(kData + "/results_valid.json").class_summary.has_value());
+  EXPECT_FALSE(model.panel_data().sources[1].class_view.has_value());
+}
+
+TEST(ViewerModelResults, AnInvalidClassSummaryFailsTheWholeFileWithOneLine) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "gpulab-viewer-bad-class.json";
+  nlohmann::json document = load_results_json(kData + "/class_sim.json");
+  document["class_summary"]["labs"][0]["histogram"][0] = 1000;
+  std::ofstream(path) << document.dump();
+  Model model(cuda_without_driver(), "");
+  const LoadedResults& loaded = model.load_results(path);
+  EXPECT_FALSE(loaded.ok());
+  EXPECT_FALSE(loaded.class_summary.has_value());
+  EXPECT_TRUE(contains(loaded.error, "class_summary.labs[0].histogram")) << loaded.error;
   EXPECT_TRUE(model.panel_data().sources.empty());
   std::filesystem::remove(path);
 }

@@ -8,11 +8,13 @@
 #include <utility>
 
 #include "gpulab/core/files.hpp"
+#include "results_errors.hpp"
 #include "text.hpp"
 
 namespace gpulab {
 namespace {
 
+using detail::describe;
 using nlohmann::json;
 
 constexpr double kMaxCount = 9007199254740992.0;  // 2^53: every whole number up to it is exact
@@ -26,9 +28,7 @@ class Reader {
   explicit Reader(std::string_view source) : source_(source) {}
 
   [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw ResultsError(
-        (source_.empty() ? std::string("<input>") : detail::printable(source_, 300)) + ": " +
-        where + ": " + what);
+    detail::fail(source_, where, what);
   }
 
   const json& member(const json& object, const std::string& base, const char* key,
@@ -76,13 +76,6 @@ class Reader {
       fail(where, "expected UTF-8 text, found ill-formed bytes");
     }
     return s;
-  }
-
-  static std::string describe(const json& value) {
-    if (value.is_string()) {
-      return "the string " + detail::quote_text(value.get_ref<const std::string&>());
-    }
-    return std::string(value.type_name()) + " " + detail::printable(value.dump(), 40);
   }
 
   MemoryEvent event(const json& value, const std::string& at) const {

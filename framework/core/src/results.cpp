@@ -28,11 +28,14 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/json_reader.hpp"
 #include "gpulab/core/version.hpp"
+#include "results_errors.hpp"
 #include "text.hpp"
 
 namespace gpulab {
 namespace {
 
+using detail::describe;
+using detail::fail;
 using detail::is_valid_utf8;
 using detail::printable;
 using detail::quote_text;
@@ -87,44 +90,6 @@ const Unit* find_unit(std::string_view name) noexcept {
     }
   }
   return best;
-}
-
-// Throws the one-line ResultsError "SOURCE: WHERE: WHAT" (WHERE may be empty).
-[[noreturn]] void fail(std::string_view source, std::string_view where, std::string_view what) {
-  std::string message = source.empty() ? std::string("<input>") : printable(source, 300);
-  message += ": ";
-  if (!where.empty()) {
-    message += where;
-    message += ": ";
-  }
-  message += what;
-  throw ResultsError(printable(message, std::string::npos));
-}
-
-// "expected X, found Y" for a JSON value that is present but wrong; never dumps containers (they
-// can be huge or deep).
-std::string describe(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return value.get<bool>() ? "true" : "false";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "integer " + value.dump();
-    case json::value_t::number_float:
-      return "number " + value.dump();
-    case json::value_t::string:
-      return "string " + quote_text(value.get_ref<const std::string&>());
-    case json::value_t::array:
-      return "an array of " + std::to_string(value.size()) + " element(s)";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::binary:
-    case json::value_t::discarded:
-      break;
-  }
-  return std::string(value.type_name());
 }
 
 // A JSON path segment for an object key: ".name" or ["odd key"].
@@ -854,5 +819,47 @@ std::string render_report(const ResultsFile& file) {
   }
   return out.str();
 }
+
+namespace detail {
+
+// Throws the one-line ResultsError "SOURCE: WHERE: WHAT" (WHERE may be empty).
+[[noreturn]] void fail(std::string_view source, std::string_view where, std::string_view what) {
+  std::string message = source.empty() ? std::string("<input>") : printable(source, 300);
+  message += ": ";
+  if (!where.empty()) {
+    message += where;
+    message += ": ";
+  }
+  message += what;
+  throw ResultsError(printable(message, std::string::npos));
+}
+
+// "expected X, found Y" for a JSON value that is present but wrong; never dumps containers (they
+// can be huge or deep).
+std::string describe(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+      return "integer " + value.dump();
+    case nlohmann::json::value_t::number_float:
+      return "number " + value.dump();
+    case nlohmann::json::value_t::string:
+      return "string " + quote_text(value.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array:
+      return "an array of " + std::to_string(value.size()) + " element(s)";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::binary:
+    case nlohmann::json::value_t::discarded:
+      break;
+  }
+  return std::string(value.type_name());
+}
+
+}  // namespace detail
 
 }  // namespace gpulab

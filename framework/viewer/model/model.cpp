@@ -156,24 +156,30 @@ const LoadedResults& Model::load_results(const std::filesystem::path& path) {
   LoadedResults entry;
   entry.path = path.string();
   try {
-    // One read: a memory history file is a results file with a memory_history section.
+    // One read: a memory history file is a results file with a memory_history section, a
+    // class summary one with a class_summary section.
     const nlohmann::json document = load_results_json(path);
     entry.file = results_from_json(document, entry.path);
     if (document.contains("memory_history")) {
       entry.history = memory_history_from_json(document, entry.path);
     }
+    if (is_class_summary(document)) {
+      entry.class_summary = class_summary_from_json(document, entry.path);
+    }
     // Formatted once here rather than every frame: a file can hold thousands of metrics.
     entry.context = context_rows(entry.file->context);
     entry.metrics = metric_rows(*entry.file);
   } catch (const ResultsError& e) {
-    entry.file.reset();  // a file whose history is invalid is not half-loaded
+    entry.file.reset();  // a file whose history or summary is invalid is not half-loaded
     entry.history.reset();
+    entry.class_summary.reset();
     entry.error = displayable(e.what(), 400);  // already names the file and the location
   } catch (const std::exception& e) {
     // Anything else (out of memory on a huge file, a filesystem error) is still one line in the
     // Results panel, never an exception in the draw loop.
     entry.file.reset();
     entry.history.reset();
+    entry.class_summary.reset();
     entry.context.clear();
     entry.metrics.clear();
     entry.error = displayable(entry.path + ": " + e.what(), 400);
@@ -209,7 +215,8 @@ void Model::rebuild_views() {
     }
     sources.push_back(Source{
         displayable(label, 80), &*loaded.file, context.clock == TimingClock::host,
-        timing_label(context.clock, context.spec), loaded.history ? &*loaded.history : nullptr});
+        timing_label(context.clock, context.spec), loaded.history ? &*loaded.history : nullptr,
+        loaded.class_summary ? &*loaded.class_summary : nullptr});
   }
   if (!live_.results.empty()) {
     sources.push_back(Source{"live (" + live_.context.backend + ")", &live_,
@@ -222,7 +229,9 @@ void Model::rebuild_views() {
         source, benchmark_view(*source.file, spec), components_views(*source.file),
         sweep_views(*source.file), memory_views(*source.file), levels_views(*source.file),
         source.history != nullptr ? std::optional(memory_timeline_view(*source.history))
-                                  : std::nullopt});
+                                  : std::nullopt,
+        source.class_summary != nullptr ? std::optional(class_view(*source.class_summary))
+                                        : std::nullopt});
     panel_data_.sources.back().benchmark.cpu_times = source.cpu_times;
     panel_data_.sources.back().benchmark.measured_label = source.measured_label;
     for (ComponentsView& view : panel_data_.sources.back().components) {

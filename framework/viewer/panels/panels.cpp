@@ -33,6 +33,7 @@ std::span<const PanelInfo> all_panels() {
       {"memory", "Memory traffic", &draw_memory_panel},
       {"levels", "Optimization levels", &draw_levels_panel},
       {"history", "Memory history", &draw_history_panel},
+      {"class", "Class", &draw_class_panel},
   };
   return kPanels;
 }

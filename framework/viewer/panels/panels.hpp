@@ -17,7 +17,7 @@ namespace gpulab::viewer {
 struct PanelInfo {
   std::string_view name;   ///< "device", "results", "run", "benchmark", "components",
                            ///< "roofline", "occupancy", "sweep", "memory", "levels",
-                           ///< "history"
+                           ///< "history", "class"
   std::string_view title;  ///< the ImGui window title, e.g. "Device and spec"
   void (*draw)(Model& model);
 };
@@ -60,6 +60,10 @@ void draw_levels_panel(Model& model);
 /// peak marked and the allocations alive at it.
 void draw_history_panel(Model& model);
 
+/// "Class": a class summary (`gpulab grade --roster`'s summary.json): how many were graded, each
+/// lab's students per tenth of the points as grouped bars, and the tests failed by most students
+/// with their share of the class.
+void draw_class_panel(Model& model);
 /// "Roofline": log-log axes, the memory and compute roofs of the selected spec at the chosen
 /// precision, every op as a labelled point with a tooltip (intensity, achieved, % of roof, bound).
 void draw_roofline_panel(Model& model);

@@ -21,6 +21,7 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/viewer/class_view.hpp"
 #include "gpulab/viewer/experiments.hpp"
 #include "gpulab/viewer/explorer.hpp"
 #include "gpulab/viewer/live.hpp"
@@ -111,12 +112,13 @@ struct MetricRow {
 
 /// One results file given to the viewer: its contents, or why it could not be read.
 struct LoadedResults {
-  std::string path;                      ///< the path as it was given
-  std::optional<ResultsFile> file;       ///< set when the file loaded
-  std::optional<MemoryHistory> history;  ///< its memory history (memory_history.hpp), if any
-  std::string error;                     ///< one line, set when it did not (ResultsError's message)
-  std::vector<ContextRow> context;       ///< file->context as rows, formatted once at load
-  std::vector<MetricRow> metrics;        ///< every metric of file, formatted once at load
+  std::string path;                           ///< the path as it was given
+  std::optional<ResultsFile> file;            ///< set when the file loaded
+  std::optional<MemoryHistory> history;       ///< its memory history (memory_history.hpp), if any
+  std::optional<ClassSummary> class_summary;  ///< the class summary it is (class_summary.hpp)
+  std::string error;                ///< one line, set when it did not (ResultsError's message)
+  std::vector<ContextRow> context;  ///< file->context as rows, formatted once at load
+  std::vector<MetricRow> metrics;   ///< every metric of file, formatted once at load
 
   /// True when the file loaded.
   [[nodiscard]] bool ok() const { return file.has_value(); }
@@ -131,6 +133,7 @@ struct SourceViews {
   std::vector<MemoryView> memory;              ///< its counted kernels
   std::vector<LevelsView> levels;              ///< its attention levels (lab 04)
   std::optional<MemoryTimelineView> timeline;  ///< its memory history, when it has one
+  std::optional<ClassView> class_view;         ///< its class summary, when it is one
 };
 
 /// What the panels draw, rebuilt whenever results, the spec or a selection changes (never per
@@ -155,6 +158,7 @@ struct Selections {
   std::size_t levels_source = 0;      ///< index in PanelData::sources
   std::size_t levels_shape = 0;       ///< index in that source's levels views
   std::size_t history_source = 0;     ///< index in PanelData::sources
+  std::size_t class_source = 0;       ///< index in PanelData::sources
   bool components_times = false;      ///< components bars in ms rather than shares of the total
   bool sweep_linear_x = false;        ///< block sizes on a linear rather than a log2 axis
   bool levels_memory = false;         ///< levels bars show memory held rather than time

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/memory_history.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
@@ -43,6 +44,7 @@ struct Source {
   bool cpu_times = false;                   ///< its measured times are CPU time of the simulation
   std::string measured_label = "measured";  ///< what its measured times are (timing_label)
   const MemoryHistory* history = nullptr;   ///< its memory history, when the file has one
+  const ClassSummary* class_summary = nullptr;  ///< its class summary, when the file is one
 };
 
 /// The spec a file's modeled numbers and peaks refer to: the file's context.spec when the
