@@ -120,9 +120,10 @@ class Grading {
         // On a GPU the graded tests time kernels, and two test processes sharing the GPU take
         // turns on it: each would time the other's work too (seen on an H200: samples 1.5 to 6x
         // their launches' length with 16 at a time). One at a time unless --jobs says otherwise.
-        test_jobs_(options.jobs > 0     ? options.jobs
-                   : backend_ == "cuda" ? 1
-                                        : jobs_) {
+        test_jobs_(options.test_jobs > 0 ? options.test_jobs
+                   : options.jobs > 0    ? options.jobs
+                   : backend_ == "cuda"  ? 1
+                                         : jobs_) {
     if (options.timeout_s > manifest_.test_timeout_s) {
       throw UsageError("--timeout " + std::to_string(options.timeout_s) +
                        " is above the build's limit of " +
@@ -565,6 +566,11 @@ void add_grading_options(CLI::App& command, GradeOptions& options) {
       .add_option("-j,--jobs", options.jobs,
                   "Builds and tests run in parallel (default: all cores; tests one at a time "
                   "on the cuda backend, where they share the GPU and time kernels)")
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--test-jobs", options.test_jobs,
+                  "Graded tests run in parallel, whatever -j says (default: -j; without -j, 1 "
+                  "on the cuda backend)")
       ->check(CLI::PositiveNumber);
   command.add_flag("--no-sandbox", options.no_sandbox,
                    "Run the tests outside the bubblewrap sandbox (not for grades of record)");

@@ -43,7 +43,8 @@ struct GradeOptions {
   std::string backend;
   std::string seal;
   double timeout_s = 0;
-  int jobs = 0;
+  int jobs = 0;       ///< builds and tests at once (0: the default)
+  int test_jobs = 0;  ///< graded tests at once, overriding jobs (0: jobs; on cuda 1)
   bool reseal = false;
   bool no_sandbox = false;
   bool each_test = true;  ///< a progress line per test (false: one for all, `gpulab check --brief`)

@@ -215,28 +215,37 @@ class Roster {
     // Here, on cuda, one grading per GPU: its tests time kernels, so each grading gets a GPU of
     // its own (CUDA_VISIBLE_DEVICES). On Slurm each task has a node (and GPU) of its own, but
     // all share the build's grading slots.
-    if (backend_ == "cuda" && !options.slurm && options.task < 0) {
-      for (const DeviceInfo& device : query_devices().devices) {
-        gpus_.push_back(child_visible_devices(device.index, std::getenv("CUDA_VISIBLE_DEVICES")));
-      }
+    const bool local_cuda = backend_ == "cuda" && !options.slurm && options.task < 0;
+    if (local_cuda) {
+      gpus_ = grading_gpus();
     }
-    const int fits = options.slurm   ? slots
-                     : gpus_.empty() ? std::min(slots, cores)
-                                     : std::min(slots, static_cast<int>(gpus_.size()));
+    const int gpus = std::max(1, static_cast<int>(gpus_.size()));
+    const int fits = options.slurm ? slots
+                     : local_cuda  ? std::min(slots, gpus)
+                                   : std::min(slots, cores);
+    if (local_cuda && options.parallel == 0 && slots < gpus) {
+      std::cout << "gpulab grade: " << gpus << " GPUs but this build has " << slots
+                << " grading slots: grading " << slots << " at a time (configure with "
+                << "-DGPULAB_GRADING_SLOTS=" << gpus << " to use every GPU)\n";
+    }
     parallel_ = options.task >= 0 ? 1 : options.parallel > 0 ? options.parallel : fits;
     if (parallel_ > slots) {
       std::cout << "gpulab grade: -j " << parallel_ << " but this build has " << slots
                 << " grading slots (GPULAB_GRADING_SLOTS): grading " << slots << " at a time\n";
       parallel_ = slots;
     }
-    if (!gpus_.empty() && parallel_ > static_cast<int>(gpus_.size())) {
-      std::cout << "gpulab grade: -j " << parallel_ << " but this machine has " << gpus_.size()
-                << " GPU(s), and two gradings on one GPU would time each other's kernels: "
-                   "grading "
-                << gpus_.size() << " at a time\n";
-      parallel_ = static_cast<int>(gpus_.size());
+    if (local_cuda && parallel_ > gpus) {
+      std::cout << "gpulab grade: -j " << parallel_ << " but " << gpus
+                << " GPU(s) to grade on, and two gradings on one GPU would time each other's "
+                   "kernels: grading "
+                << gpus << " at a time\n";
+      parallel_ = gpus;
     }
-    jobs_per_grading_ = std::max(1, cores / parallel_);
+    // Builds take turns (a lock in the build's grading folder). On sim the cores are divided
+    // among the gradings' tests; on cuda each build leaves a core to the test process of each
+    // other grading, whose timings a busy core would stretch.
+    jobs_per_grading_ =
+        backend_ == "cuda" ? std::max(1, cores - (parallel_ - 1)) : std::max(1, cores / parallel_);
     const fs::path roster = fs::absolute(options.roster).lexically_normal();
     out_ = options.out.empty() ? roster.parent_path() / (roster.filename().string() + "-grades")
                                : fs::absolute(options.out).lexically_normal();
@@ -642,6 +651,24 @@ class Roster {
     return read_file(job.dir / "stamp") == job.stamp && read_grade(job.submission.student, job.dir);
   }
 
+  // The GPUs the gradings run on, as CUDA_VISIBLE_DEVICES entries: every device this process
+  // sees that is the model of device 0 (a grade on another model would not be the same grade).
+  static std::vector<std::string> grading_gpus() {
+    const DeviceQuery query = query_devices();
+    std::vector<std::string> gpus;
+    for (const DeviceInfo& device : query.devices) {
+      const DeviceInfo& first = query.devices.front();
+      if (device.name == first.name && device.compute_capability() == first.compute_capability()) {
+        gpus.push_back(child_visible_devices(device.index, std::getenv("CUDA_VISIBLE_DEVICES")));
+      } else {
+        std::cout << "gpulab grade: leaving out GPU " << device.index << " (" << device.name
+                  << "): not the model of GPU 0 (" << first.name
+                  << "), which grades the others (CUDA_VISIBLE_DEVICES chooses the GPUs)\n";
+      }
+    }
+    return gpus;
+  }
+
   // The `gpulab grade --submission` command line that grades one submission into `dir`.
   std::vector<std::string> grade_command(const fs::path& folder, const fs::path& dir) const {
     std::vector<std::string> argv = {(build_dir() / "bin" / "gpulab").string(),
@@ -653,12 +680,13 @@ class Roster {
                                      "--gradescope",
                                      (dir / "results.json").string(),
                                      "--backend",
-                                     backend_};
-    // On cuda no -j: it would run that many of the grading's tests at once on its GPU, timing
-    // each other's kernels (lab 01's samples 2x their launches on an H100). Without it the tests
-    // run one at a time, and the build uses every core (builds take turns anyway).
-    if (backend_ != "cuda") {
-      argv.insert(argv.end(), {"-j", std::to_string(jobs_per_grading_)});
+                                     backend_,
+                                     "-j",
+                                     std::to_string(jobs_per_grading_)};
+    // On cuda the tests one at a time: -j alone would run that many of them at once on the
+    // grading's GPU, timing each other's kernels (lab 01's samples 2x their launches on an H100).
+    if (backend_ == "cuda") {
+      argv.insert(argv.end(), {"--test-jobs", "1"});
     }
     append_grading_options(argv);
     return argv;

@@ -510,7 +510,8 @@ TEST(CliRoster, AnInterruptedRunKillsItsGradingsAndTheSameCommandFinishesIt) {
   fs::remove(pid_file);
 }
 
-// On a GPU: one grading per GPU, and each grading's tests one at a time, whatever -j asks. Lab
+// On a GPU: one grading per GPU, and each grading's tests one at a time, whatever -j asks (about
+// 30 s a grading on an H100). Lab
 // 01's timing tests fail a correct solution whose samples share the GPU with other tests (an
 // H100 roster that ran a grading's tests 16 at a time gave copies of the solution 90 of 100).
 TEST(CliRosterCuda, EveryCopyOfTheSolutionGetsFullMarksOneGradingPerGpu) {
@@ -521,7 +522,7 @@ TEST(CliRosterCuda, EveryCopyOfTheSolutionGetsFullMarksOneGradingPerGpu) {
   fs::remove_all(out);
   const fs::path solution =
       fs::path(GPULAB_SOURCE_DIR) / "solutions" / "lab01_benchmarking" / "benchmark.cu";
-  const std::vector<std::string> students = {"ann", "ben", "cat"};
+  const std::vector<std::string> students = {"ann", "ben"};
   for (const std::string& student : students) {
     fs::create_directories(root / student / "lab01_benchmarking");
     fs::copy_file(solution, root / student / "lab01_benchmarking" / "benchmark.cu");

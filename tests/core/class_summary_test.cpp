@@ -65,6 +65,15 @@ TEST(ClassSummary, RenderedForAPersonAsSummaryTxt) {
             "  1  lab01 Lab01Timing.Warmup\n");
 }
 
+TEST(ClassSummary, CountsUpTo2To53AreRead) {
+  ClassSummary big = summary();
+  big.students = std::size_t{1} << 53;
+  big.graded = big.students;
+  big.labs = {{"lab01", {big.graded, 0, 0, 0, 0, 0, 0, 0, 0, 0}}};
+  big.failed_most = {{"lab01 Lab01Summary.CountMinMaxAndMean", big.graded}};
+  EXPECT_EQ(class_summary_from_json(to_json(big), "class.json"), big);
+}
+
 TEST(ClassSummary, AnEmptyClassIsASummary) {
   ClassSummary empty = summary();
   empty.graded = 0;
@@ -103,13 +112,25 @@ TEST(ClassSummary, HostileFilesAreRefusedNamingTheField) {
        "class_summary.labs: expected an array"},
       {"a test not UTF-8", json::json_pointer("/class_summary/failed_most/0/test"),
        std::string("lab03 \xff"), "failed_most[0].test: expected a name"},
+      {"a newline in a test", json::json_pointer("/class_summary/failed_most/0/test"),
+       "lab03\nfake line", "failed_most[0].test: expected a name"},
+      {"a lab id too long", json::json_pointer("/class_summary/labs/0/lab"), std::string(301, 'x'),
+       "labs[0].lab: expected a name"},
+      {"too many labs", json::json_pointer("/class_summary/labs"),
+       json::array({}) /* replaced below */, "expected at most 100 labs, found 101"},
       {"failed by more than graded", json::json_pointer("/class_summary/failed_most/1/students"), 5,
        "5 students failed it, but 4 were graded"},
       {"a bad context", json::json_pointer("/context/backend"), "", "context.backend"},
   };
   for (const Case& c : cases) {
     json bad = good;
-    if (c.value.is_null()) {
+    if (std::string(c.what) == "too many labs") {
+      bad["class_summary"]["labs"] = json::array();
+      for (int i = 0; i < 101; ++i) {
+        bad["class_summary"]["labs"].push_back(
+            {{"lab", "lab" + std::to_string(i)}, {"histogram", {4, 0, 0, 0, 0, 0, 0, 0, 0, 0}}});
+      }
+    } else if (c.value.is_null()) {
       bad.erase(c.pointer.back());
     } else {
       bad[c.pointer] = c.value;

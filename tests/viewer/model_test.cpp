@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -340,10 +339,8 @@ TEST(ViewerModelResults, AClassSummaryGivesItsSourceAClassView) {
   }
   EXPECT_EQ(students, 50);
   ASSERT_FALSE(view->failed.empty());
-  EXPECT_EQ(view->failed[0].share,
-            std::to_string(view->failed[0].students) + " of 50 (" +
-                std::to_string(std::lround(2.0 * static_cast<double>(view->failed[0].students))) +
-                "%)");
+  EXPECT_EQ(view->failed[0].students, 43u);  // the hidden test of lab 03, as summary.txt says
+  EXPECT_EQ(view->failed[0].share, "43 of 50 (86%)");
   EXPECT_FALSE(model.load_results(kData + "/results_valid.json").class_summary.has_value());
   EXPECT_FALSE(model.panel_data().sources[1].class_view.has_value());
 }

@@ -1,6 +1,7 @@
 // Class summary files (class_summary.hpp).
 #include "gpulab/core/class_summary.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <sstream>
@@ -45,10 +46,18 @@ class Reader {
     return static_cast<std::size_t>(value.get<std::uint64_t>());
   }
 
+  // A lab id or test name: printable UTF-8 (no control characters), 1 to kMaxClassName bytes.
   std::string name(const json& value, const std::string& where) const {
-    if (!value.is_string() || value.get_ref<const std::string&>().empty() ||
-        !detail::is_valid_utf8(value.get_ref<const std::string&>())) {
-      fail(where, "expected a name (UTF-8 text, not empty), found " + describe(value));
+    const bool ok = value.is_string() && !value.get_ref<const std::string&>().empty() &&
+                    value.get_ref<const std::string&>().size() <= kMaxClassName &&
+                    detail::is_valid_utf8(value.get_ref<const std::string&>()) &&
+                    std::none_of(value.get_ref<const std::string&>().begin(),
+                                 value.get_ref<const std::string&>().end(), [](char c) {
+                                   return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                                 });
+    if (!ok) {
+      fail(where, "expected a name (UTF-8 without control characters, 1 to " +
+                      std::to_string(kMaxClassName) + " bytes), found " + describe(value));
     }
     return value.get<std::string>();
   }
@@ -81,6 +90,10 @@ class Reader {
            std::to_string(s.graded) + " graded of " + std::to_string(s.students) + " students");
     }
     const json& labs = member(section, at, "labs", json::value_t::array, "an array of labs");
+    if (labs.size() > kMaxClassLabs) {
+      fail(at + ".labs", "expected at most " + std::to_string(kMaxClassLabs) + " labs, found " +
+                             std::to_string(labs.size()));
+    }
     std::set<std::string> seen;
     for (std::size_t i = 0; i < labs.size(); ++i) {
       const std::string where = at + ".labs[" + std::to_string(i) + "]";
@@ -111,6 +124,10 @@ class Reader {
     }
     const json& failed =
         member(section, at, "failed_most", json::value_t::array, "an array of tests");
+    if (failed.size() > kMaxClassFailures) {
+      fail(at + ".failed_most", "expected at most " + std::to_string(kMaxClassFailures) +
+                                    " tests, found " + std::to_string(failed.size()));
+    }
     for (std::size_t i = 0; i < failed.size(); ++i) {
       const std::string where = at + ".failed_most[" + std::to_string(i) + "]";
       if (!failed[i].is_object()) {

@@ -22,8 +22,8 @@ namespace gpulab {
 
 /// One lab's scores across a class.
 struct ClassLab {
-  std::string lab;                        ///< the lab id, e.g. "lab03"
-  std::array<std::size_t, 10> histogram;  ///< students per tenth of the points (90-100%: last)
+  std::string lab;                          ///< the lab id, e.g. "lab03"
+  std::array<std::size_t, 10> histogram{};  ///< students per tenth of the points (90-100%: last)
 
   friend bool operator==(const ClassLab&, const ClassLab&) = default;
 };
@@ -47,6 +47,11 @@ struct ClassSummary {
   friend bool operator==(const ClassSummary&, const ClassSummary&) = default;
 };
 
+/// What a class summary may hold: labs, tests in failed_most, and bytes of a lab id or test name.
+inline constexpr std::size_t kMaxClassLabs = 100;
+inline constexpr std::size_t kMaxClassFailures = 1000;
+inline constexpr std::size_t kMaxClassName = 300;
+
 /// Whether a document read with load_results_json() is a class summary (has "class_summary").
 [[nodiscard]] bool is_class_summary(const nlohmann::json& document);
 
@@ -56,8 +61,10 @@ struct ClassSummary {
 /// Reads a summary; `source` prefixes errors. Throws ResultsError naming the field (e.g.
 /// "class_summary.labs[1].histogram[3]") for what a results file's context rejects, a missing
 /// class_summary, a count that is not a whole number in [0, 2^53], more graded than students, a
-/// histogram that is not 10 counts adding up to graded, an empty or repeated lab id, a test
-/// name that is empty or not UTF-8, or a test failed by more students than were graded.
+/// histogram that is not 10 counts adding up to graded, a repeated lab id, a lab id or test name
+/// that is empty, longer than kMaxClassName bytes, not UTF-8 or holds a control character, more
+/// than kMaxClassLabs labs or kMaxClassFailures tests, or a test failed by more students than
+/// were graded.
 [[nodiscard]] ClassSummary class_summary_from_json(const nlohmann::json& document,
                                                    std::string_view source);
 

@@ -18,7 +18,7 @@ namespace gpulab {
 struct DeviceInfo {
   int index = 0;                                 ///< CUDA device ordinal
   std::string name;                              ///< e.g. "NVIDIA H100 80GB HBM3"
-  std::string uuid;                              ///< as nvidia-smi -L: "GPU-" + 32 hex digits
+  std::string uuid;                              ///< "GPU-" + 32 hex digits (MIG: its own)
   int cc_major = 0;                              ///< compute capability, major
   int cc_minor = 0;                              ///< compute capability, minor
   int sm_count = 0;                              ///< streaming multiprocessors
