@@ -52,6 +52,12 @@ TEST(ClassSummary, SavedAndLoadedBackUnchanged) {
   EXPECT_FALSE(is_class_summary(json::array()));
 }
 
+TEST(ClassSummary, ScoreBandsAreTenthsOfThePoints) {
+  EXPECT_EQ(class_score_band(0), "0-9%");
+  EXPECT_EQ(class_score_band(4), "40-49%");
+  EXPECT_EQ(class_score_band(9), "90-100%");
+}
+
 TEST(ClassSummary, RenderedForAPersonAsSummaryTxt) {
   EXPECT_EQ(render_class_summary(summary()),
             "Class summary: 4 of 5 submission(s) graded, sim backend\n\n"

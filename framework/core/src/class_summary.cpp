@@ -182,6 +182,10 @@ ClassSummary class_summary_from_json(const nlohmann::json& document, std::string
   return Reader(source).summary(document);
 }
 
+std::string class_score_band(std::size_t band) {
+  return std::to_string(10 * band) + "-" + std::to_string(band >= 9 ? 100 : 10 * band + 9) + "%";
+}
+
 std::string render_class_summary(const ClassSummary& summary) {
   std::ostringstream text;
   text << "Class summary: " << summary.graded << " of " << summary.students
@@ -190,7 +194,7 @@ std::string render_class_summary(const ClassSummary& summary) {
   for (const ClassLab& lab : summary.labs) {
     text << "  " << lab.lab << " ";
     for (std::size_t b = 0; b < lab.histogram.size(); ++b) {
-      text << " " << (b * 10) << "-" << (b == 9 ? 100 : b * 10 + 9) << "%: " << lab.histogram[b];
+      text << " " << class_score_band(b) << ": " << lab.histogram[b];
     }
     text << "\n";
   }

@@ -16,17 +16,11 @@ std::string students(std::size_t count) {
 
 }  // namespace
 
-std::vector<std::string> class_score_bands() {
-  std::vector<std::string> bands;
-  for (int b = 0; b < 10; ++b) {
-    bands.push_back(std::to_string(10 * b) + "-" + std::to_string(b == 9 ? 100 : 10 * b + 9) + "%");
-  }
-  return bands;
-}
-
 ClassView class_view(const ClassSummary& summary) {
   ClassView view;
-  view.bands = class_score_bands();
+  for (std::size_t b = 0; b < ClassLab{}.histogram.size(); ++b) {
+    view.bands.push_back(class_score_band(b));
+  }
   const std::size_t missing = summary.students - std::min(summary.graded, summary.students);
   view.heading = std::to_string(summary.graded) + " of " + std::to_string(summary.students) +
                  " submissions graded (" + summary.context.backend + " backend)";

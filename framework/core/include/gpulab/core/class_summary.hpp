@@ -68,6 +68,9 @@ inline constexpr std::size_t kMaxClassName = 300;
 [[nodiscard]] ClassSummary class_summary_from_json(const nlohmann::json& document,
                                                    std::string_view source);
 
+/// The label of band `band` (0 to 9) of a histogram: "0-9%", "10-19%", ..., "90-100%".
+[[nodiscard]] std::string class_score_band(std::size_t band);
+
 /// The summary for a person (summary.txt, `gpulab show`): how many were graded, each lab's
 /// students per tenth of the points, and the tests failed most often with their counts.
 [[nodiscard]] std::string render_class_summary(const ClassSummary& summary);

@@ -15,7 +15,7 @@ namespace gpulab::viewer {
 /// One lab's scores: students per score band.
 struct ClassLabScores {
   std::string lab;                    ///< "lab03"
-  std::vector<double> students;       ///< per band of class_score_bands(), lowest first
+  std::vector<double> students;       ///< per band of ClassView::bands, lowest first
   std::vector<std::string> tooltips;  ///< per band: "lab03, 90-100% of the points: 12 students"
   std::string summary;                ///< "lab03: 12 of 48 at 90% or more, 9 below 10%"
 };
@@ -36,9 +36,6 @@ struct ClassView {
   std::vector<ClassFailedTest> failed;  ///< most students first
   std::string empty_reason;             ///< set when no submission is graded
 };
-
-/// The ten score bands of a histogram, as labels: "0-9%" ... "90-100%".
-[[nodiscard]] std::vector<std::string> class_score_bands();
 
 /// The view of `summary`.
 [[nodiscard]] ClassView class_view(const ClassSummary& summary);
