@@ -46,7 +46,7 @@
 # gpulab.<lab>.student.<backend>/build), so they never run a program older than the student's
 # files; where configuring saw no GPU its cuda tests are not listed.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 6): every lab,
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 7): every lab,
 # its student files, and per variant, slot and backend the folder of the student files, the
 # report program, the graded suites' target, program, result folder and environment, and each
 # graded test with its points, the lab functions it covers and what it checks. `gpulab run`
@@ -63,12 +63,13 @@ find_program(GPULAB_FLOCK flock)  # util-linux: ctest's student builds take the 
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
 
-# What a graded test sees in the sandbox (framework/grader/include/gpulab/grader/sandbox.hpp):
-# the source and build trees (read-only, like the rest of the machine), but not the folders that
-# hold answers: the solutions, the hidden suites and the repository's history.
-set(GPULAB_SANDBOX_VISIBLE "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}")
-set(GPULAB_SANDBOX_HIDDEN "${PROJECT_SOURCE_DIR}/solutions" "${PROJECT_SOURCE_DIR}/.git"
-    "${GPULAB_EXTRA_TESTS_DIR}")
+# What a graded test sees in the sandbox (framework/grader/include/gpulab/grader/sandbox.hpp)
+# beyond the system's programs and libraries and its own program (the runner shows that): nothing
+# of the source or build trees, so none of the solutions, hidden suites, other grading slots'
+# files or programs. A lab whose tests read files of the trees names them here (--visible), and
+# folders inside those to show empty (--hide).
+set(GPULAB_SANDBOX_VISIBLE "")
+set(GPULAB_SANDBOX_HIDDEN "")
 set(GPULAB_SANDBOX_ARGUMENTS "")
 foreach(folder IN LISTS GPULAB_SANDBOX_VISIBLE)
   list(APPEND GPULAB_SANDBOX_ARGUMENTS --visible "${folder}")
@@ -293,8 +294,8 @@ function(gpulab_add_lab lab)
       set(objects gpulab.test.${lab}.objects.${backend})
       add_library(${objects} OBJECT ${test_sources} ${hidden_sources}
                   "${PROJECT_SOURCE_DIR}/tests/labs/graded_main.cpp")
-      _gpulab_backend_configure(${objects} ${backend} LINK GTest::gtest ${ARG_LINK}
-                                LINK_BACKEND ${ARG_LINK_BACKEND})
+      _gpulab_backend_configure(${objects} ${backend} LINK GTest::gtest gpulab.grader.lockdown
+                                ${ARG_LINK} LINK_BACKEND ${ARG_LINK_BACKEND})
       # graded_test.hpp, and test_device.hpp (GPULAB_REQUIRE_DEVICE: a test that needs a
       # device skips without one, and a skip earns nothing).
       target_include_directories(${objects} PRIVATE "${lab_dir}" "${PROJECT_SOURCE_DIR}/tests/labs"
@@ -392,7 +393,7 @@ const char* gpulab::labkit::report_variant() noexcept {
 
     if(GPULAB_BUILD_TESTS)
       gpulab_add_backend_executable(gpulab.test.${lab}.${variant}
-        LINK GTest::gtest
+        LINK GTest::gtest gpulab.grader.lockdown
         LINK_BACKEND gpulab.${lab}.${variant})
       foreach(backend IN LISTS GPULAB_BACKENDS)
         target_sources(gpulab.test.${lab}.${variant}.${backend} PRIVATE
@@ -554,7 +555,7 @@ function(gpulab_write_lab_manifest)
     _gpulab_json_append(labs "${entry}")
   endforeach()
   set(manifest "{}")
-  string(JSON manifest SET "${manifest}" schema_version 6)
+  string(JSON manifest SET "${manifest}" schema_version 7)
   _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
   _gpulab_json_set_string(manifest build_dir "${PROJECT_BINARY_DIR}")
   _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")
@@ -563,6 +564,19 @@ function(gpulab_write_lab_manifest)
   _gpulab_json_set_string(manifest grade_runner "${runner}")
   _gpulab_json_set_string(manifest nm "${CMAKE_NM}")
   _gpulab_json_set_string(manifest objdump "${CMAKE_OBJDUMP}")
+  # The compilers' own include folders (and the CUDA toolkit's): the system headers lab code may
+  # include beside the lab's folder and the project's public headers (code_checks.hpp).
+  set(system_dirs ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES})
+  if(GPULAB_HAVE_CUDA)
+    list(APPEND system_dirs ${CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES} ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+  list(REMOVE_DUPLICATES system_dirs)
+  set(array "[]")
+  foreach(folder IN LISTS system_dirs)
+    _gpulab_json_string(quoted "${folder}")
+    _gpulab_json_append(array "${quoted}")
+  endforeach()
+  string(JSON manifest SET "${manifest}" system_include_dirs "${array}")
   set(sandbox "{}")
   foreach(key IN ITEMS visible hidden)
     string(TOUPPER "${key}" upper)

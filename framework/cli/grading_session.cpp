@@ -18,6 +18,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/lockdown.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/sha256.hpp"
@@ -32,13 +33,14 @@ namespace fs = std::filesystem;
 // How long past a test's time limit its runner may take to kill it and write the verdict.
 constexpr double kRunnerGraceS = 30;
 
-// Where a lab's student file is in the submission: <root>/labs/<dir>/<file> (a copy of the
-// whole tree) or <root>/<dir>/<file> (a labs/ or solutions/ folder).
+// Where a lab's student file is in the submission, relative to its root: labs/<dir>/<file> (a
+// copy of the whole tree) or <dir>/<file> (a labs/ or solutions/ folder); nullopt when neither
+// exists. Links count as existing: submitted_file_problem refuses them.
 std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& lab,
                                           const std::string& file) {
-  for (const fs::path& candidate : {root / "labs" / lab.dir / file, root / lab.dir / file}) {
+  for (const fs::path& candidate : {fs::path("labs") / lab.dir / file, fs::path(lab.dir) / file}) {
     std::error_code error;
-    if (fs::is_regular_file(candidate, error)) {
+    if (fs::exists(fs::symlink_status(root / candidate, error))) {
       return candidate;
     }
   }
@@ -62,7 +64,8 @@ std::vector<std::string> changed_instructor_copies(const fs::path& root,
       continue;
     }
     std::error_code error;
-    if (!fs::path(file.path).is_absolute() && fs::is_regular_file(candidate, error) &&
+    if (!fs::path(file.path).is_absolute() &&
+        fs::is_regular_file(fs::symlink_status(candidate, error)) &&
         sha256_file(candidate) != file.sha256) {
       ignored.push_back(file.path + ": differs from the instructor's copy (not used)");
     }
@@ -205,14 +208,22 @@ class Grading {
     report_.sandbox = sandboxed_ ? "bubblewrap" : "none: " + *unavailable;
     if (sandboxed_) {
       std::cout << prefix_
-                << "the tests run in a sandbox (bubblewrap): the machine read-only, "
-                   "no network, solutions/ and the hidden suites out of sight"
+                << "the tests run in a sandbox (bubblewrap): the system's programs and libraries "
+                   "read-only, each test's own program and results folder, nothing else of the "
+                   "machine, no network"
                 << std::endl;
     } else {
       std::cout << prefix_ << "WARNING: the tests run UNSANDBOXED (" << *unavailable
                 << "): the code under test can write the build and read solutions/ and the "
                    "hidden suites; install bubblewrap (scripts/setup does) for grades of record"
                 << std::endl;
+    }
+    // The test programs lock themselves down (lockdown.hpp); whether they can here.
+    const std::optional<std::string> unlocked = lockdown_unavailable();
+    report_.lockdown = unlocked ? "none: " + *unlocked : "seccomp";
+    if (unlocked) {
+      std::cout << prefix_ << "WARNING: the test processes cannot be locked down here ("
+                << *unlocked << "): lab code could start programs and processes" << std::endl;
     }
   }
 
@@ -222,17 +233,27 @@ class Grading {
     const LabEntry& lab = *labs_[i];
     std::cout << "  building " << lab.id << " ... " << std::flush;
     std::vector<std::string> missing;
+    std::vector<std::string> refused;
     for (const std::string& file : lab.student_files) {
       const std::optional<fs::path> found = find_student_file(root_, lab, file);
       if (!found) {
         missing.push_back("the submission has no labs/" + lab.dir + "/" + file);
         continue;
       }
-      locate_functions(i, *found);
+      if (std::optional<std::string> problem = submitted_file_problem(root_, *found)) {
+        refused.push_back(std::move(*problem));
+        continue;
+      }
+      locate_functions(i, root_ / *found);
       const fs::path staged = runs_[i]->files_dir / file;
-      stage_student_file(*found, staged);
+      stage_student_file(root_ / *found, staged);
       // Compiled again even when unchanged, so the report lists its warnings every time.
       fs::last_write_time(staged, fs::file_time_type::clock::now());
+    }
+    if (!refused.empty()) {
+      std::cout << "refused\n";
+      reject(i, std::move(refused));
+      return false;
     }
     if (!missing.empty()) {
       std::cout << "missing files\n";
@@ -313,12 +334,18 @@ class Grading {
       }
       return true;
     }
-    std::cout << "  " << lab.id << " rejected: " << findings.front() << std::endl;
+    reject(i, std::move(findings));
+    return false;
+  }
+
+  // Lab `i` graded no further: every test rejected for the first of `findings`, all listed.
+  void reject(std::size_t i, std::vector<std::string> findings) {
+    std::cout << "  " << labs_[i]->id << " rejected: " << findings.front() << std::endl;
+    LabGrade& grade = report_.labs[i];
     grade.rejected_for = std::move(findings);
     for (TestGrade& test : grade.tests) {
       test.verdict = {Disposition::rejected, grade.rejected_for.front(), {}};
     }
-    return false;
   }
 
   // 3. and 4. Every graded test of the labs `built`, `jobs_` at a time, each through the test
@@ -431,6 +458,13 @@ class Grading {
   GradingResult finish(int code) {
     for (LabGrade& lab : report_.labs) {
       total_lab(lab);
+    }
+    // The staged copies of the submission go: the next grading in this slot finds none of them.
+    for (std::size_t i = 0; i < labs_.size(); ++i) {
+      for (const std::string& file : labs_[i]->student_files) {
+        std::error_code error;
+        fs::remove(runs_[i]->files_dir / file, error);
+      }
     }
     const int exit_code = code == kSuccess && !report_.problems.empty() ? kFailure : code;
     return {std::move(report_), exit_code};

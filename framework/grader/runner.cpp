@@ -8,22 +8,27 @@
 // PROGRAM (a graded suite) runs with --gtest_filter=Suite.Name and --gtest_output=xml:DIR/...,
 // in its own process group, with the time limit; when it ends, every process it started is
 // killed (see process.hpp). With --sandbox on (auto: where bubblewrap works) it runs in the
-// sandbox (sandbox.hpp): everything read-only but DIR/Suite.Name/, where its XML and gtest's
-// premature-exit file go, the --hide folders empty, the --visible ones shown under the private
-// /tmp. The verdict (gpulab/grader/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written
-// after every process of the run is dead, and decides the exit status: 0 passed, 77 skipped or
-// not graded (ctest: "skipped"), 1 anything else. A test earns points only where the runner
-// exited 0 AND the verdict file agrees.
+// sandbox (sandbox.hpp): the system read-only, PROGRAM and the --visible files and folders
+// read-only (the --hide folders inside them empty), DIR/Suite.Name/ writable (its XML and gtest's
+// premature-exit file go there), a private /tmp; and the test locks itself down
+// (lockdown.hpp; GPULAB_LOCKDOWN_CPU_S bounds its CPU time by the time limit). The verdict
+// (gpulab/grader/verdict.hpp) goes to DIR/Suite.Name.verdict.json, written after every process of
+// the run is dead, and decides the exit status: 0 passed, 77 skipped or not graded (ctest:
+// "skipped"), 1 anything else. A test earns points only where the runner exited 0 AND the verdict
+// file agrees.
 //
 // --stage-stub stages a lab's stub for the build's submission variant the way `gpulab grade`
 // stages the files it grades (stage_student_file), unless STAGED exists: the build runs it for a
 // submission not staged yet (cmake/GpulabLabs.cmake).
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "gpulab/core/files.hpp"
@@ -144,7 +149,11 @@ int main(int argc, char** argv) {
     spec.argv.front() = fs::absolute(spec.argv.front()).string();
     spec.argv.push_back("--gtest_filter=" + args.test);
     spec.argv.push_back("--gtest_output=xml:" + xml.string());
-    spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()}};
+    // The test locks itself down (gpulab/grader/lockdown.hpp) with at most the CPU time of
+    // every core busy for its whole time limit.
+    const double cpu_s = args.timeout_s * std::max(1U, std::thread::hardware_concurrency());
+    spec.env = {{"TEST_PREMATURE_EXIT_FILE", premature.string()},
+                {"GPULAB_LOCKDOWN_CPU_S", std::to_string(static_cast<long>(std::ceil(cpu_s)))}};
     spec.timeout_s = args.timeout_s;
     spec.forward = true;  // for ctest --output-on-failure, and `gpulab grade`'s log
     // --sandbox on comes from `gpulab grade`, which tried the sandbox once for all its tests:
@@ -158,6 +167,7 @@ int main(int argc, char** argv) {
     const bool sandboxed = !unavailable;
     if (sandboxed) {
       gpulab::SandboxSpec sandbox = args.sandbox_spec;
+      sandbox.visible.emplace_back(spec.argv.front());  // the test program, and no other
       sandbox.writable = {files};
       spec.argv = gpulab::sandboxed_command(sandbox, spec.argv);
     }

@@ -504,30 +504,47 @@ TEST(ParseDepfile, ListsTheFilesAfterTheTarget) {
 }
 
 IncludeRules include_rules() {
-  return {"/src", "/build", "/src/labs/lab01_x", "/build/grading/submission/lab01_x", "/hidden"};
+  return {"/src",
+          "/build",
+          "/src/labs/lab01_x",
+          "/build/grading/submission/lab01_x",
+          "/hidden",
+          "/build/sim_sources/gpulab.lab01.submission.sim",
+          {"/usr/include/c++/12", "/usr/include"}};
 }
 
-TEST(CheckIncludes, TheLabsFolderTheFrameworkKernelsAndTheSystemAreAllowed) {
+TEST(CheckIncludes, TheLabsFolderTheFrameworkTheCatalogsHeadersAndTheSystemAreAllowed) {
   const Lines found = check_includes(
       "work.cu",
-      {"/build/sim_sources/t/build/grading/submission/lab01_x/work.cu.cpp",
+      {"/build/sim_sources/gpulab.lab01.submission.sim/build/grading/submission/lab01_x/"
+       "work.cu.cpp",
        "/build/grading/submission/lab01_x/helper.cuh", "/src/labs/lab01_x/lab01.hpp",
        "/src/framework/core/include/gpulab/core/stats.hpp",
        "/src/framework/sim/include/cuda_runtime.h", "/src/kernels/vector/vector_add.hpp",
-       "/usr/include/c++/12/vector", "/build/generated/gpulab_version.hpp"},
+       "/usr/include/c++/12/vector", "/usr/include/stdio.h"},
       include_rules());
   EXPECT_TRUE(found.empty()) << joined(found);
 }
 
-TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsAndGoogleTestAreNot) {
-  const Lines found =
-      check_includes("work.cu",
-                     {"/src/labs/lab01_x/../../solutions/lab01_x/work.cu",
-                      "/src/tests/labs/lab03/expect.hpp", "/hidden/lab01_x/hidden_test.cpp",
-                      "/src/labs/lab02_y/lab02.hpp", "/src/framework/grader/src/xml_text.hpp",
-                      "/build/grading/manifest.json", "/usr/include/gtest/gtest.h"},
-                     include_rules());
-  ASSERT_EQ(found.size(), 7u) << joined(found);
+TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsKernelsSourcesAndAnythingElseAreNot) {
+  const Lines found = check_includes(
+      "work.cu",
+      {"/src/labs/lab01_x/../../solutions/lab01_x/work.cu", "/src/tests/labs/lab03/expect.hpp",
+       "/hidden/lab01_x/hidden_test.cpp", "/src/labs/lab02_y/lab02.hpp",
+       "/src/framework/grader/src/xml_text.hpp", "/build/grading/manifest.json",
+       "/usr/include/gtest/gtest.h", "/src/kernels/attention/flash.cu",
+       "/build/sim_sources/gpulab.lab01.solution.sim/src/solutions/lab01_x/work.cu.cpp",
+       "/build/generated/kernel_table/table.cpp", "/tmp/answer.inc", "/usr/share/doc/x.h"},
+      include_rules());
+  ASSERT_EQ(found.size(), 12u) << joined(found);
+  EXPECT_TRUE(any_contains(found,
+                           "includes kernels/attention/flash.cu (a file of the "
+                           "instructor's tree outside"))
+      << joined(found);
+  EXPECT_TRUE(any_contains(found,
+                           "includes /tmp/answer.inc (a file outside the project and the "
+                           "compilers' system include folders)"))
+      << joined(found);
   EXPECT_EQ(found[0].rfind("work.cu: includes solutions/lab01_x/work.cu (a file of the "
                            "instructor's tree",
                            0),
@@ -549,6 +566,12 @@ TEST(ForcedIncludes, ListsWhatTheCommandForcesInAsGccAndClangSpellIt) {
   EXPECT_TRUE(forced_includes("c++ -Iinclude -c f.cpp -include").empty());
 }
 
+TEST(IsystemFolders, ListsTheSystemFoldersOfACommandInBothSpellings) {
+  EXPECT_EQ(isystem_folders("c++ -I/a -isystem /opt/deps/usr/include -isystem/x -c f.cpp"),
+            (Lines{"/opt/deps/usr/include", "/x"}));
+  EXPECT_TRUE(isystem_folders("c++ -I/a -c f.cpp -isystem").empty());
+}
+
 TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
   EXPECT_EQ(staged_origin("#line 1 \"/sub/lab01/work.cu\"\nint x;\n"),
             fs::path("/sub/lab01/work.cu"));
@@ -568,8 +591,14 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
   const gpulab::testing::TempDir dir("gpulab-include-checks");
   const fs::path src = dir.path() / "src";
   const fs::path build = dir.path() / "build";
-  const IncludeRules rules{src, build, src / "labs" / "lab01_x",
-                           build / "grading" / "submission" / "lab01_x", dir.path() / "hidden"};
+  // The system: everything under /usr (g++'s headers, and the CUDA toolkit's in /usr/local).
+  const IncludeRules rules{src,
+                           build,
+                           src / "labs" / "lab01_x",
+                           build / "grading" / "submission" / "lab01_x",
+                           dir.path() / "hidden",
+                           {},
+                           {"/usr"}};
   fs::create_directories(src / "solutions" / "lab01_x");
   fs::create_directories(rules.lab_dir);  // on the include path, as the lab's folder is
   fs::create_directories(rules.staged_dir);

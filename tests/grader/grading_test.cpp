@@ -1,4 +1,4 @@
-// Unit tests of grading.hpp: the lab manifest (schema_version 6), the test runner's command and
+// Unit tests of grading.hpp: the lab manifest (schema_version 7), the test runner's command and
 // outcome, staging student files, the seal of the instructor files on a temporary tree, the grade
 // of a test from the runner's exit and its verdict, compiler error excerpts, and the three reports:
 // JSON, Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML
@@ -79,7 +79,7 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 6,
+    "schema_version": 7,
     "source_dir": "/src/gpulab",
     "build_dir": "/b",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
@@ -87,6 +87,7 @@ json valid_manifest() {
     "grade_runner": "/b/bin/gpulab-grade-runner",
     "nm": "/usr/bin/nm",
     "objdump": "/usr/bin/objdump",
+    "system_include_dirs": ["/usr/include/c++/12", "/usr/include"],
     "sandbox": {"visible": ["/src/gpulab", "/b"],
                 "hidden": ["/src/gpulab/solutions", "/src/gpulab/tests/hidden"]},
     "grading_slots": ["/b/grading/slot0", "/b/grading/slot1"],
@@ -134,6 +135,7 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.grade_runner, fs::path("/b/bin/gpulab-grade-runner"));
   EXPECT_EQ(m.nm, fs::path("/usr/bin/nm"));
   EXPECT_EQ(m.objdump, fs::path("/usr/bin/objdump"));
+  EXPECT_EQ(m.system_include_dirs, (std::vector<fs::path>{"/usr/include/c++/12", "/usr/include"}));
   EXPECT_EQ(m.grading_slots, (std::vector<fs::path>{"/b/grading/slot0", "/b/grading/slot1"}));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
@@ -189,7 +191,7 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {5, 7}) {
+  for (const int version : {6, 8}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -222,7 +224,7 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "6"},
+      {"", "schema_version", "7"},
       {"", "source_dir", 7},
       {"", "build_dir", 7},
       {"", "extra_tests_dir", json::array()},
@@ -230,6 +232,7 @@ const std::vector<RequiredField>& required_fields() {
       {"", "grade_runner", 1},
       {"", "nm", false},
       {"", "objdump", 2},
+      {"", "system_include_dirs", "/usr/include"},
       {"", "sandbox", json::array()},
       {"/sandbox", "visible", "/b"},
       {"/sandbox", "hidden", json::object()},
@@ -348,7 +351,7 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 6})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 7})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;

@@ -51,13 +51,14 @@ TEST(SandboxedCommand, MountsInOrderAndEndsWithTheProgram) {
   const std::string visible = dir.path().string();
   const std::string hidden = (dir.path() / "hidden").string();
   const std::string out = (dir.path() / "out").string();
-  const long root = find_run(command, {"--ro-bind", "/", "/"});
+  EXPECT_EQ(find_run(command, {"--ro-bind", "/", "/"}), -1) << "not the whole machine";
+  const long system = find_run(command, {"--ro-bind", "/usr", "/usr"});
   const long tmp = find_run(command, {"--tmpfs", "/tmp"});
   const long shown = find_run(command, {"--ro-bind", visible, visible});
   const long emptied = find_run(command, {"--tmpfs", hidden, "--remount-ro", hidden});
   const long bound = find_run(command, {"--bind", out, out});
-  EXPECT_TRUE(root >= 0 && root < tmp && tmp < shown && shown < emptied && emptied < bound)
-      << "later mounts cover earlier ones: / read-only, /tmp, the visible trees, the hidden "
+  EXPECT_TRUE(system >= 0 && system < tmp && tmp < shown && shown < emptied && emptied < bound)
+      << "later mounts cover earlier ones: /usr read-only, /tmp, the visible trees, the hidden "
          "folders, the writable ones";
   EXPECT_EQ(find_run(command, {"--tmpfs", (dir.path() / "absent").string()}), -1)
       << "a hidden folder that does not exist is left out";
@@ -127,6 +128,20 @@ TEST_F(InTheSandbox, WritesOnlyItsOwnFolder) {
   std::string line;
   std::getline(kept, line);
   EXPECT_EQ(line, "kept");
+}
+
+TEST_F(InTheSandbox, SeesTheSystemButNothingElseOfTheMachine) {
+  GPULAB_REQUIRE_SANDBOX();
+  // This test's working folder (the build) and its source tree are not given to the sandbox.
+  const std::string here = fs::current_path().string();
+  const std::string source = fs::path(__FILE__).parent_path().string();
+  const ProcessResult result =
+      run("test -x /bin/sh && test -r /etc/passwd && test -e /usr/lib && test ! -e '" + here +
+          "' && test ! -e '" + source + "' && test ! -e /etc/shadow && test ! -e /root/. && " +
+          "test ! -e /home/.");
+  EXPECT_EQ(result.exit_code, 0) << "expected /usr, /bin and /etc/passwd, and not " << here << ", "
+                                 << source << ", /etc/shadow, /root or /home:\n"
+                                 << result.output;
 }
 
 TEST_F(InTheSandbox, SeesHiddenFoldersEmpty) {

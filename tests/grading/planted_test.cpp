@@ -13,6 +13,11 @@
 //                  each "find" must occur exactly once in the base file; "replace_file" names a
 //                  file of the planted folder to insert instead of "replace"
 //   "files"        {"tests/labs/...": [lines]}: extra files of the submission (tree layout)
+//   "copies"       {"extra/answer.cpp": "${source}/solutions/..."}: copies of files in it
+//   "links"        {"lab03_bottleneck/bottleneck.cpp": "${source}/solutions/..."}: a path of the
+//                  submission made a symbolic link
+//                  ("${source}": the instructor's tree, "${submission}": the submission's folder,
+//                  in replacements, copies and links)
 //   "backends"     where the expectations hold: "sim" always runs; "cuda" only with a GPU
 //   "timeout_s"    each test's time limit for this grading
 //   "score"        the total points it must get

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -38,8 +39,22 @@ inline std::string planted_lines(const nlohmann::json& value) {
   return out;
 }
 
+/// `text` with "${source}" replaced by `source` and "${submission}" by `work`.
+inline std::string planted_paths(std::string text, const std::filesystem::path& source,
+                                 const std::filesystem::path& work) {
+  for (const auto& [name, path] : {std::pair{std::string("${source}"), source.string()},
+                                   std::pair{std::string("${submission}"), work.string()}}) {
+    for (std::size_t at = text.find(name); at != std::string::npos;
+         at = text.find(name, at + path.size())) {
+      text.replace(at, name.size(), path);
+    }
+  }
+  return text;
+}
+
 /// Writes the submission of `spec` (read from `spec_dir`) into `work` (created; its "layout":
 /// "tree" puts the labs under work/labs), its base taken from `source` (the instructor's tree).
+/// "${source}" and "${submission}" in replacements and link targets are those folders.
 /// Throws std::runtime_error when an edit's "find" is not in its file exactly once, or its
 /// replacement is empty.
 inline void make_planted_submission(const nlohmann::json& spec,
@@ -62,9 +77,10 @@ inline void make_planted_submission(const nlohmann::json& spec,
       throw std::runtime_error("\"" + find + "\" is not in " + file.string() + " exactly once");
     }
     const std::string replacement =
-        edit.contains("replace_file")
-            ? read_text(spec_dir / edit.at("replace_file").get<std::string>())
-            : planted_lines(edit.at("replace"));
+        planted_paths(edit.contains("replace_file")
+                          ? read_text(spec_dir / edit.at("replace_file").get<std::string>())
+                          : planted_lines(edit.at("replace")),
+                      source, work);
     if (replacement.empty()) {
       throw std::runtime_error("an empty replacement for \"" + find + "\"");
     }
@@ -75,6 +91,20 @@ inline void make_planted_submission(const nlohmann::json& spec,
   const nlohmann::json& files = spec.contains("files") ? spec.at("files") : no_files;
   for (const auto& [path, content] : files.items()) {
     write_text(work / path, planted_lines(content));
+  }
+  // "copies": {"<path in the submission>": "<file>"}: a copy of the file there.
+  const nlohmann::json& copies = spec.contains("copies") ? spec.at("copies") : no_files;
+  for (const auto& [path, from] : copies.items()) {
+    write_text(work / path, read_text(planted_paths(from.get<std::string>(), source, work)));
+  }
+  // "links": {"<path in the submission>": "<target>"}: the file or folder at the path (under the
+  // labs' root) replaced by a symbolic link to the target.
+  const nlohmann::json& links = spec.contains("links") ? spec.at("links") : no_files;
+  for (const auto& [path, target] : links.items()) {
+    const fs::path link = labs_root / path;
+    fs::remove_all(link);
+    fs::create_directories(link.parent_path());
+    fs::create_symlink(planted_paths(target.get<std::string>(), source, work), link);
   }
 }
 

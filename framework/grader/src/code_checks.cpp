@@ -568,37 +568,44 @@ bool inside(const fs::path& path, const fs::path& dir) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
-// Why lab code must not include `path`; empty when it may.
+// Why lab code must not include `path`; empty when it may (IncludeRules: an allowlist).
 std::string include_problem(const fs::path& path, const IncludeRules& rules) {
   const auto in_tree = [&](const fs::path& dir) { return inside(path, dir.lexically_normal()); };
   if (in_tree(rules.extra_tests_dir)) {
     return "a hidden test";
   }
   if (in_tree(rules.build_dir)) {
-    const bool allowed = in_tree(rules.staged_dir) || in_tree(rules.build_dir / "sim_sources") ||
-                         in_tree(rules.build_dir / "generated");
+    const bool allowed = in_tree(rules.staged_dir) || in_tree(rules.translated_dir);
     return allowed ? "" : "a file of the build that is not the lab's";
   }
   if (in_tree(rules.source_dir)) {
-    if (in_tree(rules.lab_dir) || in_tree(rules.staged_dir) ||
-        in_tree(rules.source_dir / "kernels")) {
+    if (in_tree(rules.lab_dir) || in_tree(rules.staged_dir)) {
       return "";
     }
     const fs::path relative = path.lexically_relative(rules.source_dir.lexically_normal());
     auto part = relative.begin();
+    const std::string extension = path.extension().string();
+    if (part != relative.end() && *part == "kernels" &&
+        (extension == ".hpp" || extension == ".h" || extension == ".cuh")) {
+      return "";  // the catalog's headers
+    }
     if (part != relative.end() && *part == "framework" && ++part != relative.end() &&
         ++part != relative.end() && *part == "include") {
       return "";  // framework/<module>/include/...
     }
     return "a file of the instructor's tree outside the lab's folder, the framework's public "
-           "headers and kernels/";
+           "headers and the catalog's headers";
   }
   for (const fs::path& component : path) {
     if (component == "gtest" || component == "gmock") {
       return "GoogleTest's headers";
     }
   }
-  return "";
+  if (std::any_of(rules.system_dirs.begin(), rules.system_dirs.end(),
+                  [&](const fs::path& dir) { return in_tree(dir); })) {
+    return "";
+  }
+  return "a file outside the project and the compilers' system include folders";
 }
 
 }  // namespace
@@ -700,6 +707,19 @@ std::vector<std::string> forced_includes(std::string_view command) {
   return files;
 }
 
+std::vector<std::string> isystem_folders(std::string_view command) {
+  const std::vector<std::string> words = shell_words(command);
+  std::vector<std::string> folders;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "-isystem" && i + 1 < words.size()) {
+      folders.push_back(words[++i]);
+    } else if (words[i].starts_with("-isystem") && words[i].size() > 8) {
+      folders.push_back(words[i].substr(8));
+    }
+  }
+  return folders;
+}
+
 std::optional<fs::path> staged_origin(std::string_view text) {
   constexpr std::string_view kDirective = "#line 1 \"";
   if (!text.starts_with(kDirective)) {
@@ -734,7 +754,7 @@ std::vector<std::string> check_includes(const std::string& file,
                                   : path.generic_string();
     findings.push_back(file + ": includes " + shown + " (" + problem +
                        "): lab code may include its own folder, the framework's public headers, "
-                       "kernels/ and system headers");
+                       "the catalog's headers (kernels/) and system headers");
   }
   return findings;
 }
@@ -749,6 +769,8 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
   }
   const nlohmann::json entries = parse_json(*text, database.string());
   const std::string marker = "/" + library_target + ".dir/";
+  IncludeRules library_rules = rules;
+  library_rules.translated_dir = rules.build_dir / "sim_sources" / library_target;
   std::vector<std::string> findings;
   int index = 0;
   for (const nlohmann::json& entry : entries) {
@@ -807,7 +829,11 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
         absolute.push_back(path.string());
       }
     }
-    for (const std::string& finding : check_includes(file, absolute, rules)) {
+    IncludeRules file_rules = library_rules;
+    for (const std::string& folder : isystem_folders(entry.at("command").get<std::string>())) {
+      file_rules.system_dirs.push_back((directory / folder).lexically_normal());
+    }
+    for (const std::string& finding : check_includes(file, absolute, file_rules)) {
       findings.push_back(finding);
     }
   }

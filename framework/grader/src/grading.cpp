@@ -159,8 +159,8 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 6) {
-    fail(source, "schema_version: this gpulab reads version 6 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 7) {
+    fail(source, "schema_version: this gpulab reads version 7 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
@@ -171,6 +171,9 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
   manifest.grade_runner = text(doc, "grade_runner", source, "manifest");
   manifest.nm = text(doc, "nm", source, "manifest");
   manifest.objdump = text(doc, "objdump", source, "manifest");
+  for (const std::string& folder : strings(doc, "system_include_dirs", source, "manifest")) {
+    manifest.system_include_dirs.emplace_back(folder);
+  }
   const json& sandbox = field(doc, "sandbox", json::value_t::object, source, "manifest");
   for (const auto& [key, out] : {std::pair{"visible", &manifest.sandbox.visible},
                                  std::pair{"hidden", &manifest.sandbox.hidden}}) {
@@ -277,6 +280,45 @@ std::vector<std::string> runner_command(const LabManifest& manifest, const LabRu
   return command;
 }
 
+std::optional<std::string> submitted_file_problem(const fs::path& root, const fs::path& relative,
+                                                  std::uintmax_t max_bytes) {
+  fs::path path = root;
+  std::error_code error;
+  const auto link = [&](const fs::path& at) -> std::optional<std::string> {
+    if (!fs::is_symlink(fs::symlink_status(at, error))) {
+      return std::nullopt;
+    }
+    const fs::path target = fs::read_symlink(at, error);
+    return (at == root ? "the submission folder " : "") + at.string() + " is a symbolic link (to " +
+           target.string() + "): a submission is regular folders and files, graded as they are";
+  };
+  if (std::optional<std::string> problem = link(path)) {
+    return problem;
+  }
+  for (const fs::path& part : relative) {
+    path /= part;
+    if (std::optional<std::string> problem = link(path)) {
+      return problem;
+    }
+  }
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (!fs::exists(status)) {
+    return path.string() + " does not exist";
+  }
+  if (!fs::is_regular_file(status)) {
+    return path.string() + " is not a regular file";
+  }
+  if (const std::uintmax_t names = fs::hard_link_count(path, error); !error && names > 1) {
+    return path.string() + " is a hard link (" + std::to_string(names) +
+           " names): submit a copy of the file";
+  }
+  if (const std::uintmax_t bytes = fs::file_size(path, error); error || bytes > max_bytes) {
+    return path.string() + " is larger than " + std::to_string(max_bytes >> 10) +
+           " KiB: a student file is source code";
+  }
+  return std::nullopt;
+}
+
 bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_existing) {
   std::error_code error;
   if (keep_existing && fs::exists(to, error)) {
@@ -311,9 +353,13 @@ LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, co
   const std::vector<ObjectCode> objects =
       read_object_code(run.library, manifest.nm, manifest.objdump);
   LabCodeCheck check{check_object_code(objects, rules), find_forbidden_calls(objects, rules)};
-  const IncludeRules includes{manifest.source_dir, build_dir,
-                              manifest.source_dir / "labs" / lab.dir, files_dir,
-                              manifest.extra_tests_dir};
+  const IncludeRules includes{manifest.source_dir,
+                              build_dir,
+                              manifest.source_dir / "labs" / lab.dir,
+                              files_dir,
+                              manifest.extra_tests_dir,
+                              {},
+                              manifest.system_include_dirs};
   for (std::string& finding : check_library_includes(run.library_target, includes)) {
     check.findings.push_back(std::move(finding));
   }
@@ -701,12 +747,19 @@ std::string report_json(const GradeReport& report) {
                           {"changed", report.integrity.changed},
                           {"missing", report.integrity.missing},
                           {"added", report.integrity.added}};
-  const json doc = {{"schema_version", 2},         {"gpulab_version", report.gpulab_version},
-                    {"date", report.date},         {"submission", report.submission},
-                    {"backend", report.backend},   {"sandbox", report.sandbox},
-                    {"earned", report.earned()},   {"possible", report.possible()},
-                    {"integrity", integrity},      {"ignored", report.ignored},
-                    {"problems", report.problems}, {"labs", labs}};
+  const json doc = {{"schema_version", 2},
+                    {"gpulab_version", report.gpulab_version},
+                    {"date", report.date},
+                    {"submission", report.submission},
+                    {"backend", report.backend},
+                    {"sandbox", report.sandbox},
+                    {"lockdown", report.lockdown},
+                    {"earned", report.earned()},
+                    {"possible", report.possible()},
+                    {"integrity", integrity},
+                    {"ignored", report.ignored},
+                    {"problems", report.problems},
+                    {"labs", labs}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

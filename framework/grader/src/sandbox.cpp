@@ -33,6 +33,25 @@ std::vector<fs::path> gpu_device_files() {
   return files;
 }
 
+// What every program needs of the system, shown read-only: the programs and libraries under
+// /usr, the top-level folders that are links into it on a merged-/usr system (or folders of
+// their own elsewhere), and the few files of /etc the dynamic loader and the C library read.
+// Nothing else of the machine: not /home, /root, /work, /opt, /var, /srv, /mnt, nor the rest of
+// /etc.
+std::vector<fs::path> system_paths() {
+  std::vector<fs::path> paths;
+  std::error_code error;
+  for (const char* path :
+       {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache",
+        "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
+        "/etc/nsswitch.conf", "/etc/alternatives"}) {
+    if (fs::exists(fs::symlink_status(path, error))) {
+      paths.emplace_back(path);
+    }
+  }
+  return paths;
+}
+
 }  // namespace
 
 std::vector<std::string> sandboxed_command(const SandboxSpec& spec,
@@ -44,16 +63,33 @@ std::vector<std::string> sandboxed_command(const SandboxSpec& spec,
   if (argv.empty() || !fs::path(argv.front()).is_absolute()) {
     throw std::invalid_argument("sandboxed_command: the program needs an absolute path");
   }
-  // Later mounts go on top of earlier ones: the machine read-only, fresh /dev, /proc and /tmp,
-  // the trees that live under /tmp shown again, the hidden folders emptied, and last the
-  // writable folders (which may sit inside a tree shown read-only).
-  std::vector<std::string> command = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev"};
-  for (const fs::path& device : gpu_device_files()) {
-    command.insert(command.end(), {"--dev-bind", device.string(), device.string()});
+  // Later mounts go on top of earlier ones: the system (read-only), fresh /dev, /proc and /tmp,
+  // the visible files and folders (which may live under /tmp), the hidden folders emptied, and
+  // last the writable folders (which may sit inside a tree shown read-only).
+  std::vector<std::string> command = {bwrap->string()};
+  const auto bind = [&](const char* how, const fs::path& path) {
+    command.insert(command.end(), {how, path.string(), path.string()});
+  };
+  for (const fs::path& path : system_paths()) {
+    std::error_code error;
+    if (fs::is_symlink(path, error)) {
+      command.insert(command.end(),
+                     {"--symlink", fs::read_symlink(path, error).string(), path.string()});
+    } else {
+      bind("--ro-bind", path);
+    }
+  }
+  command.insert(command.end(), {"--dev", "/dev"});
+  const std::vector<fs::path> gpu = gpu_device_files();
+  for (const fs::path& device : gpu) {
+    bind("--dev-bind", device);
+  }
+  if (!gpu.empty()) {
+    bind("--ro-bind", "/sys");  // the CUDA driver reads the GPUs' PCI and NUMA topology there
   }
   command.insert(command.end(), {"--proc", "/proc", "--tmpfs", "/tmp"});
-  for (const fs::path& folder : spec.visible) {
-    command.insert(command.end(), {"--ro-bind", folder.string(), folder.string()});
+  for (const fs::path& path : spec.visible) {
+    bind("--ro-bind", path);
   }
   for (const fs::path& folder : spec.hidden) {
     std::error_code error;
@@ -62,7 +98,7 @@ std::vector<std::string> sandboxed_command(const SandboxSpec& spec,
     }
   }
   for (const fs::path& folder : spec.writable) {
-    command.insert(command.end(), {"--bind", folder.string(), folder.string()});
+    bind("--bind", folder);
   }
   command.insert(command.end(), {"--setenv", "TMPDIR", "/tmp", "--unshare-all", "--new-session",
                                  "--die-with-parent", "--"});

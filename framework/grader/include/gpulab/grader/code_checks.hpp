@@ -103,11 +103,13 @@ namespace gpulab {
 
 // ---- includes -------------------------------------------------------------------------------
 
-/// Where a lab's student files may take their includes from: the lab's own folder (labs/<dir>
-/// and the staged copy of the submission), the framework's public headers
-/// (framework/<module>/include), kernels/, files the build generates for it (the sim's
-/// translation, generated/), and the system, GoogleTest's headers excepted. Not: solutions/,
-/// tests/, the hidden suites, other labs, the grader's own files in the build.
+/// Where a lab's student files may take their includes from, an allowlist: the lab's own folder
+/// (labs/<dir> and the staged copy of the submission), the framework's public headers
+/// (framework/<module>/include), the kernel catalog's headers (kernels/**/*.hpp, .h, .cuh: not
+/// its sources), the sim's translation of the file itself, and the compilers' system include
+/// folders (GoogleTest's headers excepted). Nothing else: not solutions/, tests/, the hidden
+/// suites, other labs, the catalog's kernels, any other file of the build (another variant's
+/// translation, another slot's files) and no file elsewhere on the machine.
 struct IncludeRules {
   std::filesystem::path source_dir;  ///< the instructor's tree
   std::filesystem::path build_dir;   ///< the build
@@ -115,6 +117,12 @@ struct IncludeRules {
   std::filesystem::path
       staged_dir;  ///< where the graded files are: <build>/grading/slot<N>/submission/<dir>
   std::filesystem::path extra_tests_dir;  ///< the hidden suites (may be outside both trees)
+  /// The sim's translation of the library's files (<build>/sim_sources/<library target>);
+  /// check_library_includes sets it.
+  std::filesystem::path translated_dir;
+  /// The compilers' include folders (LabManifest::system_include_dirs), and check_library_includes
+  /// adds each -isystem folder of the compile command (an imported package's headers).
+  std::vector<std::filesystem::path> system_dirs;
 };
 
 /// The words of a shell command line (compile_commands.json's "command"): blanks separate words;
@@ -127,6 +135,10 @@ struct IncludeRules {
 /// The files a compile command forces into every source (`-include FILE`, and clang's `-Xclang
 /// -include -Xclang FILE`), as written: the build's precompiled header, not the student's.
 [[nodiscard]] std::vector<std::string> forced_includes(std::string_view command);
+
+/// The folders a compile command searches as system headers (`-isystem DIR`, `-isystemDIR`), as
+/// written: an imported package's headers.
+[[nodiscard]] std::vector<std::string> isystem_folders(std::string_view command);
 
 /// The file a staged source says it was copied from: the name in its first line, `#line 1
 /// "<path>"` (grading.hpp's stage_student_file writes it), unescaped; nullopt without one.

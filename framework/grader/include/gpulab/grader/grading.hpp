@@ -74,9 +74,10 @@ struct LabManifest {
   std::filesystem::path grade_runner;     ///< gpulab-grade-runner, which runs one graded test
   std::filesystem::path nm;               ///< the toolchain's nm, to check lab code
   std::filesystem::path objdump;          ///< the toolchain's objdump, likewise
-  /// What a sandboxed test sees: the source and build trees, and the folders it must not
-  /// (solutions/, the hidden suites, the repository's history). Its writable folder is the
-  /// runner's.
+  /// The compilers' own include folders and the CUDA toolkit's: lab code may include from them.
+  std::vector<std::filesystem::path> system_include_dirs;
+  /// What a sandboxed test sees beyond the system and its own program (files of the trees its
+  /// tests read; none today). Its writable folder is the runner's.
   SandboxSpec sandbox;
   /// The folder of each grading slot (<build>/grading/slot<N>): one `gpulab grade` at a time
   /// stages, builds and runs a submission in a slot; its submission runs have that slot.
@@ -84,7 +85,7 @@ struct LabManifest {
   std::vector<LabEntry> labs;  ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 6); throws std::runtime_error naming
+/// Reads the manifest from JSON text (schema_version 7); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
@@ -105,6 +106,17 @@ struct LabManifest {
 /// exists. Returns whether it wrote; throws std::runtime_error when `from` cannot be read.
 bool stage_student_file(const std::filesystem::path& from, const std::filesystem::path& to,
                         bool keep_existing = false);
+
+/// The largest student file graded: 1 MiB.
+inline constexpr std::uintmax_t kMaxStudentFileBytes = std::uintmax_t{1} << 20;
+
+/// Why `root / relative` cannot be graded as a submitted file, in words that follow its path:
+/// "is a symbolic link (to ...)" (the root, a folder on the way or the file itself: a link could
+/// name the solution, a classmate's file or a system file), "is not a regular file", "is a hard
+/// link (N names)", "is larger than 1 MiB". nullopt for a plain file of the submission.
+[[nodiscard]] std::optional<std::string> submitted_file_problem(
+    const std::filesystem::path& root, const std::filesystem::path& relative,
+    std::uintmax_t max_bytes = kMaxStudentFileBytes);
 
 /// The line (from 1) of `source` where `function` is defined, in the project's layout: the first
 /// line that starts at column 0 (not a comment or preprocessor line) and has the name, after a
@@ -249,6 +261,8 @@ struct GradeReport {
   std::string gpulab_version;
   /// Where the tests ran: "bubblewrap", or "none: <why>" (sandbox.hpp).
   std::string sandbox;
+  /// How the test processes were locked down: "seccomp", or "none: <why>" (lockdown.hpp).
+  std::string lockdown;
   IntegrityCheck integrity;           ///< the instructor files before and after grading
   std::vector<std::string> ignored;   ///< submission files not graded (e.g. a changed test)
   std::vector<std::string> problems;  ///< what went wrong in grading itself

@@ -1,9 +1,13 @@
-// The sandbox a graded test runs in, where Debian's bubblewrap (`bwrap`) is installed and works:
-// the whole machine read-only, the test's own results folder the one place it can write, a
-// private /tmp, the folders that hold answers (solutions/, the hidden suites, the repository's
-// history) empty, no network, and its own PID namespace and session (no terminal to write into).
-// Code under test can then change neither the grader, nor the build, nor the seal, nor the next
-// submission's grade, and cannot read what students never see.
+// The sandbox a graded test runs in, where Debian's bubblewrap (`bwrap`) is installed and works.
+// It is built from an allowlist, not from the machine: the system's programs and libraries
+// (/usr and the top-level links into it) and the few files of /etc that the dynamic loader and C
+// library read, all read-only; the files and folders the caller names (the test program, the
+// lab's data), read-only; the test's own results folder, the one place it can write; a private
+// /tmp; basic devices (and the GPU's); no network; its own PID namespace and session (no terminal
+// to write into). Nothing else of the machine is there: not the source tree, the build, other
+// grading slots, the solutions, hidden tests, seals or other users' files. Code under test can
+// then change neither the grader, nor the build, nor the seal, nor the next submission's grade,
+// and cannot read what it is not given.
 #pragma once
 
 #include <filesystem>
@@ -15,12 +19,12 @@
 
 namespace gpulab {
 
-/// What a sandboxed program sees beyond the read-only machine.
+/// What a sandboxed program sees beyond the system's read-only programs and libraries.
 struct SandboxSpec {
-  /// Folders shown read-only even under the private /tmp (the build and source trees, which
-  /// may live in /tmp).
+  /// Files and folders shown read-only (they must exist; they may live under /tmp).
   std::vector<std::filesystem::path> visible;
-  /// Folders shown empty and read-only; those that do not exist are left out.
+  /// Folders inside visible ones shown empty and read-only; those that do not exist are left
+  /// out.
   std::vector<std::filesystem::path> hidden;
   /// Folders the program may write (bound read-write; they must exist).
   std::vector<std::filesystem::path> writable;
