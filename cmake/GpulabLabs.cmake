@@ -14,6 +14,12 @@
 #                                              "gpulab::summarize(=summarize_samples"; a call
 #                                              fails the graded tests covering them. Part of the
 #                                              contract the lab's header states
+#     [ALLOWED_CALLS <prefixes...>]            framework functions the lab's code may call
+#                                              (demangled name prefixes, e.g.
+#                                              "gpulab::flush_l2("), beside those every lab may
+#                                              (GPULAB_EVERY_LAB_ALLOWED_CALLS) and the C/C++
+#                                              library and CUDA runtime the grader allows
+#                                              (framework/grader/.../code_checks.hpp)
 #     [LINK <targets...>] [LINK_BACKEND <pairs...>])
 #
 # Hidden suites: every *.cpp in ${GPULAB_EXTRA_TESTS_DIR}/<folder>/ is graded with the public
@@ -202,7 +208,8 @@ endfunction()
 
 function(gpulab_add_lab lab)
   cmake_parse_arguments(ARG "" "DIR;TITLE;REPORT"
-                        "STUDENT_FILES;TESTS;FORBIDDEN_CALLS;LINK;LINK_BACKEND" ${ARGN})
+                        "STUDENT_FILES;TESTS;FORBIDDEN_CALLS;ALLOWED_CALLS;LINK;LINK_BACKEND"
+                        ${ARGN})
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${ARG_DIR}")
   set(variants student)
   if(EXISTS "${PROJECT_SOURCE_DIR}/solutions/${ARG_DIR}")
@@ -543,6 +550,12 @@ const char* gpulab::labkit::report_variant() noexcept {
     _gpulab_json_append(forbidden "{\"call\": ${call_json}, \"does\": ${does_json}}")
   endforeach()
   string(JSON entry SET "${entry}" forbidden_calls "${forbidden}")
+  set(allowed "[]")
+  foreach(item IN LISTS GPULAB_EVERY_LAB_ALLOWED_CALLS ARG_ALLOWED_CALLS)
+    _gpulab_json_string(item_json "${item}")
+    _gpulab_json_append(allowed "${item_json}")
+  endforeach()
+  string(JSON entry SET "${entry}" allowed_calls "${allowed}")
   string(JSON entry SET "${entry}" runs "${runs}")
   # A JSON object holds no ';' outside strings, and its strings none (paths with ';' do not build).
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES "${entry}")

@@ -12,12 +12,13 @@
 //   gpulab::bandwidth_gb_s                 the work of effective_bandwidth_gb_s
 //   gpulab::flop_rate_gflop_s              the work of achieved_gflop_s
 //   gpulab::fraction_of_peak               the work of fraction_of_peak
-// Everything else is allowed, and these are meant for you: gpulab::Event (record, synchronize,
-// elapsed_ms), gpulab::flush_l2, GPULAB_CHECK around CUDA calls (gpulab/core/cuda_check.hpp),
-// the CUDA runtime and the C++ standard library (your own functions calling each other, e.g.
-// time_kernel using summarize_samples, too). `gpulab grade` rejects a lab whose code ends the
-// process, runs code before main or at exit, starts processes or threads, or uses GoogleTest
-// (docs/grading.md).
+// These are meant for you: gpulab::Event (record, synchronize, elapsed_ms), gpulab::flush_l2,
+// GPULAB_CHECK around CUDA calls (gpulab/core/cuda_check.hpp), the CUDA runtime and the C++
+// standard library (your own functions calling each other, e.g. time_kernel using
+// summarize_samples, too): labs/CMakeLists.txt's ALLOWED_CALLS for lab01. What lab code may call
+// is an allowlist (docs/grading.md, "Code checks"): `gpulab grade` rejects a lab whose code calls
+// anything else, such as a process, thread, signal, file or dynamic-loading function, the sim's
+// instruments, or GoogleTest.
 #pragma once
 
 #include <cuda_runtime_api.h>

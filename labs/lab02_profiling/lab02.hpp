@@ -9,6 +9,9 @@
 // and gives the analytic FLOPs and DRAM bytes of each (kernels::component_cost). You time every
 // component with the framework's harness, inside an NVTX range named after it, and turn the
 // times into the profile table that says where the time goes.
+// What lab code may call is an allowlist (docs/grading.md, "Code checks"): `gpulab grade`
+// rejects a lab whose code calls anything else, such as a process, thread, signal, file or
+// dynamic-loading function, the sim's instruments, or GoogleTest.
 //
 // Conventions: times in milliseconds, rates in decimal GFLOP/s and GB/s (1e9), shares as
 // fractions (0.25 = 25%). Bad input throws std::invalid_argument; nothing returns NaN or

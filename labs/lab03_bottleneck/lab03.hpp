@@ -12,10 +12,12 @@
 //   gpulab::Roofline::bound                         the work of place_on_roofline and
 //                                                   identify_bottleneck
 //   gpulab::kernels::component_cost                 the work of the four *_cost functions
-// Everything else is allowed: gpulab::GpuSpec's fields, gpulab::element_bytes and to_string of
-// the framework's enums, the C++ standard library, and your own functions calling each other.
-// `gpulab grade` rejects a lab whose code ends the process, runs code before main or at exit,
-// starts processes or threads, or uses GoogleTest (docs/grading.md).
+// Allowed: gpulab::GpuSpec's fields, gpulab::element_bytes and to_string of the framework's
+// enums, the C++ standard library, and your own functions calling each other
+// (labs/CMakeLists.txt's ALLOWED_CALLS for lab03). What lab code may call is an allowlist
+// (docs/grading.md, "Code checks"): `gpulab grade` rejects a lab whose code calls anything else,
+// such as a process, thread, signal, file or dynamic-loading function, the sim's instruments, or
+// GoogleTest.
 //
 //   op cost           FLOPs and DRAM bytes of a GEMM, a softmax, an elementwise op, a layernorm
 //   intensity         FLOPs per byte moved

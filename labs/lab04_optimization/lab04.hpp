@@ -29,7 +29,10 @@
 // Allowed (and needed): kernels::run_component, kernels::attention_forward (level 0),
 // kernels::attention_cublas_forward (level 2), kernels::check_buffers,
 // kernels::convert_qkv_to_half, gpulab::DeviceBuffer, GPULAB_CHECK_LAUNCH, and CUDA's
-// <cuda_fp16.h> and <mma.h>.
+// <cuda_fp16.h> and <mma.h> (labs/CMakeLists.txt's ALLOWED_CALLS for lab04).
+// What lab code may call is an allowlist (docs/grading.md, "Code checks"): `gpulab grade`
+// rejects a lab whose code calls anything else, such as a process, thread, signal, file or
+// dynamic-loading function, the sim's instruments, or GoogleTest.
 //
 // Conventions: every function enqueues its work on `stream` and returns without waiting for it.
 // Bad input (an invalid config, buffers allocated for another config or without an intermediate

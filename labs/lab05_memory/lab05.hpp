@@ -15,6 +15,9 @@
 // every gpulab::device_malloc on both backends (on sim also every cudaMalloc): memory_stats(),
 // reset_peak_memory_stats(), live_allocations(). Your code must not call gpulab::growth_exponent
 // (the work of fit_growth_exponent): a call fails the graded tests of that function.
+// What lab code may call is an allowlist (docs/grading.md, "Code checks"): `gpulab grade`
+// rejects a lab whose code calls anything else, such as a process, thread, signal, file or
+// dynamic-loading function, the sim's instruments, or GoogleTest.
 #pragma once
 
 #include <cuda_runtime_api.h>

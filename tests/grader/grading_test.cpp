@@ -95,6 +95,7 @@ json valid_manifest() {
       {"id": "lab01", "title": "Benchmarking a kernel correctly", "dir": "lab01_benchmarking",
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
        "forbidden_calls": [{"call": "gpulab::summarize(", "does": ["summarize_samples"]}],
+       "allowed_calls": ["gpulab::flush_l2(", "gpulab::not_implemented("],
        "runs": [
          {"variant": "student", "slot": 0, "backend": "sim",
           "files_dir": "/src/gpulab/labs/lab01_benchmarking",
@@ -117,7 +118,7 @@ json valid_manifest() {
           "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
        ]},
       {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck",
-       "student_files": [], "forbidden_calls": [], "runs": []}
+       "student_files": [], "forbidden_calls": [], "allowed_calls": [], "runs": []}
     ]
   })");
 }
@@ -136,6 +137,7 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.nm, fs::path("/usr/bin/nm"));
   EXPECT_EQ(m.objdump, fs::path("/usr/bin/objdump"));
   EXPECT_EQ(m.system_include_dirs, (std::vector<fs::path>{"/usr/include/c++/12", "/usr/include"}));
+  EXPECT_EQ(m.labs[0].allowed_calls, (Lines{"gpulab::flush_l2(", "gpulab::not_implemented("}));
   EXPECT_EQ(m.grading_slots, (std::vector<fs::path>{"/b/grading/slot0", "/b/grading/slot1"}));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
@@ -243,6 +245,7 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0", "dir", nullptr},
       {"/labs/0", "student_files", "benchmark.cpp"},
       {"/labs/0", "forbidden_calls", "gpulab::summarize("},
+      {"/labs/0", "allowed_calls", "gpulab::flush_l2("},
       {"/labs/0/forbidden_calls/0", "call", json::array()},
       {"/labs/0/forbidden_calls/0", "does", "summarize_samples"},
       {"/labs/0", "runs", json::object()},
@@ -479,6 +482,60 @@ TEST(StageStudentFile, AnUnreadableFileIsARuntimeErrorNamingIt) {
   EXPECT_FALSE(fs::exists(dir.path() / "staged.cu"));
 }
 
+TEST(SubmittedFileProblem, APlainFileOfTheSubmissionIsGraded) {
+  const TempDir dir("gpulab-grading-test-submitted");
+  write_file(dir.path() / "lab01_x/work.cu", "int x;\n");
+  EXPECT_EQ(gpulab::submitted_file_problem(dir.path(), "lab01_x/work.cu"), std::nullopt);
+}
+
+TEST(SubmittedFileProblem, LinksAnywhereBelowTheRootAreRefused) {
+  const TempDir dir("gpulab-grading-test-submitted-links");
+  const fs::path root = dir.path() / "alice";
+  write_file(dir.path() / "answer.cu", "int answer;\n");
+  write_file(root / "lab01_x/other.cu", "int x;\n");
+  fs::create_symlink(dir.path() / "answer.cu", root / "lab01_x/work.cu");
+  fs::create_directories(root / "real");
+  write_file(root / "real/work.cu", "int y;\n");
+  fs::create_directory_symlink(root / "real", root / "lab02_y");
+  fs::create_directory_symlink(root, dir.path() / "bob");
+  const auto problem = [&](const fs::path& at, const fs::path& file) {
+    return gpulab::submitted_file_problem(at, file).value_or("(none)");
+  };
+  const std::string file_link = problem(root, "lab01_x/work.cu");
+  EXPECT_TRUE(contains(file_link, "lab01_x/work.cu is a symbolic link (to " +
+                                      (dir.path() / "answer.cu").string() + ")"))
+      << file_link;
+  EXPECT_TRUE(contains(problem(root, "lab02_y/work.cu"), "lab02_y is a symbolic link"))
+      << "a linked folder on the way";
+  EXPECT_TRUE(
+      contains(problem(dir.path() / "bob", "lab01_x/other.cu"),
+               "the submission folder " + (dir.path() / "bob").string() + " is a symbolic link"))
+      << "a roster's linked student folder";
+}
+
+TEST(SubmittedFileProblem, HardLinksOtherFilesAndLargeFilesAreRefused) {
+  const TempDir dir("gpulab-grading-test-submitted-kinds");
+  write_file(dir.path() / "answer.cu", "int answer;\n");
+  fs::create_directories(dir.path() / "sub/lab01_x");
+  fs::create_hard_link(dir.path() / "answer.cu", dir.path() / "sub/lab01_x/work.cu");
+  EXPECT_TRUE(contains(
+      gpulab::submitted_file_problem(dir.path() / "sub", "lab01_x/work.cu").value_or("(none)"),
+      "is a hard link (2 names)"));
+  fs::create_directories(dir.path() / "sub/lab01_x/folder.cu");
+  EXPECT_TRUE(contains(
+      gpulab::submitted_file_problem(dir.path() / "sub", "lab01_x/folder.cu").value_or("(none)"),
+      "is not a regular file"));
+  write_file(dir.path() / "sub/lab01_x/big.cu", std::string(2048, 'x'));
+  EXPECT_TRUE(contains(
+      gpulab::submitted_file_problem(dir.path() / "sub", "lab01_x/big.cu", 1024).value_or("(none)"),
+      "is larger than 1 KiB"));
+  EXPECT_EQ(gpulab::submitted_file_problem(dir.path() / "sub", "lab01_x/big.cu"), std::nullopt)
+      << "2 KiB is far below the 1 MiB a student file may have";
+  EXPECT_TRUE(contains(
+      gpulab::submitted_file_problem(dir.path() / "sub", "lab01_x/none.cu").value_or("(none)"),
+      "does not exist"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The seal of the instructor files
 // ---------------------------------------------------------------------------------------------
@@ -552,8 +609,8 @@ class SealTree : public ::testing::Test {
     write_file(hidden() / "lab01_x/hidden_test.cpp", "hidden test\n");
     manifest_.source_dir = root();
     manifest_.extra_tests_dir = hidden();
-    manifest_.labs = {{"lab01", "One", "lab01_x", {"student.cu", "sub/part.cpp"}, {}, {}},
-                      {"lab02", "Two", "lab02_y", {"other.cu"}, {}, {}}};
+    manifest_.labs = {{"lab01", "One", "lab01_x", {"student.cu", "sub/part.cpp"}, {}, {}, {}},
+                      {"lab02", "Two", "lab02_y", {"other.cu"}, {}, {}, {}}};
   }
 
   [[nodiscard]] fs::path root() const { return dir_.path() / "src"; }

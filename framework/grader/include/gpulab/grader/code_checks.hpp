@@ -1,23 +1,28 @@
-// What the grader checks in the object code of a lab's student files before any test runs: the
-// things lab code must never do, because a graded test could not tell them from a pass.
+// What the grader checks in the object code of a lab's student files before any test runs. Lab
+// code may reference only what an allowlist names (every symbol its objects leave undefined):
 //
-//   - end the process, or arrange for code to run when it ends (exit, _exit, quick_exit, atexit,
-//     static objects with destructors, thread-local ones), or make a system call itself (syscall(),
-//     a syscall instruction in inline assembly): a test that never finishes can leave behind a
-//     result file it wrote itself;
-//   - run code before main (a global object with dynamic initialization, a constructor function):
-//     it runs before any test can look;
-//   - start processes or threads, or load code at run time (fork, exec*, system, popen,
-//     pthread_create, dlopen, dlsym);
-//   - define or call into GoogleTest (testing::), or define symbols outside the lab's namespace:
-//     a strong definition can replace a test's own helper at link time;
+//   - the C and C++ standard library without its process, thread-creation, signal, file,
+//     environment and dynamic-loading functions (no exec*, fork, system, std::thread, dlopen,
+//     fopen, std::filesystem, signal, syscall, exit ...): maths, memory, strings, formatted
+//     output, containers, string streams, exceptions, clocks;
+//   - the CUDA runtime (cuda*, and nvcc's __cuda* registration), and on sim the built-ins its
+//     translation of a kernel calls, not the sim's instruments (counting, the clock, the stream
+//     record);
+//   - the lab's own namespace, and the framework functions its contract allows
+//     (CodeRules::allowed_calls, ALLOWED_CALLS in labs/CMakeLists.txt).
+//
+// Anything else rejects the lab with one line naming the symbol and the function that uses it.
+// Besides: no function in .preinit_array (it would run before the graded program locks itself
+// down), no system call instruction of its own, nothing of GoogleTest (testing::) or of the
+// tests' helpers, and no strong definition outside the lab's namespace (it could replace a test's
+// helper at link time). Code that runs before main or at exit is fine: the graded test program
+// is locked down before any of it runs and ends with _exit (tests/labs/graded_main.cpp).
 //
 // Separately, find_forbidden_calls lists the calls of framework functions the lab's contract says
 // do its work: each fails the graded tests that cover the lab function whose work it does.
 //
 // The checks read `nm` and `objdump` output of the lab's student library (one archive member per
-// student file). An object built from a header that includes <iostream> (GCC 12 gives each such
-// file a static std::ios_base::Init) and nvcc's fatbinary registration are allowed.
+// student file).
 #pragma once
 
 #include <filesystem>
@@ -52,7 +57,7 @@ struct ObjectCode {
   std::string member;  ///< e.g. "benchmark.cu.cpp.o"
   std::vector<ObjectSymbol> symbols;
   std::map<std::string, FunctionCode> functions;  ///< by mangled name
-  int before_main_entries = 0;  ///< function pointers in .init_array, .ctors and .preinit_array
+  int preinit_entries = 0;                        ///< function pointers in .preinit_array
 };
 
 /// What a lab's code may do.
@@ -61,7 +66,10 @@ struct CodeRules {
   /// The lab's contract: framework functions lab code must not call (demangled name prefixes,
   /// e.g. "gpulab::summarize(").
   std::vector<std::string> forbidden_calls;
-  bool nvcc = false;  ///< objects compiled by nvcc: its fatbinary registration runs before main
+  bool nvcc = false;  ///< objects compiled by nvcc (their __device__ functions' host stand-ins)
+  /// The lab's contract: framework functions lab code may call (demangled name prefixes, e.g.
+  /// "gpulab::flush_l2(" or "gpulab::kernels::"); everything under the lab's namespace may be.
+  std::vector<std::string> allowed_calls;
 };
 
 /// Parses `nm -A ARCHIVE`, `objdump -dr ARCHIVE` and `objdump -h ARCHIVE` into one ObjectCode per

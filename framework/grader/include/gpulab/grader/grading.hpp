@@ -63,6 +63,8 @@ struct LabEntry {
   /// Framework functions the lab's code must not call (code_checks.hpp).
   std::vector<LabForbiddenCall> forbidden_calls;
   std::vector<LabRun> runs;
+  /// Framework functions the lab's code may call (code_checks.hpp): demangled name prefixes.
+  std::vector<std::string> allowed_calls;
 };
 
 /// What the build knows about the labs: <build>/grading/manifest.json.
