@@ -347,6 +347,19 @@ function(gpulab_add_lab lab)
       PUBLIC_INCLUDE_DIRS ${lab_dir}
       LINK ${ARG_LINK}
       LINK_BACKEND ${ARG_LINK_BACKEND})
+    if(TARGET gpulab.${lab}.${variant}.sim)
+      # On sim, lab code's host side must not reach device memory (docs/sim.md): its loads and
+      # stores are checked by the counting callbacks, and the C library's memcpy family, which
+      # is not instrumented, is renamed to the sim's checked versions (host_memory.cpp).
+      set(checked "")
+      foreach(function IN ITEMS memcpy memmove memset memcmp __memcpy_chk __memmove_chk
+                                __memset_chk)
+        list(APPEND checked --redefine-sym ${function}=gpulab_sim_checked_${function})
+      endforeach()
+      add_custom_command(TARGET gpulab.${lab}.${variant}.sim POST_BUILD
+        COMMAND ${CMAKE_OBJCOPY} ${checked} $<TARGET_FILE:gpulab.${lab}.${variant}.sim>
+        VERBATIM)
+    endif()
     if(EXISTS "${lab_dir}/${lab}.hpp")
       # `gpulab grade` compiles the student files again for every submission. Most of that time
       # is parsing the lab's header and the CUDA runtime's (2.0 of 2.1 s for lab01's file on

@@ -229,10 +229,8 @@ TEST(DeviceAllocations, AreAlignedAndUsableToTheLastRequestedByte) {
     EXPECT_EQ(back, std::vector<unsigned char>(bytes, 0x5c));
 
 #if defined(GPULAB_TEST_GUARD_PAGES)
-    // The last requested byte is writable from the host too; the guard page starts where the end,
-    // rounded up to 256 bytes, is.
-    device[bytes - 1] = 0x11;
-    EXPECT_EQ(device[bytes - 1], 0x11);
+    // The last requested byte was written above (by the kernel: host code may not touch device
+    // memory); the guard page starts where the end, rounded up to 256 bytes, is.
     const std::size_t rounded = (bytes + 255) / 256 * 256;
     EXPECT_EQ(protection_of(device + rounded - 1), "rw-p");
     EXPECT_EQ(protection_of(device + rounded), "---p");
@@ -329,6 +327,66 @@ TEST(DeviceAllocationsDeathTest, AnOverrunPastTheRoundedEndFaultsAtOnce) {
 #else
   GTEST_SKIP() << "on a GPU an out-of-bounds access is cudaErrorIllegalAddress or silent; use "
                   "compute-sanitizer";
+#endif
+}
+
+#if defined(GPULAB_BACKEND_SIM)
+extern "C" void* gpulab_sim_checked_memcpy(void* destination, const void* source,
+                                           std::size_t bytes);
+#endif
+
+TEST(HostCodeDeathTest, ReachingDeviceMemoryEndsTheProgramSayingWhere) {
+#if defined(GPULAB_BACKEND_SIM)
+  if (!gpulab::sim::counting_available()) {
+    GTEST_SKIP() << "host accesses are seen through the counting callbacks: "
+                 << gpulab::sim::counting_unavailable_reason();
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // As on a GPU, where it faults: a read, a write, and the C library's memcpy (a lab's sim
+  // library calls the checked one).
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> data(64);
+        volatile float* pointer = data.data();
+        (void)pointer[3];
+      },
+      "gpulab sim: host code read 4 byte\\(s\\) at 0x[0-9a-f]+, inside device memory \\(the "
+      "cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\), at instruction 0x[0-9a-f]+ .*: on a "
+      "GPU host code cannot reach device memory");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<double> data(8);
+        volatile double* pointer = data.data();
+        pointer[7] = 1.0;
+      },
+      "host code wrote 8 byte\\(s\\) .*the cudaMalloc allocation of 64 bytes");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> data(64);
+        float copy[4] = {};
+        gpulab_sim_checked_memcpy(copy, data.data() + 60, sizeof copy);
+      },
+      "host code read 16 byte\\(s\\)");
+  // Kernels, the CUDA API, pinned memory and host memory around device memory are fine.
+  DeviceBuffer<unsigned char> device(1001);
+  set_bytes<<<4, 256>>>(device.data(), 1001, 0x5c);
+  GPULAB_CHECK_LAUNCH();
+  std::vector<unsigned char> back(1001);
+  GPULAB_CHECK(cudaMemcpy(back.data(), device.data(), back.size(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, std::vector<unsigned char>(1001, 0x5c));
+  unsigned char* pinned = nullptr;
+  GPULAB_CHECK(cudaMallocHost(&pinned, 16));
+  pinned[15] = 7;
+  EXPECT_EQ(pinned[15], 7);
+  GPULAB_CHECK(cudaFreeHost(pinned));
+  std::vector<float> host(1 << 16, 1.0f);
+  float sum = 0;
+  for (const float x : host) {
+    sum += x;
+  }
+  EXPECT_EQ(sum, 65536.0f);
+#else
+  GTEST_SKIP() << "on a GPU, host code that dereferences device memory faults by itself";
 #endif
 }
 

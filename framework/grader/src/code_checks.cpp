@@ -159,11 +159,14 @@ constexpr std::string_view kCNames[] = {
 
 // C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), the CUDA runtime
 // (cudaMalloc, ... and nvcc's __cudaRegisterFunction, ...), the sim's counting callbacks
-// (__asan_load4_noabort, ...).
-constexpr std::string_view kCPrefixes[] = {
-    "__popcount", "__clz",  "__ctz",  "__ffs",  "__parity",    "__bswap",     "__div",
-    "__udiv",     "__mod",  "__umod", "__mul",  "__fix",       "__float",     "__extend",
-    "__trunc",    "__powi", "cuda",   "__cuda", "__asan_load", "__asan_store"};
+// (__asan_load4_noabort, ...) and its checked memcpy family (gpulab_sim_checked_memcpy, ...).
+constexpr std::string_view kCPrefixes[] = {"__popcount",  "__clz",        "__ctz",
+                                           "__ffs",       "__parity",     "__bswap",
+                                           "__div",       "__udiv",       "__mod",
+                                           "__umod",      "__mul",        "__fix",
+                                           "__float",     "__extend",     "__trunc",
+                                           "__powi",      "cuda",         "__cuda",
+                                           "__asan_load", "__asan_store", "gpulab_sim_checked_"};
 
 // The C++ standard library, by the entity under std:: (the first name after std::, __cxx11:: and
 // the chrono _V2:: left out): strings, string streams and console streams, containers' out-of-line

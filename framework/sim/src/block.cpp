@@ -302,7 +302,9 @@ void resume(Worker& w, CudaThread& t) {
   if (w.counter != nullptr) {
     counting_enter_thread(t.linear, *t.fiber);
   }
+  device_code_enter();
   Switcher::enter(*t.fiber);
+  device_code_leave();
   if (w.counter != nullptr) {
     counting_leave_thread();
   }

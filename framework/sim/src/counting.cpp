@@ -27,6 +27,7 @@
 // ones), so L2 and DRAM figures are the same with 1 or many workers and under every schedule.
 #include "counting.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <algorithm>
@@ -264,6 +265,8 @@ std::uint64_t instruction_key(const Group& g) {
 }
 
 thread_local BlockCounter* active = nullptr;  // set while a counted CUDA thread runs
+thread_local bool in_device_code = false;     // set while any CUDA thread runs
+thread_local HostMemoryGap host_gap;          // the last stretch found free of device memory
 
 BlockCounter& this_block_counter() {
   thread_local BlockCounter counter;
@@ -683,6 +686,47 @@ void reset_l2_model() {
   }
 }
 
+void device_code_enter() noexcept {
+  in_device_code = true;
+}
+
+void device_code_leave() noexcept {
+  in_device_code = false;
+}
+
+void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
+                       const void* pc) noexcept {
+  if (in_device_code || bytes == 0) {
+    return;
+  }
+  if (address >= host_gap.begin && address + bytes <= host_gap.end &&
+      host_gap.generation == device_memory_generation()) {
+    return;  // the stretch last found free of device memory, unchanged since
+  }
+  const auto touched = device_memory_at(address, bytes, host_gap);
+  if (!touched) {
+    return;
+  }
+  // As on a GPU, where host code that dereferences a device pointer faults: the program ends,
+  // saying what it touched and which instruction did.
+  Dl_info info{};
+  const bool named = dladdr(pc, &info) != 0;
+  const auto base = named ? reinterpret_cast<std::uintptr_t>(info.dli_fbase) : 0;
+  std::fprintf(stderr,
+               "gpulab sim: host code %s %zu byte(s) at %p, inside device memory (the cudaMalloc "
+               "allocation of %zu bytes at %p), at instruction %p (%s+0x%zx%s%s): on a GPU host "
+               "code cannot reach device memory; copy it with cudaMemcpy, or do the work in a "
+               "kernel\n",
+               store ? "wrote" : "read", bytes, reinterpret_cast<void*>(address), touched->second,
+               reinterpret_cast<void*>(touched->first), pc,
+               named && info.dli_fname != nullptr ? info.dli_fname : "?",
+               reinterpret_cast<std::uintptr_t>(pc) - base,
+               named && info.dli_sname != nullptr ? ", in " : "",
+               named && info.dli_sname != nullptr ? info.dli_sname : "");
+  std::fflush(stderr);
+  std::abort();
+}
+
 void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept {
   if (BlockCounter* c = active; c != nullptr) {
     c->record(reinterpret_cast<std::uintptr_t>(address), static_cast<std::uint32_t>(bytes),
@@ -751,13 +795,17 @@ void clear_counted_launches() {
 // The callbacks GCC's -fsanitize=kernel-address calls before every load and store of an
 // instrumented translation unit (with asan-instrumentation-with-call-threshold=0).
 // ------------------------------------------------------------------------------------------------
-#define GPULAB_SIM_ACCESS(kind, op, n)                                             \
-  extern "C" void __asan_##kind##n##_noabort(std::uintptr_t address) {             \
-    if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;        \
-        __builtin_expect(c != nullptr, 0)) {                                       \
-      c->record(address, n, gpulab::sim::detail::Op::op,                           \
-                gpulab::sim::detail::return_address(__builtin_return_address(0))); \
-    }                                                                              \
+#define GPULAB_SIM_ACCESS(kind, op, n)                                               \
+  extern "C" void __asan_##kind##n##_noabort(std::uintptr_t address) {               \
+    if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;          \
+        __builtin_expect(c != nullptr, 0)) {                                         \
+      c->record(address, n, gpulab::sim::detail::Op::op,                             \
+                gpulab::sim::detail::return_address(__builtin_return_address(0)));   \
+    } else {                                                                         \
+      gpulab::sim::detail::check_host_access(                                        \
+          address, n, gpulab::sim::detail::Op::op == gpulab::sim::detail::Op::store, \
+          __builtin_return_address(0));                                              \
+    }                                                                                \
   }
 GPULAB_SIM_ACCESS(load, load, 1)
 GPULAB_SIM_ACCESS(load, load, 2)
@@ -775,6 +823,8 @@ extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes) 
   if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
     c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::load,
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  } else {
+    gpulab::sim::detail::check_host_access(address, bytes, false, __builtin_return_address(0));
   }
 }
 
@@ -782,6 +832,8 @@ extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes)
   if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
     c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  } else {
+    gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
   }
 }
 

@@ -48,6 +48,18 @@ void counting_end_phase();
 /// The block finished (or failed: its counts are dropped).
 void counting_end_block(bool failed);
 
+/// A CUDA thread (counted or not) runs on this OS thread from device_code_enter() to
+/// device_code_leave(): its accesses to device memory are a kernel's. Anywhere else, an
+/// instrumented access to device memory is host code reaching it, which a GPU does not allow:
+/// check_host_access ends the program with a message that says so.
+void device_code_enter() noexcept;
+void device_code_leave() noexcept;
+/// For an access of `bytes` at `address` made outside device code by the instruction before
+/// `pc`: returns when it touches no device memory, else prints what it touched and where and
+/// aborts. Called by the access callbacks, and by the checked memcpy family (host_memory.cpp).
+void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
+                       const void* pc) noexcept;
+
 /// Copies and memsets pass through the modeled L2 too (a memset over a buffer larger than L2 is
 /// how the harness flushes it); not part of any kernel's counters. Device thread only.
 void count_copy(const void* destination, const void* source, std::size_t bytes);

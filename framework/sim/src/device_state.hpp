@@ -19,6 +19,22 @@ namespace gpulab::sim::detail {
 [[nodiscard]] const GpuSpec& device_spec();
 /// Every live cudaMalloc and cudaMallocHost allocation as (start address, bytes).
 [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges();
+/// The stretch of addresses around one that holds no device memory, as device_memory_at left it;
+/// valid while device_memory_generation() is `generation`.
+struct HostMemoryGap {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  std::uint64_t generation = 0;
+};
+/// The live cudaMalloc allocation that [address, address + bytes) overlaps, as (start, bytes);
+/// nullopt when none does, with `gap` set to the stretch around `address` free of device memory.
+/// Takes a lock of its own (never State's): callable from any code, also from code the runtime
+/// runs while it holds its own.
+[[nodiscard]] std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(
+    std::uintptr_t address, std::size_t bytes, HostMemoryGap& gap);
+/// Changes whenever a cudaMalloc allocation is made or freed.
+[[nodiscard]] std::uint64_t device_memory_generation() noexcept;
+
 /// False for a stream created with cudaStreamNonBlocking (it does not synchronize with the
 /// legacy default stream); true otherwise, the legacy stream included.
 [[nodiscard]] bool stream_is_blocking(cudaStream_t stream);

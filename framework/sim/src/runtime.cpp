@@ -19,6 +19,7 @@
 #include <new>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -146,6 +147,37 @@ struct Allocation {
 };
 
 using AllocationTable = std::map<std::uintptr_t, Allocation>;  // start -> allocation
+
+// Where device memory is, for the check that host code never touches it (counting.cpp): the live
+// cudaMalloc allocations, behind a lock of their own, since the check runs in any instrumented
+// host code, also code the runtime calls while it holds State::mutex (a std::function's copy in
+// enqueue). Lock order: State::mutex, then this one.
+struct DeviceRanges {
+  std::shared_mutex mutex;
+  std::map<std::uintptr_t, std::size_t> ranges;  // start -> bytes
+  std::atomic<std::uint64_t> generation{1};
+
+  void add(std::uintptr_t start, std::size_t bytes) {
+    std::unique_lock lock(mutex);
+    ranges.emplace(start, bytes);
+    generation.fetch_add(1, std::memory_order_release);
+  }
+  void remove(std::uintptr_t start) {
+    std::unique_lock lock(mutex);
+    ranges.erase(start);
+    generation.fetch_add(1, std::memory_order_release);
+  }
+  void clear() {
+    std::unique_lock lock(mutex);
+    ranges.clear();
+    generation.fetch_add(1, std::memory_order_release);
+  }
+};
+
+DeviceRanges& device_ranges() {
+  static DeviceRanges& ranges = *new DeviceRanges();  // never destroyed: used after main
+  return ranges;
+}
 
 // Live allocations and handles. One mutex: the runtime is called from any host thread.
 struct State {
@@ -753,6 +785,7 @@ cudaError_t cudaDeviceReset() noexcept {
     delete event;
   }
   s.device_allocations.clear();
+  gpulab::sim::device_ranges().clear();
   s.host_allocations.clear();
   s.streams.clear();
   s.events.clear();
@@ -786,6 +819,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
     return fail(cudaErrorMemoryAllocation);
   }
   s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), allocation);
+  gpulab::sim::device_ranges().add(reinterpret_cast<std::uintptr_t>(memory), bytes);
   s.allocated += bytes;
   gpulab::note_device_malloc(memory, bytes);  // every allocation, in the memory accounting
   *pointer = memory;
@@ -812,6 +846,7 @@ cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*ta
   if (table == &gpulab::sim::State::device_allocations) {
     s.allocated -= it->second.bytes;
     gpulab::note_device_free(pointer);
+    gpulab::sim::device_ranges().remove(it->first);
   }
   const gpulab::sim::Allocation allocation = it->second;
   (s.*table).erase(it);
@@ -1471,6 +1506,31 @@ std::optional<KernelResources> recorded_resources(const void* kernel) {
   resources.registers_per_thread = it->second.registers;
   resources.static_shared_bytes = it->second.static_shared_bytes;
   return resources;
+}
+
+std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(std::uintptr_t address,
+                                                                       std::size_t bytes,
+                                                                       HostMemoryGap& gap) {
+  DeviceRanges& d = device_ranges();
+  std::shared_lock lock(d.mutex);
+  gap.generation = d.generation.load(std::memory_order_acquire);
+  const std::uintptr_t last = address + (bytes == 0 ? 0 : bytes - 1);
+  auto next = d.ranges.upper_bound(last);  // the first allocation starting after the access
+  std::uintptr_t begin = 0;
+  if (next != d.ranges.begin()) {
+    const auto before = std::prev(next);
+    if (before->first + before->second > address) {
+      return *before;
+    }
+    begin = before->first + before->second;
+  }
+  gap.begin = begin;
+  gap.end = next == d.ranges.end() ? std::numeric_limits<std::uintptr_t>::max() : next->first;
+  return std::nullopt;
+}
+
+std::uint64_t device_memory_generation() noexcept {
+  return device_ranges().generation.load(std::memory_order_acquire);
 }
 
 std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges() {
