@@ -390,6 +390,40 @@ TEST(HostCodeDeathTest, ReachingDeviceMemoryEndsTheProgramSayingWhere) {
 #endif
 }
 
+TEST(KernelAccesses, HostMemoryIsAnIllegalAddressDeviceAndPinnedMemoryAreNot) {
+#if defined(GPULAB_BACKEND_SIM)
+  if (!gpulab::sim::counting_available()) {
+    GTEST_SKIP() << "a kernel's accesses are seen through the counting callbacks: "
+                 << gpulab::sim::counting_unavailable_reason();
+  }
+  (void)cudaGetLastError();
+  const gpulab::sim::ScopedCounting counting;
+  // A std::vector's data (the host heap) used as a kernel's scratch: a GPU cannot reach it.
+  std::vector<unsigned char> host(64);
+  write_byte_at<<<1, 1>>>(host.data(), 3);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the launch itself is fine";
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+  const std::string failure = gpulab::sim::kernel_failure();
+  EXPECT_NE(failure.find("wrote 1 byte(s) of host memory at"), std::string::npos) << failure;
+  EXPECT_EQ(host[3], 0) << "the write never happened";
+  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);  // the error is sticky, as on a GPU
+  // Device and pinned memory are reachable.
+  DeviceBuffer<unsigned char> device(64);
+  write_byte_at<<<1, 1>>>(device.data(), 3);
+  GPULAB_CHECK_LAUNCH();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  unsigned char* pinned = nullptr;
+  GPULAB_CHECK(cudaMallocHost(&pinned, 64));
+  write_byte_at<<<1, 1>>>(pinned, 3);
+  GPULAB_CHECK_LAUNCH();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(pinned[3], 1);
+  GPULAB_CHECK(cudaFreeHost(pinned));
+#else
+  GTEST_SKIP() << "on a GPU the launch fails by itself (cudaErrorIllegalAddress)";
+#endif
+}
+
 TEST(DeviceAllocationsDeathTest, ResetUnmapsEveryAllocation) {
 #if defined(GPULAB_TEST_GUARD_PAGES)
   GTEST_FLAG_SET(death_test_style, "threadsafe");

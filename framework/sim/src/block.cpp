@@ -258,6 +258,10 @@ std::string describe_lanes(const Worker& w, unsigned warp) {
 }
 
 void fail_block(Worker& w, cudaError_t error, const std::string& what) {
+  // The failing thread is no longer counted: the bookkeeping below may run instrumented copies of
+  // library templates (the linker keeps one copy of each, possibly a translated file's), whose
+  // accesses are not the kernel's.
+  counting_leave_thread();
   if (w.failure) {
     return;
   }
@@ -881,6 +885,16 @@ void* dynamic_shared_memory(std::source_location where) {
     outside_kernel("extern __shared__ (dynamic shared memory)", where);
   }
   return w->shared;
+}
+
+void fail_illegal_address(const char* what) {
+  Worker* w = current_worker;
+  if (w == nullptr || w->current == nullptr) {
+    std::fprintf(stderr, "gpulab sim: %s\n", what);
+    std::abort();
+  }
+  record_failure(*w, cudaErrorIllegalAddress, what);
+  abandon_thread(*w);
 }
 
 void fail_kernel(bool assertion, const char* message, std::source_location where) {

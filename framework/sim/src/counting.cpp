@@ -129,6 +129,33 @@ Range static_tls_block() {
 #endif
 }
 
+// How far past an allocation's end an access is described as past it (the sim's guard page and
+// the 256-byte rounding before it, with room to spare), rather than as host memory.
+constexpr std::uintptr_t kPastTheEndBytes = 64 * 1024;
+
+// Whether `a` is in the executable's own image (its loaded segments: code, constants, __device__
+// and __constant__ variables, host globals), where a kernel's accesses to the program's static
+// data land on sim.
+bool in_program_image(std::uintptr_t a) {
+  static const std::vector<Range> segments = [] {
+    std::vector<Range> found;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* data) {
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+              static_cast<std::vector<Range>*>(data)->push_back(
+                  Range{info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, info->dlpi_phdr[i].p_memsz});
+            }
+          }
+          return 1;  // the first module is the executable
+        },
+        &found);
+    return found;
+  }();
+  return std::any_of(segments.begin(), segments.end(),
+                     [&](const Range& r) { return r.contains(a); });
+}
+
 }  // namespace
 
 class LaunchCounter {
@@ -146,6 +173,13 @@ class LaunchCounter {
 
   const KernelLaunch& launch() const { return launch_; }
   const Range& arguments() const { return arguments_; }
+
+  // The last global range that starts at or below `a`, or null.
+  const Range* global_below(std::uintptr_t a) const {
+    auto it = std::upper_bound(globals_.begin(), globals_.end(), a,
+                               [](std::uintptr_t x, const Range& r) { return x < r.begin; });
+    return it == globals_.begin() ? nullptr : &*std::prev(it);
+  }
 
   // The global range holding `a`, or null.
   const Range* global_range(std::uintptr_t a) const {
@@ -299,6 +333,30 @@ void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uin
     last_global = launch->global_range(a);
     if (last_global == nullptr) {
       if (!launch->arguments().contains(a)) {
+        if (!in_program_image(a)) {
+          // Not device, pinned, shared, local, argument or the program's own (__device__ and
+          // __constant__) memory: past the end of an allocation, or host memory (a heap or a host
+          // stack), which a GPU cannot reach.
+          const char* verb = op == Op::store ? "wrote" : op == Op::load ? "read" : "updated";
+          char what[384];
+          if (const Range* below = launch->global_below(a);
+              below != nullptr && a - (below->begin + below->bytes) < kPastTheEndBytes) {
+            std::snprintf(what, sizeof what,
+                          "%s %u byte(s) at %p, %zu bytes past the end of the allocation of %zu "
+                          "bytes at %p (an out-of-bounds access)",
+                          verb, bytes, reinterpret_cast<void*>(a),
+                          static_cast<std::size_t>(a - (below->begin + below->bytes)),
+                          static_cast<std::size_t>(below->bytes),
+                          reinterpret_cast<void*>(below->begin));
+          } else {
+            std::snprintf(what, sizeof what,
+                          "%s %u byte(s) of host memory at %p: a kernel reaches only device "
+                          "memory (cudaMalloc), pinned memory, shared, local and "
+                          "__device__/__constant__ variables",
+                          verb, bytes, reinterpret_cast<void*>(a));
+          }
+          fail_illegal_address(what);
+        }
         ++counts.other_accesses;
       }
       return;

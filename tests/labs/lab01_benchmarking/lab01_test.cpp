@@ -364,7 +364,9 @@ GPULAB_GRADED_TEST(
   ASSERT_GE(samples.size(), 5u) << "min_samples is 5";
   EXPECT_EQ(calls, 3 + static_cast<int>(samples.size()))
       << "expected warmup_runs (3) + one launch per sample (" << samples.size() << ") launches";
-  for (std::size_t i = 0; i < samples.size() && run.event_timed(); ++i) {
+  // Whether a warm-up was timed shows only in event times: other samples fail the test.
+  ASSERT_TRUE(run.event_timed()) << run.not_event_timed;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
     EXPECT_LT(samples[i], 0.95 * kSlowMs)
         << "sample " << i << " is " << samples[i] << " ms: the " << kSlowMs
         << " ms warm-up launches must not be timed (samples: " << listing(samples) << ")";
@@ -426,10 +428,10 @@ GPULAB_GRADED_TEST(Lab01Timing, TakesAtLeastMinSamplesAndMinTime, 5, "time_kerne
     total += x;
   }
   EXPECT_GE(run.samples.size(), 4u) << "min_samples is 4";
-  if (run.event_timed()) {
-    EXPECT_GE(total, 30.0) << "min_time_ms is 30: the samples sum to " << total << " ms ("
-                           << run.samples.size() << " samples)";
-  }
+  // The time sampled is the sum of event times: other samples fail the test.
+  ASSERT_TRUE(run.event_timed()) << run.not_event_timed;
+  EXPECT_GE(total, 30.0) << "min_time_ms is 30: the samples sum to " << total << " ms ("
+                         << run.samples.size() << " samples)";
 }
 
 GPULAB_GRADED_TEST(
@@ -589,9 +591,11 @@ GPULAB_GRADED_TEST(
   options.min_samples = 15;
   const TimedRun run = timed_run(stream, launch, options);
   ASSERT_FALSE(run.samples.empty());
-  if (!run.event_timed()) {
-    return;  // samples that are not event times are EachSampleMatchesItsLaunchsKnownDuration's
-  }
+  // A precondition that fails fails the test: samples that are not the times of event pairs on
+  // the stream cannot agree with anything.
+  ASSERT_TRUE(run.event_timed())
+      << "the samples are not the elapsed times of event pairs recorded around the launches on "
+         "the given stream, so they cannot be compared with the framework's harness";
   const gpulab::Summary got = gpulab::summarize(run.samples);
   EXPECT_NEAR(got.median_ms, want.summary.median_ms, 0.2 * want.summary.median_ms)
       << "median of time_kernel vs the framework's gpulab::measure on the same " << kSpinMs
