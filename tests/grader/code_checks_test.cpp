@@ -207,6 +207,155 @@ TEST(CodeChecks, StaticObjectsAndCodeBeforeMainAreFine) {
   EXPECT_TRUE(found.empty()) << joined(found);
 }
 
+TEST(CodeChecks, HonestUsesOfTheStandardLibraryAreAllowed) {
+  // What students write (found by playing one): streams and getline, character classes, long
+  // double and float maths, regular expressions, shared and weak pointers, std::any and
+  // std::variant, a shared_mutex-guarded cache, dynamic_cast, a namespace-scope string.
+  const Lines found = check(R"cpp(
+#include <any>
+#include <cctype>
+#include <chrono>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <shared_mutex>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+    namespace gpulab::lab09 {
+    const std::string kUnits = "ms";
+    std::string a(const std::string& text) {
+      std::istringstream in(text);
+      std::string line;
+      std::getline(in, line);
+      std::string word;
+      in >> word;
+      double x = 0;
+      in >> x;
+      return line + word + std::to_string(x) + kUnits;
+    }
+    void b(double x) {
+      std::cout << "value " << std::setprecision(3) << std::fixed << x << '\n' << std::endl;
+      std::cerr << std::string("s") << std::scientific << x;
+    }
+    bool c(const std::string& s) {
+      for (const char ch : s) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (std::isspace(u) || std::isdigit(u) || std::isalpha(u) || std::toupper(u) == 'A' ||
+            std::tolower(u) == 'a') {
+          return true;
+        }
+      }
+      return false;
+    }
+    double d(const std::string& s) {
+      char buf[64];
+      const auto r = std::to_chars(buf, buf + 64, 1.5);
+      return std::stod(s) + std::stoi(s) + static_cast<double>(r.ptr - buf);
+    }
+    double e(int i) {
+      std::variant<int, double> v;
+      if (i) {
+        v = 1.5;
+      } else {
+        v = 2;
+      }
+      std::any any = i;
+      auto p = std::make_shared<double>(1.0);
+      std::weak_ptr<double> w = p;
+      return std::visit([](auto y) { return static_cast<double>(y); }, v) +
+             std::any_cast<int>(any) + *w.lock();
+    }
+    bool f(const std::string& s) {
+      return std::regex_match(s, std::regex("[a-z]+"));
+    }
+    float g(float x) {
+      return static_cast<float>(std::lround(x)) + std::tgamma(x) + std::nearbyint(x) +
+             std::remainder(x, 2.0f) + std::asinh(x) + std::sqrt(x);
+    }
+    long double h(long double x) {
+      return std::pow(x, 2.0L) + std::exp(x) + std::log(x) + std::sqrt(x);
+    }
+    char* i(char* s) {
+      return std::strtok(s, ",");
+    }
+    double j(int n) {
+      static std::shared_mutex lock;
+      static std::map<int, double> cache;
+      {
+        std::shared_lock read(lock);
+        if (auto it = cache.find(n); it != cache.end()) {
+          return it->second;
+        }
+      }
+      std::unique_lock write(lock);
+      return cache[n] = n * 2.0;
+    }
+    struct Shape {
+      virtual ~Shape() = default;
+      virtual double area() const = 0;
+    };
+    struct Square : Shape {
+      double side = 1;
+      double area() const override { return side * side; }
+    };
+    double k(const Shape& shape) {
+      const auto* square = dynamic_cast<const Square*>(&shape);
+      return square != nullptr ? square->side : shape.area();
+    }
+    long l() {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(CodeChecks, AsTheSimCompilesItANamespaceScopeStringIsFine) {
+  // The sim's translation of a .cu file is built with the counting instrumentation, which calls
+  // __asan_{before,after}_dynamic_init around a file's dynamic initialization.
+  const Lines found = check_object_code(
+      compile_lab_code(
+          R"cpp(
+#include <string>
+            namespace gpulab::lab09 {
+            const std::string kUnits = "ms";
+            std::size_t f() {
+              return kUnits.size();
+            }
+            }  // namespace gpulab::lab09
+          )cpp",
+          "work.cu", false,
+          "-fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 "
+          "--param asan-stack=0 --param asan-globals=0"),
+      {"gpulab::lab09", {}, false, {}});
+  EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(CodeChecks, AnIndirectFunctionsResolverWouldRunBeforeTheLockdown) {
+  const Lines found = check(R"cpp(
+    namespace gpulab::lab09 {
+    int early_impl() {
+      return 1;
+    }
+    extern "C" void* gpulab_lab09_resolve() {
+      return reinterpret_cast<void*>(&early_impl);
+    }
+    int early() __attribute__((ifunc("gpulab_lab09_resolve")));
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(any_contains(found, "as an indirect function (ifunc)")) << joined(found);
+}
+
 TEST(CodeChecks, AFunctionInPreinitArrayWouldRunBeforeTheLockdown) {
   const Lines found = check(R"cpp(
 #include <cstdio>
@@ -665,7 +814,7 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
                                         "/cmake_pch.hxx.gch"},
                         {"file", pch.string() + ".cxx"}});
     std::ofstream(build / "compile_commands.json") << database.dump();
-    const Lines found = check_library_includes("gpulab.lab01.submission", rules);
+    const Lines found = check_library_sources("gpulab.lab01.submission", rules);
     if (cheats) {
       ASSERT_EQ(found.size(), 1u) << joined(found);
       EXPECT_NE(found[0].find("includes solutions/lab01_x/answer.hpp"), std::string::npos)
@@ -685,6 +834,82 @@ TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithNvcc) {
     GTEST_SKIP() << "this build has no CUDA toolkit (no nvcc)";
   }
   expect_staged_submission_checked(GPULAB_NVCC, "cu");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The student's own tokens
+// ---------------------------------------------------------------------------------------------
+
+TEST(CheckPreprocessed, AssemblyPragmasAndAttributesOutsideTheAllowlistAreFoundInTheOwnFileOnly) {
+  // As g++ -E writes it: line markers, a header's lines (anything goes there), the student's.
+  const std::string text = R"pp(# 0 "/s/work.cu"
+# 1 "/usr/include/c++/12/vector" 1 3
+__attribute__((no_sanitize_address)) void header_only();
+asm("nop");
+#pragma GCC optimize("O0")
+# 2 "/s/work.cu" 2
+[[nodiscard]] [[gnu::always_inline]] inline int a() { return 1; }
+__attribute__((noinline, aligned(16), __noinline__)) int b();
+const char* s = "asm __attribute__((section))";
+const char* r = R"x(asm
+[[gnu::section]])x";
+__attribute__((no_sanitize("kernel-address"))) void c();
+[[gnu::no_sanitize_address, nodiscard]] int d();
+#pragma unroll
+#pragma GCC unroll 4
+#pragma GCC push_options
+int e() { asm volatile(".incbin \"/etc/passwd\""); return 0; }
+__attribute__ ((section(".preinit_array"))) void (*f)() = nullptr;
+[[using gnu: optimize("O0")]] int g();
+)pp";
+  const Lines found = check_preprocessed("work.cu", text, {"/s/work.cu"});
+  const Lines expected = {
+      "work.cu:7: __attribute__((no_sanitize)): an attribute lab code may not use",
+      "work.cu:8: [[no_sanitize_address]]: an attribute lab code may not use",
+      "work.cu:11: #pragma GCC push_options: a pragma lab code may not use",
+      "work.cu:12: inline assembly (asm): lab code is C++ and CUDA C++ only",
+      "work.cu:13: __attribute__((section)): an attribute lab code may not use",
+      "work.cu:14: [[optimize]]: an attribute lab code may not use"};
+  ASSERT_EQ(found.size(), expected.size()) << joined(found);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(found[i].rfind(expected[i], 0), 0u) << found[i];
+  }
+}
+
+TEST(CheckLibrarySources, AnAttributeThatRemovesTheSimsInstrumentationIsFoundThroughAMacro) {
+  // The real compiler's -E, on a staged file that hides the attribute behind a macro.
+  const gpulab::testing::TempDir dir("gpulab-source-checks");
+  const fs::path src = dir.path() / "src";
+  const fs::path build = dir.path() / "build";
+  const IncludeRules rules{src,
+                           build,
+                           src / "labs" / "lab01_x",
+                           build / "grading" / "submission" / "lab01_x",
+                           dir.path() / "hidden",
+                           {},
+                           {"/usr"}};
+  fs::create_directories(rules.lab_dir);
+  fs::create_directories(src / "solutions" / "lab01_x");
+  const fs::path submitted = src / "solutions" / "lab01_x" / "work.cu";
+  std::ofstream(submitted) << "#define QUIET __attribute__((no_sanitize(\"kernel-address\")))\n"
+                           << "QUIET int work(int* p) { return *p; }\n";
+  const fs::path staged = rules.staged_dir / "work.cu";
+  ASSERT_TRUE(stage_student_file(submitted, staged));
+  const std::string target_dir = "CMakeFiles/gpulab.lab01.submission.dir";
+  nlohmann::json database = nlohmann::json::array();
+  database.push_back(
+      {{"directory", build.string()},
+       {"command", shell_quote(GPULAB_CXX) + " -x c++ -c " + shell_quote(staged.string()) + " -o " +
+                       target_dir + "/work.cu.o"},
+       {"file", staged.string()}});
+  std::ofstream(build / "compile_commands.json") << database.dump();
+  const Lines found = check_library_sources("gpulab.lab01.submission", rules);
+  ASSERT_EQ(found.size(), 1u) << joined(found);
+  EXPECT_EQ(found[0].rfind("work.cu:2: __attribute__((no_sanitize)): an attribute lab code may not "
+                           "use",
+                           0),
+            0u)
+      << found[0];
 }
 
 TEST(Demangle, DemanglesCxxNamesAndKeepsCNames) {

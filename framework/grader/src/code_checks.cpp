@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <initializer_list>
 #include <memory>
@@ -112,25 +113,32 @@ bool within(const std::vector<std::string>& scope, std::string_view ns) {
 // memory and strings, formatted output, clocks and sleeping, allocation, assertions and
 // exceptions, the mutex and once-flag calls <mutex> makes. No process, thread-creation, signal,
 // file, environment or dynamic-loading function is here.
+// <cmath>'s functions, each also with its float (f) and long double (l) suffix.
+constexpr std::string_view kMathFunctions[] = {
+    "acos",  "acosh",     "asin",      "asinh",      "atan",   "atan2",     "atanh",  "cbrt",
+    "ceil",  "copysign",  "cos",       "cosh",       "erf",    "erfc",      "exp",    "exp10",
+    "exp2",  "expm1",     "fabs",      "fdim",       "floor",  "fma",       "fmax",   "fmin",
+    "fmod",  "frexp",     "hypot",     "ilogb",      "ldexp",  "lgamma",    "llrint", "llround",
+    "log",   "log10",     "log1p",     "log2",       "logb",   "lrint",     "lround", "modf",
+    "nan",   "nearbyint", "nextafter", "nexttoward", "pow",    "remainder", "remquo", "rint",
+    "round", "scalbln",   "scalbn",    "sin",        "sincos", "sinh",      "sqrt",   "tan",
+    "tanh",  "tgamma",    "trunc"};
+
+// Other C library and compiler-runtime functions and objects, by exact name: memory and
+// strings, character classes, formatted output, clocks and sleeping, allocation, assertions and
+// exceptions, and the lock calls <mutex> and <shared_mutex> make. No process, thread-creation,
+// signal, file, environment or dynamic-loading function is here.
 constexpr std::string_view kCNames[] = {
-    // <cmath>
-    "acos", "acosf", "acosh", "asin", "asinf", "asinh", "atan", "atan2", "atan2f", "atanf", "atanh",
-    "cbrt", "cbrtf", "ceil", "ceilf", "copysign", "copysignf", "cos", "cosf", "cosh", "coshf",
-    "erf", "erfc", "erff", "exp", "exp10", "exp2", "exp2f", "expf", "expm1", "expm1f", "fabs",
-    "fabsf", "fdim", "floor", "floorf", "fma", "fmaf", "fmax", "fmaxf", "fmin", "fminf", "fmod",
-    "fmodf", "frexp", "frexpf", "hypot", "hypotf", "ilogb", "ldexp", "ldexpf", "lgamma", "llrint",
-    "llround", "log", "log10", "log10f", "log1p", "log1pf", "log2", "log2f", "logb", "logf",
-    "lrint", "lround", "modf", "modff", "nan", "nanf", "nearbyint", "nextafter", "nextafterf",
-    "pow", "powf", "remainder", "rint", "rintf", "round", "roundf", "scalbn", "sin", "sincos",
-    "sincosf", "sinf", "sinh", "sinhf", "sqrt", "sqrtf", "tan", "tanf", "tanh", "tanhf", "tgamma",
-    "trunc", "truncf",
-    // <cstdlib>, <cstring>, <cstdio> output, <ctime>
-    "abs", "labs", "llabs", "div", "ldiv", "qsort", "bsearch", "rand", "srand", "strtod", "strtof",
-    "strtold", "strtol", "strtoll", "strtoul", "strtoull", "atoi", "atol", "atoll", "atof",
-    "__isoc23_strtol", "__isoc23_strtoll", "__isoc23_strtoul", "__isoc23_strtoull", "memchr",
-    "memcmp", "memcpy", "memmove", "memset", "strchr", "strcmp", "strcpy", "strlen", "strncmp",
-    "strncpy", "strnlen", "strrchr", "strstr", "strcat", "strncat", "strerror", "__memcpy_chk",
-    "__memmove_chk", "__memset_chk", "__strcpy_chk", "__strcat_chk", "__strncpy_chk", "printf",
+    // <cstdlib>, <cstring>, <cctype>, <cstdio> output, <ctime>
+    "abs", "labs", "llabs", "div", "ldiv", "lldiv", "qsort", "bsearch", "rand", "srand", "strtod",
+    "strtof", "strtold", "strtol", "strtoll", "strtoul", "strtoull", "atoi", "atol", "atoll",
+    "atof", "__isoc23_strtol", "__isoc23_strtoll", "__isoc23_strtoul", "__isoc23_strtoull",
+    "memchr", "memcmp", "memcpy", "memmove", "memset", "strchr", "strcmp", "strcpy", "strlen",
+    "strncmp", "strncpy", "strnlen", "strrchr", "strstr", "strcat", "strncat", "strspn", "strcspn",
+    "strpbrk", "strtok", "strtok_r", "strerror", "__memcpy_chk", "__memmove_chk", "__memset_chk",
+    "__strcpy_chk", "__strcat_chk", "__strncpy_chk", "isalnum", "isalpha", "isblank", "iscntrl",
+    "isdigit", "isgraph", "islower", "isprint", "ispunct", "isspace", "isupper", "isxdigit",
+    "tolower", "toupper", "__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc", "printf",
     "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf", "puts",
     "putchar", "fputs", "fputc", "putc", "fwrite", "fflush", "stdout", "stderr", "__printf_chk",
     "__fprintf_chk", "__sprintf_chk", "__snprintf_chk", "__vsnprintf_chk", "__vfprintf_chk",
@@ -140,39 +148,57 @@ constexpr std::string_view kCNames[] = {
     "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign",
     // assertions, errors, the stack protector
     "abort", "__assert_fail", "__errno_location", "__stack_chk_fail",
-    // the C++ ABI: exceptions, guarded statics, destructors registered for the end (graded
-    // programs end with _exit: they never run), thread-local storage
+    // the C++ ABI: exceptions, casts, guarded statics, destructors registered for the end
+    // (graded programs end with _exit: they never run), thread-local storage
     "__cxa_allocate_exception", "__cxa_free_exception", "__cxa_throw", "__cxa_rethrow",
     "__cxa_begin_catch", "__cxa_end_catch", "__cxa_get_exception_ptr", "__cxa_call_terminate",
     "__cxa_call_unexpected", "__cxa_current_exception_type", "__cxa_bad_cast", "__cxa_bad_typeid",
     "__cxa_pure_virtual", "__cxa_deleted_virtual", "__cxa_throw_bad_array_new_length",
-    "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__cxa_atexit",
-    "__cxa_thread_atexit", "__cxa_thread_atexit_impl", "atexit", "__dso_handle", "__tls_get_addr",
-    "__gxx_personality_v0", "_Unwind_Resume", "_GLOBAL_OFFSET_TABLE_", "__libc_single_threaded",
-    // what <mutex>, <condition_variable> and std::call_once call (not pthread_create)
+    "__dynamic_cast", "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort",
+    "__cxa_atexit", "__cxa_thread_atexit", "__cxa_thread_atexit_impl", "atexit", "__dso_handle",
+    "__tls_get_addr", "__gxx_personality_v0", "_Unwind_Resume", "_GLOBAL_OFFSET_TABLE_",
+    "__libc_single_threaded",
+    // what <mutex>, <shared_mutex>, <condition_variable> and std::call_once call (not
+    // pthread_create)
     "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock", "pthread_once",
     "__pthread_key_create", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
     "pthread_cond_wait", "pthread_cond_signal", "pthread_cond_broadcast", "pthread_cond_destroy",
-    "pthread_cond_timedwait", "pthread_cond_clockwait",
+    "pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock", "pthread_rwlock_unlock", "pthread_rwlock_tryrdlock",
+    "pthread_rwlock_trywrlock", "pthread_rwlock_destroy", "pthread_rwlock_init",
     // the sim's CUDA built-in variables and the calls its memory counting compiles in
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "__asan_handle_no_return"};
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "__asan_handle_no_return",
+    "__asan_before_dynamic_init", "__asan_after_dynamic_init"};
 
 // C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), the CUDA runtime
 // (cudaMalloc, ... and nvcc's __cudaRegisterFunction, ...), the sim's counting callbacks
 // (__asan_load4_noabort, ...) and its checked memcpy family (gpulab_sim_checked_memcpy, ...).
-constexpr std::string_view kCPrefixes[] = {"__popcount",  "__clz",        "__ctz",
-                                           "__ffs",       "__parity",     "__bswap",
-                                           "__div",       "__udiv",       "__mod",
-                                           "__umod",      "__mul",        "__fix",
-                                           "__float",     "__extend",     "__trunc",
-                                           "__powi",      "cuda",         "__cuda",
-                                           "__asan_load", "__asan_store", "gpulab_sim_checked_"};
+constexpr std::string_view kCPrefixes[] = {"__isnan",      "__isinf",
+                                           "__finite",     "__fpclassify",
+                                           "__signbit",    "__popcount",
+                                           "__clz",        "__ctz",
+                                           "__ffs",        "__parity",
+                                           "__bswap",      "__div",
+                                           "__udiv",       "__mod",
+                                           "__umod",       "__mul",
+                                           "__fix",        "__float",
+                                           "__extend",     "__trunc",
+                                           "__powi",       "cuda",
+                                           "__cuda",       "__asan_load",
+                                           "__asan_store", "gpulab_sim_checked_"};
 
 // The C++ standard library, by the entity under std:: (the first name after std::, __cxx11:: and
 // the chrono _V2:: left out): strings, string streams and console streams, containers' out-of-line
 // parts, exceptions, clocks, random devices, locks and once-flags, character conversions. Not
 // its threads (thread, jthread, async), files (filesystem, fstreams) or process functions.
 constexpr std::string_view kStdEntities[] = {"basic_string",
+                                             "getline",
+                                             "use_facet",
+                                             "has_facet",
+                                             "collate",
+                                             "regex_error",
+                                             "regex_traits",
+                                             "bad_any_cast",
                                              "char_traits",
                                              "allocator",
                                              "basic_ostringstream",
@@ -331,7 +357,12 @@ bool allowed_reference(const std::string& name, const std::string& readable,
                        [&](std::string_view prefix) { return text.starts_with(prefix); });
   };
   if (!name.starts_with("_Z")) {  // a C name
+    const auto math = [&](std::string_view base) {
+      return name == base || (name.size() == base.size() + 1 && name.starts_with(base) &&
+                              (name.back() == 'f' || name.back() == 'l'));
+    };
     return std::find(std::begin(kCNames), std::end(kCNames), name) != std::end(kCNames) ||
+           std::any_of(std::begin(kMathFunctions), std::end(kMathFunctions), math) ||
            starts_with_any(name, kCPrefixes);
   }
   // operator new and delete, in every form.
@@ -348,6 +379,9 @@ bool allowed_reference(const std::string& name, const std::string& readable,
     return false;
   }
   if (scope.front() == "std") {
+    if (scope.size() == 1) {
+      return true;  // an operator of namespace std (<<, >>, ==, + on its types)
+    }
     std::size_t at = 1;
     while (at < scope.size() && (scope[at] == "__cxx11" || scope[at] == "_V2")) {
       ++at;
@@ -638,6 +672,12 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
             "helpers");
         continue;
       }
+      if (symbol.type == 'i') {
+        add("defines " + readable +
+            " as an indirect function (ifunc): its resolver would run before the graded program "
+            "locks itself down");
+        continue;
+      }
       if (symbol.type == 'U' || symbol.type == 'w') {
         const bool forbidden_call =
             std::any_of(rules.forbidden_calls.begin(), rules.forbidden_calls.end(),
@@ -903,8 +943,251 @@ std::vector<std::string> check_includes(const std::string& file,
   return findings;
 }
 
-std::vector<std::string> check_library_includes(const std::string& library_target,
-                                                const IncludeRules& rules) {
+// ---- the student's own tokens ---------------------------------------------------------------
+
+namespace {
+
+// Attributes lab code may write (with or without GCC's surrounding underscores, and with or
+// without a namespace such as gnu::): what a CUDA C++ lab needs to say about its functions, types
+// and data. Not section (code that runs before the lockdown), no_sanitize and its kin, optimize
+// or target (they take a kernel out of the sim's counting and checks), alias, weak, weakref or
+// ifunc (other names for other code).
+constexpr std::string_view kAllowedAttributes[] = {
+    "nodiscard", "maybe_unused", "likely", "unlikely", "fallthrough", "noreturn", "deprecated",
+    "no_unique_address", "carries_dependency", "assume", "always_inline", "noinline", "unused",
+    "aligned", "packed", "hot", "cold", "pure", "const", "flatten", "warn_unused_result", "nonnull",
+    "returns_nonnull", "format", "format_arg", "sentinel", "malloc", "alloc_size", "assume_aligned",
+    "may_alias", "vector_size", "nothrow", "noclone", "noipa", "leaf",
+    // CUDA's qualifiers as nvcc -E spells them
+    "host", "device", "global", "shared", "constant", "managed", "launch_bounds", "maxnreg",
+    "cluster_dims", "grid_constant"};
+
+// Pragmas lab code may write: loop unrolling and the compilers' diagnostics.
+constexpr std::string_view kAllowedPragmas[] = {"unroll",
+                                                "nounroll",
+                                                "GCC unroll",
+                                                "GCC ivdep",
+                                                "GCC diagnostic",
+                                                "nv_diag_suppress",
+                                                "nv_diag_default",
+                                                "nv_diag_warning",
+                                                "diag_suppress",
+                                                "diag_default",
+                                                "once"};
+
+struct Token {
+  std::string text;  ///< an identifier, "0" for a number, a quote for a literal, else one char
+  int line = 0;      ///< in the student's file
+};
+
+bool is_identifier_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// The tokens of the student's lines (`text`, lines joined with '\n'; `lines[k]` the file's line
+// number of the k-th): literals and numbers reduced to one token each.
+std::vector<Token> tokenize(std::string_view text, const std::vector<int>& lines) {
+  std::vector<Token> tokens;
+  std::size_t row = 0;
+  const auto line = [&] { return row < lines.size() ? lines[row] : 0; };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++row;
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+    } else if (c == 'R' && i + 1 < text.size() && text[i + 1] == '"') {
+      // A raw string: R"delimiter( ... )delimiter", possibly over several lines.
+      const std::size_t open = text.find('(', i + 2);
+      const std::string close =
+          ")" + std::string(text.substr(i + 2, open == std::string_view::npos ? 0 : open - i - 2)) +
+          "\"";
+      const std::size_t end = open == std::string_view::npos ? text.size() : text.find(close, open);
+      const std::size_t stop = end == std::string_view::npos ? text.size() : end + close.size();
+      tokens.push_back({"\"", line()});
+      for (std::size_t k = i; k < stop; ++k) {
+        row += text[k] == '\n' ? 1 : 0;
+      }
+      i = stop;
+    } else if (is_identifier_start(c)) {
+      const std::size_t start = i;
+      while (i < text.size() && is_identifier_char(text[i])) {
+        ++i;
+      }
+      tokens.push_back({std::string(text.substr(start, i - start)), line()});
+    } else if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      while (i < text.size() &&
+             (is_identifier_char(text[i]) || text[i] == '.' || text[i] == '\'')) {
+        ++i;
+      }
+      tokens.push_back({"0", line()});
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < text.size() && text[i] != c && text[i] != '\n') {
+        i += text[i] == '\\' ? 2 : 1;
+      }
+      ++i;
+      tokens.push_back({std::string(1, c), line()});
+    } else {
+      tokens.push_back({std::string(1, c), line()});
+      ++i;
+    }
+  }
+  return tokens;
+}
+
+// An attribute's name without GCC's surrounding double underscores ("__noinline__": noinline).
+std::string attribute_name(std::string name) {
+  if (name.size() > 4 && name.starts_with("__") && name.ends_with("__")) {
+    name = name.substr(2, name.size() - 4);
+  }
+  return name;
+}
+
+bool allowed_attribute(const std::string& name) {
+  return std::find(std::begin(kAllowedAttributes), std::end(kAllowedAttributes),
+                   attribute_name(name)) != std::end(kAllowedAttributes);
+}
+
+// From `at` (just past the opening brackets), the names of a comma-separated attribute list
+// (an attribute's arguments in parentheses skipped), up to `close` at depth 0; `at` ends on it.
+std::vector<const Token*> attribute_names(const std::vector<Token>& tokens, std::size_t& at,
+                                          char close) {
+  std::vector<const Token*> names;
+  bool expect_name = true;
+  int depth = 0;
+  for (; at < tokens.size(); ++at) {
+    const std::string& t = tokens[at].text;
+    if (depth == 0 && t.size() == 1 && t[0] == close) {
+      return names;
+    }
+    if (t == "(") {
+      ++depth;
+    } else if (t == ")") {
+      --depth;
+    } else if (depth == 0 && t == ",") {
+      expect_name = true;
+    } else if (depth == 0 && t == ":") {
+      expect_name = true;  // gnu::name: the name follows the namespace
+      if (!names.empty()) {
+        names.pop_back();
+      }
+    } else if (depth == 0 && expect_name && is_identifier_start(t[0]) && t != "using") {
+      names.push_back(&tokens[at]);
+      expect_name = false;
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> check_preprocessed(const std::string& file, std::string_view preprocessed,
+                                            const std::vector<std::filesystem::path>& own_files) {
+  // The student's lines, found by the line markers: GCC's `# 42 "file" flags` and `#line 42
+  // "file"`. Pragmas stay as `#pragma` lines.
+  std::string text;
+  std::vector<int> lines;
+  std::vector<std::pair<int, std::string>> found;  // by line
+  const auto add = [&](int line, const std::string& what) {
+    const std::pair<int, std::string> finding{line,
+                                              file + ":" + std::to_string(line) + ": " + what};
+    if (std::find(found.begin(), found.end(), finding) == found.end()) {
+      found.push_back(finding);
+    }
+  };
+  bool own = false;
+  int line = 0;
+  for (std::string_view raw : split_lines(preprocessed)) {
+    const std::string_view trimmed = trim(raw);
+    if (trimmed.starts_with('#')) {
+      std::string_view rest = trim(trimmed.substr(1));
+      if (rest.starts_with("line")) {
+        rest = trim(rest.substr(4));
+      }
+      if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front())) != 0) {
+        const std::size_t quote = rest.find('"');
+        const std::size_t end = quote == std::string_view::npos ? quote : rest.find('"', quote + 1);
+        line = std::atoi(std::string(rest.substr(0, rest.find(' '))).c_str());
+        if (end != std::string_view::npos) {
+          const fs::path marked =
+              fs::path(rest.substr(quote + 1, end - quote - 1)).lexically_normal();
+          own = std::find(own_files.begin(), own_files.end(), marked) != own_files.end();
+        }
+        continue;
+      }
+      if (own && rest.starts_with("pragma")) {
+        const std::string pragma(trim(rest.substr(6)));
+        const bool allowed = std::any_of(
+            std::begin(kAllowedPragmas), std::end(kAllowedPragmas), [&](std::string_view p) {
+              return pragma.starts_with(p) &&
+                     (pragma.size() == p.size() || !is_identifier_char(pragma[p.size()]));
+            });
+        if (!allowed) {
+          add(line, "#pragma " + pragma.substr(0, 60) +
+                        ": a pragma lab code may not use (it may unroll loops and manage "
+                        "warnings)");
+        }
+      }
+      ++line;
+      continue;
+    }
+    if (own) {
+      text.append(raw);
+      text += '\n';
+      lines.push_back(line);
+    }
+    ++line;
+  }
+  const std::vector<Token> tokens = tokenize(text, lines);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i].text;
+    if (t == "asm" || t == "__asm" || t == "__asm__") {
+      add(tokens[i].line, "inline assembly (" + t +
+                              "): lab code is C++ and CUDA C++ only (assembly can make "
+                              "system calls and embed any file of the machine)");
+    } else if (t == "__declspec") {
+      add(tokens[i].line, "__declspec: an attribute lab code may not use");
+    } else if ((t == "__attribute__" || t == "__attribute") && i + 2 < tokens.size() &&
+               tokens[i + 1].text == "(" && tokens[i + 2].text == "(") {
+      std::size_t at = i + 3;
+      for (const Token* name : attribute_names(tokens, at, ')')) {
+        if (!allowed_attribute(name->text)) {
+          add(name->line, "__attribute__((" + name->text +
+                              ")): an attribute lab code may not use (the sim's counting and "
+                              "checks, and the grader's, must see all of its code)");
+        }
+      }
+      i = at;
+    } else if (t == "[" && i + 1 < tokens.size() && tokens[i + 1].text == "[") {
+      std::size_t at = i + 2;
+      for (const Token* name : attribute_names(tokens, at, ']')) {
+        if (!allowed_attribute(name->text)) {
+          add(name->line, "[[" + name->text +
+                              "]]: an attribute lab code may not use (the sim's counting and "
+                              "checks, and the grader's, must see all of its code)");
+        }
+      }
+      i = at;
+    }
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> findings;
+  for (auto& entry : found) {
+    findings.push_back(std::move(entry.second));
+  }
+  return findings;
+}
+
+std::vector<std::string> check_library_sources(const std::string& library_target,
+                                               const IncludeRules& rules) {
   const fs::path database = rules.build_dir / "compile_commands.json";
   const std::optional<std::string> text = read_file(database);
   if (!text) {
@@ -934,32 +1217,58 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
         folder.parent_path().filename() == "CMakeFiles") {
       continue;  // CMake's own source for the target (the precompiled header's), not a student's
     }
-    const fs::path depfile = rules.build_dir / "grading" / "deps" /
-                             (library_target + "." + std::to_string(index++) + ".d");
+    const fs::path stem =
+        rules.build_dir / "grading" / "deps" / (library_target + "." + std::to_string(index++));
+    const fs::path depfile = stem.string() + ".d";
+    const fs::path preprocessed_file = stem.string() + ".ii";
     fs::create_directories(depfile.parent_path());
     words.erase(output, output + 2);
-    words.insert(words.end(), {"-M", "-MF", depfile.string()});
-    ProcessSpec spec;
-    spec.argv = words;
-    spec.timeout_s = 300;
-    const ProcessResult result = run_process(spec);
-    const std::optional<std::string> dependencies = read_file(depfile);
-    if (!result.started || result.exit_code != 0 || !dependencies) {
-      throw std::runtime_error("cannot list the includes of " +
-                               entry.at("file").get<std::string>() + ": " +
-                               (result.started ? result.output : result.start_error));
-    }
+    // The command run with `extra` instead of its output: what it wrote, or a runtime_error.
+    const auto run_as = [&](std::vector<std::string> extra, const fs::path& written,
+                            const char* what) {
+      ProcessSpec spec;
+      spec.argv = words;
+      spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
+      spec.timeout_s = 300;
+      const ProcessResult result = run_process(spec);
+      std::optional<std::string> output_text = read_file(written);
+      if (!result.started || result.exit_code != 0 || !output_text) {
+        throw std::runtime_error("cannot " + std::string(what) + " " +
+                                 entry.at("file").get<std::string>() + ": " +
+                                 (result.started ? result.output : result.start_error));
+      }
+      return std::move(*output_text);
+    };
+    const std::string dependencies =
+        run_as({"-M", "-MF", depfile.string()}, depfile, "list the includes of");
+    const std::string preprocessed =
+        run_as({"-E", "-o", preprocessed_file.string()}, preprocessed_file, "preprocess");
     std::string file = source.filename().string();
     if (file.ends_with(".cu.cpp")) {
       file.resize(file.size() - 4);  // the sim's translation of a .cu file
     }
     // Not the student's includes: the file the staged copy was made from (nvcc's -M names it),
     // and what the build's command forces in (the precompiled header, cmake/GpulabLabs.cmake).
-    std::vector<fs::path> not_included;
-    const std::optional<std::string> staged = read_file(directory / source);
-    if (const std::optional<fs::path> origin = staged ? staged_origin(*staged) : std::nullopt) {
-      not_included.push_back(origin->lexically_normal());
+    // The student's own file, under every name the line markers may give it: the compiled
+    // source, the staged copy its first line names (the sim's translation names the staged .cu),
+    // and the submitted file the staged copy names.
+    std::vector<fs::path> own = {(directory / source).lexically_normal()};
+    for (std::size_t k = 0; k < 2; ++k) {
+      // The name in the file's first #line directive (the translation's comes after a comment
+      // and an include).
+      const std::optional<std::string> named = read_file(own.back());
+      const std::size_t at = named ? named->find("#line 1 \"") : std::string::npos;
+      const std::optional<fs::path> origin =
+          at != std::string::npos && at < 1024 ? staged_origin(named->substr(at)) : std::nullopt;
+      if (!origin) {
+        break;
+      }
+      own.push_back(origin->lexically_normal());
     }
+    for (std::string& finding : check_preprocessed(file, preprocessed, own)) {
+      findings.push_back(std::move(finding));
+    }
+    std::vector<fs::path> not_included(own.begin() + 1, own.end());
     for (const std::string& forced : forced_includes(entry.at("command").get<std::string>())) {
       // GCC's -M lists the forced header (not its .gch); clang's may also list the .pch it reads
       // (-include-pch FILE.pch, CMake's spelling for clang; not checked here: no clang).
@@ -967,7 +1276,7 @@ std::vector<std::string> check_library_includes(const std::string& library_targe
       not_included.insert(not_included.end(), {path, fs::path(path.string() + ".pch")});
     }
     std::vector<std::string> absolute;
-    for (const std::string& dependency : parse_depfile(*dependencies)) {
+    for (const std::string& dependency : parse_depfile(dependencies)) {
       const fs::path path = (directory / dependency).lexically_normal();
       if (std::find(not_included.begin(), not_included.end(), path) == not_included.end()) {
         absolute.push_back(path.string());

@@ -362,7 +362,7 @@ LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, co
                               manifest.extra_tests_dir,
                               {},
                               manifest.system_include_dirs};
-  for (std::string& finding : check_library_includes(run.library_target, includes)) {
+  for (std::string& finding : check_library_sources(run.library_target, includes)) {
     check.findings.push_back(std::move(finding));
   }
   return check;

@@ -126,9 +126,9 @@ struct IncludeRules {
       staged_dir;  ///< where the graded files are: <build>/grading/slot<N>/submission/<dir>
   std::filesystem::path extra_tests_dir;  ///< the hidden suites (may be outside both trees)
   /// The sim's translation of the library's files (<build>/sim_sources/<library target>);
-  /// check_library_includes sets it.
+  /// check_library_sources sets it.
   std::filesystem::path translated_dir;
-  /// The compilers' include folders (LabManifest::system_include_dirs), and check_library_includes
+  /// The compilers' include folders (LabManifest::system_include_dirs), and check_library_sources
   /// adds each -isystem folder of the compile command (an imported package's headers).
   std::vector<std::filesystem::path> system_dirs;
 };
@@ -159,12 +159,25 @@ struct IncludeRules {
                                                       const std::vector<std::string>& dependencies,
                                                       const IncludeRules& rules);
 
-/// Runs the compile command of each source of `library_target` (from <build>/compile_commands.json)
-/// with -M instead of -o, and checks what it includes: not the file a staged copy names
-/// (staged_origin), not what the command forces in (forced_includes), and not CMake's own sources
-/// (the precompiled header's, under CMakeFiles/). Throws std::runtime_error when the commands
-/// cannot be read or run.
-[[nodiscard]] std::vector<std::string> check_library_includes(const std::string& library_target,
-                                                              const IncludeRules& rules);
+/// What a student file's own lines (`preprocessed`: the compiler's -E output, whose line markers
+/// say which file each line comes from; `own_files`: the names it may give the student's file)
+/// must not hold, an allowlist again: inline assembly (asm: it could make system calls or embed any
+/// file of the machine with .incbin), pragmas other than loop unrolling and diagnostics, and
+/// attributes other than the ones a CUDA C++ lab needs (not no_sanitize, optimize or target,
+/// which take code out of the sim's counting and checks; not section, alias, weak or weakref).
+/// Macros are expanded, so a macro that spells one is found too. One line per finding, e.g.
+/// "attention.cu:57: __attribute__((no_sanitize)): an attribute lab code may not use (...)".
+[[nodiscard]] std::vector<std::string> check_preprocessed(
+    const std::string& file, std::string_view preprocessed,
+    const std::vector<std::filesystem::path>& own_files);
+
+/// Runs the compile command of each source of `library_target` (from
+/// <build>/compile_commands.json) with -M instead of -o, and checks what it includes: not the file
+/// a staged copy names (staged_origin), not what the command forces in (forced_includes), and not
+/// CMake's own sources (the precompiled header's, under CMakeFiles/); then with -E, and checks the
+/// student's own lines (check_preprocessed). Throws std::runtime_error when the commands cannot be
+/// read or run.
+[[nodiscard]] std::vector<std::string> check_library_sources(const std::string& library_target,
+                                                             const IncludeRules& rules);
 
 }  // namespace gpulab
