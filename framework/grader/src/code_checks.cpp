@@ -1154,23 +1154,19 @@ std::vector<std::string> check_preprocessed(const std::string& file, std::string
                               "system calls and embed any file of the machine)");
     } else if (t == "__declspec") {
       add(tokens[i].line, "__declspec: an attribute lab code may not use");
-    } else if ((t == "__attribute__" || t == "__attribute") && i + 2 < tokens.size() &&
-               tokens[i + 1].text == "(" && tokens[i + 2].text == "(") {
-      std::size_t at = i + 3;
-      for (const Token* name : attribute_names(tokens, at, ')')) {
-        if (!allowed_attribute(name->text)) {
-          add(name->line, "__attribute__((" + name->text +
-                              ")): an attribute lab code may not use (the sim's counting and "
-                              "checks, and the grader's, must see all of its code)");
-        }
+    } else {
+      // An attribute list, GCC's __attribute__((...)) or C++'s [[...]]: each name allowed.
+      const bool gnu = (t == "__attribute__" || t == "__attribute") && i + 2 < tokens.size() &&
+                       tokens[i + 1].text == "(" && tokens[i + 2].text == "(";
+      const bool standard = t == "[" && i + 1 < tokens.size() && tokens[i + 1].text == "[";
+      if (!gnu && !standard) {
+        continue;
       }
-      i = at;
-    } else if (t == "[" && i + 1 < tokens.size() && tokens[i + 1].text == "[") {
-      std::size_t at = i + 2;
-      for (const Token* name : attribute_names(tokens, at, ']')) {
+      std::size_t at = i + (gnu ? 3 : 2);
+      for (const Token* name : attribute_names(tokens, at, gnu ? ')' : ']')) {
         if (!allowed_attribute(name->text)) {
-          add(name->line, "[[" + name->text +
-                              "]]: an attribute lab code may not use (the sim's counting and "
+          add(name->line, (gnu ? "__attribute__((" : "[[") + name->text + (gnu ? "))" : "]]") +
+                              ": an attribute lab code may not use (the sim's counting and "
                               "checks, and the grader's, must see all of its code)");
         }
       }
