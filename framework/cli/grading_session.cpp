@@ -33,20 +33,6 @@ namespace fs = std::filesystem;
 // How long past a test's time limit its runner may take to kill it and write the verdict.
 constexpr double kRunnerGraceS = 30;
 
-// Where a lab's student file is in the submission, relative to its root: labs/<dir>/<file> (a
-// copy of the whole tree) or <dir>/<file> (a labs/ or solutions/ folder); nullopt when neither
-// exists. Links count as existing: submitted_file_problem refuses them.
-std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& lab,
-                                          const std::string& file) {
-  for (const fs::path& candidate : {fs::path("labs") / lab.dir / file, fs::path(lab.dir) / file}) {
-    std::error_code error;
-    if (fs::exists(fs::symlink_status(root / candidate, error))) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
 // Submitted files that are instructor files and differ from the instructor's copy: they are not
 // used, and the report says so. A submission is either a copy of the tree (it has labs/) or a
 // folder of lab folders, which can only hold copies of labs/ files.

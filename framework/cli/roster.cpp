@@ -28,6 +28,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
+#include "gpulab/grader/similarity.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {
@@ -199,9 +200,10 @@ struct Job {
 
 class Roster {
  public:
-  explicit Roster(const RosterOptions& options) : options_(options) {
-    const LabManifest manifest = build_manifest();
-    for (const LabEntry* lab : select_labs(manifest, options.grading.labs)) {
+  explicit Roster(const RosterOptions& options) : options_(options), manifest_(build_manifest()) {
+    const LabManifest& manifest = manifest_;
+    lab_entries_ = select_labs(manifest, options.grading.labs);
+    for (const LabEntry* lab : lab_entries_) {
       labs_.push_back(lab->id);
     }
     backend_ = choose_backend(manifest, options.grading.backend);
@@ -835,12 +837,23 @@ class Roster {
     save_class_summary(out_ / "summary.json", summary);
     const std::string text = render_class_summary(summary);
     write_file_atomically(out_ / "summary.txt", text);
+    // Submissions that look alike, for the instructor to read (similarity.hpp).
+    std::vector<std::pair<std::string, fs::path>> students;
+    for (const RosterSubmission& s : submissions_) {
+      students.emplace_back(s.student, s.folder);
+    }
+    write_file_atomically(out_ / "similarity.txt",
+                          class_similarity_report(students, lab_entries_, manifest_.source_dir));
     std::cout << "\n"
               << text << "\ngradebook: " << (out_ / "gradebook.csv").string()
-              << "; each student's reports in " << out_.string() << "/<student>/" << std::endl;
+              << "; each student's reports in " << out_.string() << "/<student>/"
+              << "; submissions that look alike (to read, never a grade): "
+              << (out_ / "similarity.txt").string() << std::endl;
   }
 
   const RosterOptions& options_;
+  LabManifest manifest_;
+  std::vector<const LabEntry*> lab_entries_;  // in manifest_
   std::vector<std::string> labs_;
   std::string backend_;
   int parallel_ = 1;

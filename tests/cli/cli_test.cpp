@@ -421,6 +421,16 @@ TEST(CliRoster, GradesAClassInParallelIntoAGradebookEqualToEachGradeAlone) {
       gpulab("show " + gpulab::testing::shell_quote((roster.out / "summary.json").string()));
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
   EXPECT_EQ(shown.out, summary) << "gpulab show prints what summary.txt says";
+  // The two copies of the solution look alike, to each other and to the solution; the stubs
+  // (nothing but the starter code) look like nothing.
+  const std::string similar = gpulab::read_file(roster.out / "similarity.txt").value_or("");
+  EXPECT_NE(similar.find("lab03 bottleneck.cpp: 3 pair(s)"), std::string::npos) << similar;
+  EXPECT_NE(similar.find("100%  ada@example.edu  ~  cy@example.edu"), std::string::npos) << similar;
+  EXPECT_NE(similar.find("ada@example.edu  ~  solutions/lab03_bottleneck/bottleneck.cpp"),
+            std::string::npos)
+      << similar;
+  EXPECT_EQ(similar.find("Bob Stub"), std::string::npos) << similar;
+  EXPECT_NE(graded.out.find("similarity.txt"), std::string::npos) << graded.out;
 
   // Each grade equals the same submission graded alone.
   const fs::path alone = temp_path("alone.json");

@@ -282,6 +282,17 @@ std::vector<std::string> runner_command(const LabManifest& manifest, const LabRu
   return command;
 }
 
+std::optional<fs::path> find_student_file(const fs::path& root, const LabEntry& lab,
+                                          const std::string& file) {
+  for (const fs::path& candidate : {fs::path("labs") / lab.dir / file, fs::path(lab.dir) / file}) {
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(root / candidate, error))) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> submitted_file_problem(const fs::path& root, const fs::path& relative,
                                                   std::uintmax_t max_bytes) {
   fs::path path = root;

@@ -109,6 +109,12 @@ struct LabManifest {
 bool stage_student_file(const std::filesystem::path& from, const std::filesystem::path& to,
                         bool keep_existing = false);
 
+/// Where a lab's student file is in a submission, relative to its root: labs/<dir>/<file> (a copy
+/// of the whole tree) or <dir>/<file> (a folder of lab folders); nullopt when neither exists.
+/// Links count as existing: submitted_file_problem refuses them.
+[[nodiscard]] std::optional<std::filesystem::path> find_student_file(
+    const std::filesystem::path& root, const LabEntry& lab, const std::string& file);
+
 /// The largest student file graded: 1 MiB.
 inline constexpr std::uintmax_t kMaxStudentFileBytes = std::uintmax_t{1} << 20;
 
