@@ -118,6 +118,19 @@ TEST(Wmma, HalfM16N16K16MatchesTheCpuInEveryLayout) {
   check_tile<16, 16, 16, __half, wmma::col_major, wmma::row_major, float>(4, true, 8);
 }
 
+TEST(Wmma, EachWarpsMmaSyncIsOneTensorCoreOperation) {
+#if defined(GPULAB_BACKEND_SIM)
+  GPULAB_REQUIRE_DEVICE();
+  const std::uint64_t before = gpulab::sim::tensor_core_operations();
+  check_tile<16, 16, 16, __half, wmma::row_major, wmma::col_major, float>(3, false, 0);
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(gpulab::sim::tensor_core_operations() - before, 3u)
+      << "one warp, three mma_sync calls: three operations (not one per lane)";
+#else
+  GTEST_SKIP() << "the sim's count of tensor-core operations (Nsight Compute counts them on a GPU)";
+#endif
+}
+
 TEST(Wmma, HalfAccumulatorsAndTheOtherShapes) {
   GPULAB_REQUIRE_DEVICE();
   check_tile<16, 16, 16, __half, wmma::row_major, wmma::col_major, __half>(2, false, 0);

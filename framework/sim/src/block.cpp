@@ -417,6 +417,12 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
 // Completes the WMMA call the lanes of the (full) `warp` wait in, once all 32 made it: checks that
 // they agree, and for mma_sync computes every lane's result. Fails the block when they can never
 // meet (a lane exited) or disagree. Returns whether it completed.
+// Every warp-level mma_sync completed (gpulab::sim::tensor_core_operations).
+std::atomic<std::uint64_t>& tensor_core_operation_count() {
+  static std::atomic<std::uint64_t> count{0};
+  return count;
+}
+
 bool try_complete_matrix(Worker& w, unsigned warp) {
   const unsigned base = warp * kWarp;
   unsigned waiting = 0;
@@ -461,6 +467,7 @@ bool try_complete_matrix(Worker& w, unsigned warp) {
   }
   if (first.matrix->op == MatrixOp::mma) {
     multiply_fragments(calls);
+    tensor_core_operation_count().fetch_add(1, std::memory_order_relaxed);
   }
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     CudaThread& t = w.threads[base + lane];
@@ -927,6 +934,10 @@ long long clock_cycles() noexcept {
 }
 
 }  // namespace gpulab::sim::detail
+
+std::uint64_t gpulab::sim::tensor_core_operations() noexcept {
+  return detail::tensor_core_operation_count().load(std::memory_order_relaxed);
+}
 
 // A failed assert() in a kernel ends the launch with cudaErrorAssert, printed the way CUDA prints
 // device assertions; outside kernels it behaves as glibc's. (Defining it here overrides glibc's

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <random>
@@ -527,12 +528,17 @@ GPULAB_GRADED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_att
 }
 
 GPULAB_GRADED_TEST(Lab04Traffic, TensorCoresReadHalfPrecision, 5, "flash_attention_tensor_cores",
-                   "counted on sim, level 4 moves at most 0.65x the FP32 bytes of Q, K, V and O") {
+                   "counted on sim, level 4 computes on tensor cores (WMMA) and moves at most "
+                   "0.65x the FP32 bytes of Q, K, V and O") {
 #if GPULAB_BACKEND_CUDA
   GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
 #else
   GPULAB_REQUIRE_COUNTING();
+  const std::uint64_t mma_before = gpulab::sim::tensor_core_operations();
   const double tensor = core_dram_bytes(4);
+  EXPECT_GT(gpulab::sim::tensor_core_operations(), mma_before)
+      << "level 4 ran no tensor-core operation (nvcuda::wmma::mma_sync): its products must be "
+         "computed on tensor cores, not on CUDA cores from FP16 inputs";
   EXPECT_LE(tensor, 0.65 * kQkvoBytes)
       << "level 4's core moves " << tensor << " DRAM bytes; Q, K, V in FP16 and O in FP32 once is "
       << 0.625 * kQkvoBytes << ", " << describe(kTrafficConfig);

@@ -300,6 +300,10 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 /// (gpulab/core/memory_stats.hpp: current, peak, where each allocation was made).
 [[nodiscard]] std::size_t allocated_bytes() noexcept;
 
+/// Warp-level tensor-core operations (WMMA mma_sync, one per warp and call) the sim's kernels have
+/// completed since the program started: how a test sees that a kernel computes on tensor cores.
+[[nodiscard]] std::uint64_t tensor_core_operations() noexcept;
+
 // ------------------------------------------------------------------------------------------------
 // Memory counting (docs/sim.md, "Counting memory traffic"): with counting on, every kernel launch
 // records what its threads did to memory (gpulab/core/counters.hpp): requests, sectors,
