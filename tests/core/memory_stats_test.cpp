@@ -122,6 +122,31 @@ TEST(MemoryStats, ACachingAllocatorsBlocksAreReservedAndItsPiecesAllocated) {
   EXPECT_EQ(s.allocated_bytes, before.allocated_bytes);
 }
 
+TEST(MemoryStats, OnlyPiecesOfAReservedBlockAreCounted) {
+  // Lab code reports its caching allocator's pieces: not memory outside a block it reserved, nor
+  // a piece of a plain allocation, nor one that runs past its block's end.
+  const MemoryStats before = memory_stats();
+  const std::size_t refused = refused_cache_pieces();
+  const void* reserved = fake_address();
+  const void* plain = fake_address();
+  {
+    const CacheReservation reservation;
+    note_device_malloc(reserved, 4096);
+  }
+  note_device_malloc(plain, 4096);
+  note_cache_allocate(static_cast<const char*>(reserved) + 4000, 200);  // past the end
+  note_cache_allocate(static_cast<const char*>(plain) + 16, 16);        // not a reserve
+  note_cache_allocate(fake_address(), 64);                              // nobody's memory
+  EXPECT_EQ(refused_cache_pieces(), refused + 3);
+  EXPECT_EQ(memory_stats().allocated_bytes, before.allocated_bytes + 4096) << "the plain one";
+  note_cache_allocate(static_cast<const char*>(reserved) + 4000, 96);  // the last 96 bytes
+  EXPECT_EQ(refused_cache_pieces(), refused + 3);
+  EXPECT_EQ(memory_stats().allocated_bytes, before.allocated_bytes + 4096 + 96);
+  note_device_free(reserved);
+  note_device_free(plain);
+  EXPECT_EQ(memory_stats().allocated_bytes, before.allocated_bytes);
+}
+
 TEST(MemoryStats, ABlockGivenBackTakesThePiecesStillHandedOutWithIt) {
   const MemoryStats before = memory_stats();
   const void* block = fake_address();

@@ -36,6 +36,7 @@ struct Accounting {
   bool recording = false;
   std::size_t max_events = 0;
   std::size_t dropped = 0;
+  std::size_t refused_pieces = 0;  // note_cache_allocate calls outside every reserved block
   std::vector<MemoryEvent> history;
   std::chrono::steady_clock::time_point history_start;
 };
@@ -187,6 +188,12 @@ std::vector<MemoryEvent> memory_history() {
   return a.history;
 }
 
+std::size_t refused_cache_pieces() {
+  Accounting& a = accounting();
+  std::scoped_lock lock(a.mutex);
+  return a.refused_pieces;
+}
+
 std::size_t dropped_memory_events() {
   Accounting& a = accounting();
   std::scoped_lock lock(a.mutex);
@@ -313,6 +320,16 @@ void note_cache_allocate(const void* address, std::size_t bytes, std::uintptr_t 
   std::scoped_lock lock(a.mutex);
   try {
     const auto key = reinterpret_cast<std::uintptr_t>(address);
+    // Only a piece of a block the allocator reserved (made inside a CacheReservation) counts:
+    // reporting memory that is not its own would feed the accounting figures of nothing.
+    const auto after = a.device.upper_bound(key);
+    const auto owner = after == a.device.begin() ? a.device.end() : std::prev(after);
+    if (owner == a.device.end() || owner->second.allocated ||
+        key - owner->first > owner->second.allocation.bytes ||
+        bytes > owner->second.allocation.bytes - (key - owner->first)) {
+      ++a.refused_pieces;
+      return;
+    }
     if (const auto stale = a.cached.find(key); stale != a.cached.end()) {
       // Handed out again without being taken back: the allocator forgot to report the free.
       erase_cached_piece(a, stale);

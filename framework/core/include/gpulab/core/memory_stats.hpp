@@ -119,9 +119,14 @@ void note_device_malloc(const void* address, std::size_t bytes, std::uintptr_t s
 /// handed out inside it; unknown addresses are ignored.
 void note_device_free(const void* address) noexcept;
 
-/// A caching allocator handed out `bytes` at `address` (inside one of its blocks) for `stream`.
+/// A caching allocator handed out `bytes` at `address` for `stream`. Only a piece that lies inside
+/// a live block the allocator reserved (cudaMalloc'd inside a CacheReservation) is counted; any
+/// other report is refused (refused_cache_pieces): lab code cannot feed the figures it is graded
+/// by with memory that is not its allocator's.
 void note_cache_allocate(const void* address, std::size_t bytes,
                          std::uintptr_t stream = 0) noexcept;
+/// How many note_cache_allocate reports were refused since the program started.
+[[nodiscard]] std::size_t refused_cache_pieces();
 /// A caching allocator took back what it handed out at `address`.
 void note_cache_free(const void* address) noexcept;
 
