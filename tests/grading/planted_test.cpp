@@ -17,7 +17,7 @@
 //   "links"        {"lab03_bottleneck/bottleneck.cpp": "${source}/solutions/..."}: a path of the
 //                  submission made a symbolic link
 //                  ("${source}": the instructor's tree, "${submission}": the submission's folder,
-//                  in replacements, copies and links)
+//                  "${planted}": the planted folder, in replacements, copies and links)
 //   "backends"     where the expectations hold: "sim" always runs; "cuda" only with a GPU
 //   "timeout_s"    each test's time limit for this grading
 //   "score"        the total points it must get

@@ -39,11 +39,14 @@ inline std::string planted_lines(const nlohmann::json& value) {
   return out;
 }
 
-/// `text` with "${source}" replaced by `source` and "${submission}" by `work`.
+/// `text` with "${source}" replaced by `source`, "${submission}" by `work` and "${planted}" by
+/// `spec_dir`.
 inline std::string planted_paths(std::string text, const std::filesystem::path& source,
-                                 const std::filesystem::path& work) {
+                                 const std::filesystem::path& work,
+                                 const std::filesystem::path& spec_dir) {
   for (const auto& [name, path] : {std::pair{std::string("${source}"), source.string()},
-                                   std::pair{std::string("${submission}"), work.string()}}) {
+                                   std::pair{std::string("${submission}"), work.string()},
+                                   std::pair{std::string("${planted}"), spec_dir.string()}}) {
     for (std::size_t at = text.find(name); at != std::string::npos;
          at = text.find(name, at + path.size())) {
       text.replace(at, name.size(), path);
@@ -54,7 +57,8 @@ inline std::string planted_paths(std::string text, const std::filesystem::path& 
 
 /// Writes the submission of `spec` (read from `spec_dir`) into `work` (created; its "layout":
 /// "tree" puts the labs under work/labs), its base taken from `source` (the instructor's tree).
-/// "${source}" and "${submission}" in replacements and link targets are those folders.
+/// "${source}", "${submission}" and "${planted}" (`spec_dir`) in replacements, copies and link
+/// targets are those folders.
 /// Throws std::runtime_error when an edit's "find" is not in its file exactly once, or its
 /// replacement is empty.
 inline void make_planted_submission(const nlohmann::json& spec,
@@ -80,7 +84,7 @@ inline void make_planted_submission(const nlohmann::json& spec,
         planted_paths(edit.contains("replace_file")
                           ? read_text(spec_dir / edit.at("replace_file").get<std::string>())
                           : planted_lines(edit.at("replace")),
-                      source, work);
+                      source, work, spec_dir);
     if (replacement.empty()) {
       throw std::runtime_error("an empty replacement for \"" + find + "\"");
     }
@@ -95,7 +99,8 @@ inline void make_planted_submission(const nlohmann::json& spec,
   // "copies": {"<path in the submission>": "<file>"}: a copy of the file there.
   const nlohmann::json& copies = spec.contains("copies") ? spec.at("copies") : no_files;
   for (const auto& [path, from] : copies.items()) {
-    write_text(work / path, read_text(planted_paths(from.get<std::string>(), source, work)));
+    write_text(work / path,
+               read_text(planted_paths(from.get<std::string>(), source, work, spec_dir)));
   }
   // "links": {"<path in the submission>": "<target>"}: the file or folder at the path (under the
   // labs' root) replaced by a symbolic link to the target.
@@ -104,7 +109,7 @@ inline void make_planted_submission(const nlohmann::json& spec,
     const fs::path link = labs_root / path;
     fs::remove_all(link);
     fs::create_directories(link.parent_path());
-    fs::create_symlink(planted_paths(target.get<std::string>(), source, work), link);
+    fs::create_symlink(planted_paths(target.get<std::string>(), source, work, spec_dir), link);
   }
 }
 
