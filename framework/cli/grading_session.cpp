@@ -251,6 +251,17 @@ class Grading {
     write_file_atomically(log, built.output);
     if (std::vector<std::string> failure = build_failure(built); !failure.empty()) {
       std::cout << "did not compile (" << log.string() << ")\n";
+      // Compiler errors quote the files they are in: not shown for a file it must not include.
+      std::vector<std::string> findings;
+      try {
+        findings = check_lab_sources(manifest_, lab, *runs_[i], build_, runs_[i]->files_dir);
+      } catch (const std::exception&) {
+        // Its includes cannot be listed (one is missing): the compiler's errors say which.
+      }
+      if (!findings.empty()) {
+        reject(i, std::move(findings));
+        return false;
+      }
       build_failed(i, std::move(failure));
       return false;
     }

@@ -366,6 +366,15 @@ LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, co
   const std::vector<ObjectCode> objects =
       read_object_code(run.library, manifest.nm, manifest.objdump);
   LabCodeCheck check{check_object_code(objects, rules), find_forbidden_calls(objects, rules)};
+  for (std::string& finding : check_lab_sources(manifest, lab, run, build_dir, files_dir)) {
+    check.findings.push_back(std::move(finding));
+  }
+  return check;
+}
+
+std::vector<std::string> check_lab_sources(const LabManifest& manifest, const LabEntry& lab,
+                                           const LabRun& run, const fs::path& build_dir,
+                                           const fs::path& files_dir) {
   const IncludeRules includes{manifest.source_dir,
                               build_dir,
                               manifest.source_dir / "labs" / lab.dir,
@@ -373,10 +382,7 @@ LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, co
                               manifest.extra_tests_dir,
                               {},
                               manifest.system_include_dirs};
-  for (std::string& finding : check_library_sources(run.library_target, includes)) {
-    check.findings.push_back(std::move(finding));
-  }
-  return check;
+  return check_library_sources(run.library_target, includes);
 }
 
 std::string_view to_string(TestOutcome outcome) noexcept {

@@ -146,6 +146,14 @@ struct LabCodeCheck {
                                           const LabRun& run, const std::filesystem::path& build_dir,
                                           const std::filesystem::path& files_dir);
 
+/// The part of check_lab_code that needs no object code: what `lab`'s files include and their
+/// own preprocessed lines (check_library_sources). Also for a lab that did not compile, before
+/// its compiler errors are shown: they could quote a file it must not include.
+[[nodiscard]] std::vector<std::string> check_lab_sources(const LabManifest& manifest,
+                                                         const LabEntry& lab, const LabRun& run,
+                                                         const std::filesystem::path& build_dir,
+                                                         const std::filesystem::path& files_dir);
+
 /// What the test runner's exit said about one test.
 enum class TestOutcome {
   passed,   ///< exit 0
