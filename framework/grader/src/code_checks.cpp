@@ -349,13 +349,16 @@ std::vector<std::string> symbol_scope(std::string_view name) {
   return scope;
 }
 
+// Whether `text` starts with one of `prefixes`.
+template <class Prefixes>
+bool starts_with_any(std::string_view text, const Prefixes& prefixes) {
+  return std::any_of(std::begin(prefixes), std::end(prefixes),
+                     [&](std::string_view prefix) { return text.starts_with(prefix); });
+}
+
 // Whether lab code may reference the symbol `name` (mangled; `readable` demangled) under `rules`.
 bool allowed_reference(const std::string& name, const std::string& readable,
                        const CodeRules& rules) {
-  const auto starts_with_any = [](std::string_view text, const auto& prefixes) {
-    return std::any_of(std::begin(prefixes), std::end(prefixes),
-                       [&](std::string_view prefix) { return text.starts_with(prefix); });
-  };
   if (!name.starts_with("_Z")) {  // a C name
     const auto math = [&](std::string_view base) {
       return name == base || (name.size() == base.size() + 1 && name.starts_with(base) &&
@@ -679,10 +682,8 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
         continue;
       }
       if (symbol.type == 'U' || symbol.type == 'w') {
-        const bool forbidden_call =
-            std::any_of(rules.forbidden_calls.begin(), rules.forbidden_calls.end(),
-                        [&](const std::string& prefix) { return readable.starts_with(prefix); });
-        if (forbidden_call || allowed_reference(symbol.name, readable, rules)) {
+        if (starts_with_any(readable, rules.forbidden_calls) ||
+            allowed_reference(symbol.name, readable, rules)) {
           continue;  // a forbidden call fails the tests of its work (find_forbidden_calls)
         }
         std::vector<std::string> callers;
@@ -728,8 +729,7 @@ std::vector<ForbiddenCall> find_forbidden_calls(const std::vector<ObjectCode>& o
         continue;
       }
       const std::string readable = demangle(symbol.name);
-      if (std::any_of(rules.forbidden_calls.begin(), rules.forbidden_calls.end(),
-                      [&](const std::string& prefix) { return readable.starts_with(prefix); })) {
+      if (starts_with_any(readable, rules.forbidden_calls)) {
         calls.push_back({source_of(object.member), readable});
       }
     }
