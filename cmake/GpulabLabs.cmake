@@ -52,7 +52,7 @@
 # gpulab.<lab>.student.<backend>/build), so they never run a program older than the student's
 # files; where configuring saw no GPU its cuda tests are not listed.
 #
-# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 7): every lab,
+# gpulab_write_lab_manifest() writes <build>/grading/manifest.json (schema_version 8): every lab,
 # its student files, and per variant, slot and backend the folder of the student files, the
 # report program, the graded suites' target, program, result folder and environment, and each
 # graded test with its points, the lab functions it covers and what it checks. `gpulab run`
@@ -133,9 +133,11 @@ function(_gpulab_program_path out target)
 endfunction()
 
 # The graded tests declared in the sources ARGN: "Suite.Name" in out_names, and, in the same
-# order, their points, the lab functions they cover (a string of names) and what they check.
-function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
+# order, their points, the lab functions they cover (a string of names), what they check and
+# whether they are counted (GPULAB_COUNTED_TEST: true or false).
+function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks out_counted)
   set(names "")
+  set(counted "")
   set(points "")
   set(covers "")
   set(checks "")
@@ -145,25 +147,30 @@ function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
   # inside (CMake lists would split or join them).
   set(str "\"[^]\";\\[]*\"(${ws}\"[^]\";\\[]*\")*")
   set(declaration
-      "GPULAB_GRADED_TEST${ws}\\(${ws}(${id})${ws},${ws}(${id})${ws},${ws}([0-9]+)${ws},${ws}(${str})${ws},${ws}(${str})${ws}\\)")
+      "GPULAB_(GRADED|COUNTED)_TEST${ws}\\(${ws}(${id})${ws},${ws}(${id})${ws},${ws}([0-9]+)${ws},${ws}(${str})${ws},${ws}(${str})${ws}\\)")
   foreach(src IN LISTS ARGN)
     file(READ "${src}" content)
-    string(REGEX MATCHALL "GPULAB_GRADED_TEST${ws}\\(" uses "${content}")
+    string(REGEX MATCHALL "GPULAB_(GRADED|COUNTED)_TEST${ws}\\(" uses "${content}")
     string(REGEX MATCHALL "${declaration}" found "${content}")
     list(LENGTH uses use_count)
     list(LENGTH found found_count)
     if(NOT use_count EQUAL found_count)
-      message(FATAL_ERROR "${src}: ${use_count} GPULAB_GRADED_TEST declarations, ${found_count} "
+      message(FATAL_ERROR "${src}: ${use_count} graded test declarations, ${found_count} "
                           "of them in the form GPULAB_GRADED_TEST(Suite, Name, points, "
                           "\"functions\", \"what it checks\"), strings without quotes, "
                           "backslashes, semicolons or square brackets (tests/labs/graded_test.hpp)")
     endif()
     foreach(match IN LISTS found)
       string(REGEX MATCH "${declaration}" unused "${match}")
-      set(name "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
-      set(point "${CMAKE_MATCH_3}")
+      if(CMAKE_MATCH_1 STREQUAL "COUNTED")
+        set(is_counted true)
+      else()
+        set(is_counted false)
+      endif()
+      set(name "${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
+      set(point "${CMAKE_MATCH_4}")
       set(fields "")
-      foreach(text IN ITEMS "${CMAKE_MATCH_4}" "${CMAKE_MATCH_6}")
+      foreach(text IN ITEMS "${CMAKE_MATCH_5}" "${CMAKE_MATCH_7}")
         string(REGEX REPLACE "\"${ws}\"" "" text "${text}")  # "a " "b" -> "a b"
         string(REGEX REPLACE "^\"(.*)\"$" "\\1" text "${text}")
         string(STRIP "${text}" text)
@@ -181,12 +188,14 @@ function(_gpulab_scan_graded_tests out_names out_points out_covers out_checks)
       list(APPEND points "${point}")
       list(APPEND covers "${covered}")
       list(APPEND checks "${checked}")
+      list(APPEND counted ${is_counted})
     endforeach()
   endforeach()
   set(${out_names} "${names}" PARENT_SCOPE)
   set(${out_points} "${points}" PARENT_SCOPE)
   set(${out_covers} "${covers}" PARENT_SCOPE)
   set(${out_checks} "${checks}" PARENT_SCOPE)
+  set(${out_counted} "${counted}" PARENT_SCOPE)
 endfunction()
 
 # Fails configuring unless each of `names` (blank-separated) is a function the lab's solution
@@ -252,15 +261,15 @@ function(gpulab_add_lab lab)
   set(graded_hidden "")
   if(GPULAB_BUILD_TESTS)
     _gpulab_scan_graded_tests(graded_names graded_points graded_covers graded_checks
-                              ${test_sources} ${hidden_sources})
+                              graded_counted ${test_sources} ${hidden_sources})
     _gpulab_scan_graded_tests(hidden_names hidden_points hidden_covers hidden_checks
-                              ${hidden_sources})
+                              hidden_counted ${hidden_sources})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_sources}
                  ${hidden_sources})
     set(total 0)
     set(graded_tests_json "[]")  # as the manifest lists them, the same for every run of the lab
-    foreach(name point covered checked IN ZIP_LISTS graded_names graded_points graded_covers
-            graded_checks)
+    foreach(name point covered checked counted IN ZIP_LISTS graded_names graded_points
+            graded_covers graded_checks graded_counted)
       _gpulab_check_lab_functions("graded test ${name} covers" "${covered}")
       math(EXPR total "${total} + ${point}")
       if(name IN_LIST hidden_names)
@@ -271,7 +280,7 @@ function(gpulab_add_lab lab)
       list(APPEND graded_hidden ${hidden})
       _gpulab_json_names(covers_json "${covered}")
       _gpulab_json_string(checks_json "${checked}")
-      _gpulab_json_append(graded_tests_json "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}, \"covers\": ${covers_json}, \"checks\": ${checks_json}}")
+      _gpulab_json_append(graded_tests_json "{\"name\": \"${name}\", \"points\": ${point}, \"hidden\": ${hidden}, \"counted\": ${counted}, \"covers\": ${covers_json}, \"checks\": ${checks_json}}")
     endforeach()
     if(EXISTS "${PROJECT_SOURCE_DIR}/solutions" AND NOT total EQUAL 100)
       message(FATAL_ERROR "${lab}: the graded tests of tests/labs/${ARG_DIR} and hidden suites "
@@ -581,7 +590,7 @@ function(gpulab_write_lab_manifest)
     _gpulab_json_append(labs "${entry}")
   endforeach()
   set(manifest "{}")
-  string(JSON manifest SET "${manifest}" schema_version 7)
+  string(JSON manifest SET "${manifest}" schema_version 8)
   _gpulab_json_set_string(manifest source_dir "${PROJECT_SOURCE_DIR}")
   _gpulab_json_set_string(manifest build_dir "${PROJECT_BINARY_DIR}")
   _gpulab_json_set_string(manifest extra_tests_dir "${GPULAB_EXTRA_TESTS_DIR}")

@@ -135,6 +135,14 @@ class Grading {
                                  "with GPULAB_BUILD_TESTS=OFF?)");
       }
       runs_.push_back(run);
+      // On cuda, the counted tests run from the sim build of the same files (grading_run).
+      const LabRun* sim = nullptr;
+      for (const GradedTest& test : run->tests) {
+        if (const LabRun* other = grading_run(*lab, test, backend_, slot_); other != run) {
+          sim = other;
+        }
+      }
+      sim_runs_.push_back(sim);
       LabGrade grade{lab->id, lab->title, 0, 0, run->tests_program.string(), {}, {}, {}, {}, {}};
       for (const GradedTest& test : run->tests) {
         grade.tests.push_back(grade_test(test, TestOutcome::missing, std::nullopt));
@@ -269,14 +277,49 @@ class Grading {
     std::cout << "ok (" << static_cast<int>(built.duration_s) << " s"
               << (report_.labs[i].build_warnings.empty() ? "" : ", with warnings") << ")"
               << std::endl;
-    if (!check_code(i)) {
+    if (!check_code(i, *runs_[i])) {
       return false;
     }
-    fs::remove_all(runs_[i]->results_dir);  // no verdict of an earlier grading can count
-    // The program under test is sealed too: a test that rewrote it could pass the next test.
-    const fs::path program = runs_[i]->tests_program;
-    programs_.push_back({program.string(), sha256_file(program)});
+    prepare_to_run(*runs_[i]);
+    return sim_runs_[i] == nullptr || build_sim_run(i);
+  }
+
+  // 2c. In a cuda grading, lab `i`'s sim build, which runs its counted tests: when it does not
+  // compile, those tests fail and the others are graded; code that breaks a rule in it rejects
+  // the lab, as in the cuda build. False when the lab is rejected.
+  bool build_sim_run(std::size_t i) {
+    const LabRun& run = *sim_runs_[i];
+    std::cout << "  building " << labs_[i]->id << " for the sim (its counted tests) ... "
+              << std::flush;
+    const ProcessResult built = build(run.tests_target);
+    const fs::path log = slot_dir_ / "build" / (labs_[i]->id + ".sim.log");
+    write_file_atomically(log, built.output);
+    if (const std::vector<std::string> failure = build_failure(built); !failure.empty()) {
+      std::cout << "did not compile (" << log.string() << ")\n";
+      for (std::size_t k = 0; k < runs_[i]->tests.size(); ++k) {
+        Verdict& verdict = report_.labs[i].tests[k].verdict;
+        if (runs_[i]->tests[k].counted && verdict.disposition != Disposition::rejected) {
+          verdict = {
+              Disposition::build_failed,
+              "its sim build (which runs the counted tests) did not compile: " + failure.front(),
+              {}};
+        }
+      }
+      return true;
+    }
+    std::cout << "ok (" << static_cast<int>(built.duration_s) << " s)" << std::endl;
+    if (!check_code(i, run)) {
+      return false;
+    }
+    prepare_to_run(run);
     return true;
+  }
+
+  // No verdict of an earlier grading can count, and the program under test is sealed too: a
+  // test that rewrote it could pass the next test.
+  void prepare_to_run(const LabRun& run) {
+    fs::remove_all(run.results_dir);
+    programs_.push_back({run.tests_program.string(), sha256_file(run.tests_program)});
   }
 
   // Where the functions lab `i`'s tests cover are defined in the student's `file`, for the
@@ -306,14 +349,15 @@ class Grading {
     }
   }
 
-  // 2b. The object code and includes of lab `i`'s student files against what lab code must not do
-  // (code_checks.hpp). False (every test of the lab rejected, none run) when it breaks a rule.
-  bool check_code(std::size_t i) {
+  // 2b. The object code and includes of lab `i`'s student files, as `run` built them, against
+  // what lab code must not do (code_checks.hpp). False (every test of the lab rejected, none run)
+  // when it breaks a rule.
+  bool check_code(std::size_t i, const LabRun& run) {
     const LabEntry& lab = *labs_[i];
     LabGrade& grade = report_.labs[i];
     std::vector<std::string> findings;
     try {
-      LabCodeCheck checked = check_lab_code(manifest_, lab, *runs_[i], build_, runs_[i]->files_dir);
+      LabCodeCheck checked = check_lab_code(manifest_, lab, run, build_, run.files_dir);
       findings = std::move(checked.findings);
       for (std::string& line : reject_forbidden_calls(grade, lab, checked.forbidden_calls)) {
         findings.push_back(std::move(line));
@@ -356,8 +400,9 @@ class Grading {
     std::vector<Case> cases;
     for (const std::size_t i : built) {
       for (std::size_t k = 0; k < runs_[i]->tests.size(); ++k) {
-        if (report_.labs[i].tests[k].verdict.disposition != Disposition::rejected) {
-          cases.push_back({i, k});  // not those failed for a forbidden call
+        const Disposition already = report_.labs[i].tests[k].verdict.disposition;
+        if (already != Disposition::rejected && already != Disposition::build_failed) {
+          cases.push_back({i, k});  // not those failed for a forbidden call or a sim build
         }
       }
     }
@@ -393,8 +438,10 @@ class Grading {
           }
           c = next++;
         }
-        const LabRun& run = *runs_[cases[c].lab];
-        const GradedTest& test = run.tests[cases[c].test];
+        const GradedTest& test = runs_[cases[c].lab]->tests[cases[c].test];
+        const LabRun* graded_by = sim_runs_[cases[c].lab];
+        const LabRun& run =
+            test.counted && graded_by != nullptr ? *graded_by : *runs_[cases[c].lab];
         ProcessSpec spec;
         spec.argv = runner_command(manifest_, run, test, timeout_s, sandboxed_ ? "on" : "off");
         spec.env = run.environment;
@@ -555,6 +602,7 @@ class Grading {
   int slot_ = 0;
   fs::path slot_dir_;
   std::vector<const LabRun*> runs_;
+  std::vector<const LabRun*> sim_runs_;  // per lab: the sim run of its counted tests, or nullptr
   std::vector<SealedFile> seal_;
   std::vector<SealedFile> programs_;  // the graded test programs, as built
   bool sandboxed_ = false;

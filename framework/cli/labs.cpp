@@ -124,16 +124,6 @@ std::string choose_backend(const LabManifest& manifest, const std::string& reque
   return "sim";
 }
 
-const LabRun* find_run(const LabEntry& lab, const std::string& variant, const std::string& backend,
-                       int slot) {
-  for (const LabRun& run : lab.runs) {
-    if (run.variant == variant && run.backend == backend && run.slot == slot) {
-      return &run;
-    }
-  }
-  return nullptr;
-}
-
 ProcessResult build_target(const std::string& target, int jobs, double timeout_s,
                            const std::string& waiting) {
   const std::filesystem::path build = build_dir();

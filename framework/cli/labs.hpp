@@ -34,11 +34,6 @@ namespace gpulab::cli {
 /// std::runtime_error for cuda without a usable device.
 [[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& requested);
 
-/// The run of `lab` for a variant, backend and grading slot (submission runs have one per slot),
-/// or nullptr.
-[[nodiscard]] const LabRun* find_run(const LabEntry& lab, const std::string& variant,
-                                     const std::string& backend, int slot = 0);
-
 /// The lock on `path`, waited for when another program holds it (printing `waiting` first).
 [[nodiscard]] FileLock wait_for_lock(const std::filesystem::path& path, const std::string& waiting);
 

@@ -1,4 +1,5 @@
-// Unit tests of grading.hpp: the lab manifest (schema_version 7), the test runner's command and
+// Unit tests of grading.hpp: the lab manifest (schema_version 8), the run that grades a test, the
+// test runner's command and
 // outcome, staging student files, the seal of the instructor files on a temporary tree, the grade
 // of a test from the runner's exit and its verdict, compiler error excerpts, and the three reports:
 // JSON, Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "gpulab/grader/sha256.hpp"
@@ -79,7 +81,7 @@ std::string runtime_error_of(F&& f) {
 // Shaped like the <build>/grading/manifest.json that cmake/GpulabLabs.cmake writes.
 json valid_manifest() {
   return json::parse(R"({
-    "schema_version": 7,
+    "schema_version": 8,
     "source_dir": "/src/gpulab",
     "build_dir": "/b",
     "extra_tests_dir": "/src/gpulab/tests/hidden",
@@ -107,9 +109,11 @@ json valid_manifest() {
           "results_dir": "/b/grading/results/lab01.student.sim",
           "environment": {"GPULAB_SIM_CLOCK": "modeled"},
           "tests": [{"name": "Lab01Summary.CountMinMaxAndMean", "points": 5, "hidden": false,
-                     "covers": ["summarize_samples"], "checks": "count, min, max and mean"},
+                     "counted": false, "covers": ["summarize_samples"],
+                     "checks": "count, min, max and mean"},
                     {"name": "Lab01Hidden.Robustness", "points": 10, "hidden": true,
-                     "covers": ["time_kernel", "summarize_samples"], "checks": "other sizes"}]},
+                     "counted": true, "covers": ["time_kernel", "summarize_samples"],
+                     "checks": "other sizes"}]},
          {"variant": "submission", "slot": 1, "backend": "cuda",
           "files_dir": "/b/grading/slot1/submission/lab01_benchmarking",
           "report": "", "library_target": "l",
@@ -165,8 +169,10 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(lab.runs[0].tests[0].name, "Lab01Summary.CountMinMaxAndMean");
   EXPECT_EQ(lab.runs[0].tests[0].points, 5);
   EXPECT_FALSE(lab.runs[0].tests[0].hidden);
+  EXPECT_FALSE(lab.runs[0].tests[0].counted);
   EXPECT_EQ(lab.runs[0].tests[1].points, 10);
   EXPECT_TRUE(lab.runs[0].tests[1].hidden);
+  EXPECT_TRUE(lab.runs[0].tests[1].counted);
   EXPECT_EQ(lab.runs[1].variant, "submission");
   EXPECT_EQ(lab.runs[1].slot, 1);
   EXPECT_EQ(lab.runs[1].backend, "cuda");
@@ -193,7 +199,7 @@ TEST(LabManifest, IgnoresUnknownFields) {
 }
 
 TEST(LabManifest, RejectsAnotherSchemaVersion) {
-  for (const int version : {6, 8}) {
+  for (const int version : {7, 9}) {
     json doc = valid_manifest();
     doc["schema_version"] = version;
     const std::string message = runtime_error_of(
@@ -226,7 +232,7 @@ struct RequiredField {
 
 const std::vector<RequiredField>& required_fields() {
   static const std::vector<RequiredField> fields = {
-      {"", "schema_version", "7"},
+      {"", "schema_version", "8"},
       {"", "source_dir", 7},
       {"", "build_dir", 7},
       {"", "extra_tests_dir", json::array()},
@@ -264,6 +270,7 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0/runs/0/tests/1", "name", 3},
       {"/labs/0/runs/0/tests/1", "points", "five"},
       {"/labs/0/runs/0/tests/1", "hidden", "true"},
+      {"/labs/0/runs/0/tests/1", "counted", 1},
       {"/labs/0/runs/0/tests/1", "covers", "time_kernel"},
       {"/labs/0/runs/0/tests/1", "checks", json::array()},
   };
@@ -354,11 +361,54 @@ TEST(LabManifest, LoadOfAMissingFileIsARuntimeErrorNamingThePath) {
 
 TEST(LabManifest, LoadOfAMalformedFileNamesThePathAndTheField) {
   const TempDir dir("gpulab-grading-test-bad-manifest");
-  write_file(dir.path() / "manifest.json", R"({"schema_version": 7})");
+  write_file(dir.path() / "manifest.json", R"({"schema_version": 8})");
   const std::string message =
       runtime_error_of([&] { (void)load_lab_manifest(dir.path() / "manifest.json"); });
   EXPECT_TRUE(contains(message, (dir.path() / "manifest.json").string())) << message;
   EXPECT_TRUE(contains(message, "source_dir")) << message;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run that grades a test
+// ---------------------------------------------------------------------------------------------
+
+LabRun run_of(std::string variant, std::string backend, int slot) {
+  LabRun run;
+  run.variant = std::move(variant);
+  run.backend = std::move(backend);
+  run.slot = slot;
+  return run;
+}
+
+TEST(FindRun, FindsTheRunOfAVariantBackendAndSlot) {
+  LabEntry lab;
+  lab.runs = {run_of("student", "sim", 0), run_of("submission", "cuda", 0),
+              run_of("submission", "sim", 0), run_of("submission", "cuda", 1)};
+  EXPECT_EQ(find_run(lab, "student", "sim"), &lab.runs[0]);
+  EXPECT_EQ(find_run(lab, "submission", "cuda"), &lab.runs[1]);
+  EXPECT_EQ(find_run(lab, "submission", "sim", 0), &lab.runs[2]);
+  EXPECT_EQ(find_run(lab, "submission", "cuda", 1), &lab.runs[3]);
+  EXPECT_EQ(find_run(lab, "submission", "sim", 1), nullptr);
+  EXPECT_EQ(find_run(lab, "solution", "sim"), nullptr);
+}
+
+TEST(GradingRun, ACountedTestOnCudaRunsFromTheSimBuildOfTheSameSlot) {
+  LabEntry lab;
+  lab.runs = {run_of("submission", "cuda", 0), run_of("submission", "sim", 0),
+              run_of("submission", "cuda", 1), run_of("submission", "sim", 1),
+              run_of("student", "sim", 1)};
+  GradedTest timed;
+  timed.name = "Lab04Speed.EachOptimizedLevelIsFasterThanTheOneItImproves";
+  GradedTest counted;
+  counted.name = "Lab04Traffic.FlashReadsQkvAndWritesOOnce";
+  counted.counted = true;
+  EXPECT_EQ(grading_run(lab, timed, "cuda", 0), &lab.runs[0]);
+  EXPECT_EQ(grading_run(lab, counted, "cuda", 0), &lab.runs[1]) << "the sim's counts grade it";
+  EXPECT_EQ(grading_run(lab, counted, "cuda", 1), &lab.runs[3]) << "the grading's own slot";
+  EXPECT_EQ(grading_run(lab, timed, "sim", 1), &lab.runs[3]);
+  EXPECT_EQ(grading_run(lab, counted, "sim", 1), &lab.runs[3]);
+  lab.runs.erase(lab.runs.begin() + 1);  // a build whose slot 0 has no sim run
+  EXPECT_EQ(grading_run(lab, counted, "cuda", 0), nullptr);
 }
 
 TEST(LabManifest, AnEnvironmentValueThatIsNotAStringIsARuntimeError) {

@@ -12,6 +12,13 @@
 // `gpulab check` and `gpulab grade` print the line and where the named functions are in the
 // student's files; a forbidden call (labs/CMakeLists.txt) fails the tests that cover the
 // functions whose work it does.
+//
+//   GPULAB_COUNTED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 5, "flash_attention", "...")
+//
+// declares a graded test judged from what the sim counts (memory traffic, tensor-core
+// operations): the cuda build's copy skips, and a cuda grading runs it from the sim build of the
+// same submission (gpulab/grader/grading.hpp, grading_run), so a submission earns the same points
+// on either backend.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,3 +28,6 @@
   static_assert(sizeof(covers) > 1 && sizeof(checks) > 1,                                   \
                 "a graded test names the lab functions it covers and what it checks");      \
   TEST(suite, name)
+
+#define GPULAB_COUNTED_TEST(suite, name, points, covers, checks) \
+  GPULAB_GRADED_TEST(suite, name, points, covers, checks)

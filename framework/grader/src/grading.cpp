@@ -159,8 +159,8 @@ bool is_build_tool_line(std::string_view line) {
 LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source) {
   const json doc = parse_json(text_in, source);  // JsonError: "SOURCE:LINE:COLUMN: ..."
   const auto array = json::value_t::array;
-  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 7) {
-    fail(source, "schema_version: this gpulab reads version 7 (reconfigure the build)");
+  if (field(doc, "schema_version", json::value_t::number_integer, source, "manifest") != 8) {
+    fail(source, "schema_version: this gpulab reads version 8 (reconfigure the build)");
   }
   LabManifest manifest;
   manifest.source_dir = text(doc, "source_dir", source, "manifest");
@@ -236,7 +236,8 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
             field(tests[k], "points", json::value_t::number_integer, source, test_where).get<int>(),
             field(tests[k], "hidden", json::value_t::boolean, source, test_where).get<bool>(),
             strings(tests[k], "covers", source, test_where),
-            text(tests[k], "checks", source, test_where)};
+            text(tests[k], "checks", source, test_where),
+            field(tests[k], "counted", json::value_t::boolean, source, test_where).get<bool>()};
         run.tests.push_back(std::move(test));
       }
       if (!run.tests.empty() && (run.tests_program.empty() || run.results_dir.empty())) {
@@ -247,6 +248,19 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
     manifest.labs.push_back(std::move(lab));
   }
   return manifest;
+}
+
+const LabRun* find_run(const LabEntry& lab, std::string_view variant, std::string_view backend,
+                       int slot) {
+  const auto it = std::ranges::find_if(lab.runs, [&](const LabRun& run) {
+    return run.variant == variant && run.backend == backend && run.slot == slot;
+  });
+  return it == lab.runs.end() ? nullptr : &*it;
+}
+
+const LabRun* grading_run(const LabEntry& lab, const GradedTest& test, std::string_view backend,
+                          int slot) {
+  return find_run(lab, "submission", test.counted && backend == "cuda" ? "sim" : backend, slot);
 }
 
 LabManifest load_lab_manifest(const std::filesystem::path& path) {

@@ -489,11 +489,11 @@ int flash_rows_per_block(const AttentionConfig& config) {
 }
 #endif
 
-GPULAB_GRADED_TEST(Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5,
-                   "fused_softmax_attention",
-                   "counted on sim, level 1 moves one S x S tensor fewer DRAM bytes than level 0") {
+GPULAB_COUNTED_TEST(
+    Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5, "fused_softmax_attention",
+    "counted on sim, level 1 moves one S x S tensor fewer DRAM bytes than level 0") {
 #if GPULAB_BACKEND_CUDA
-  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+  GTEST_SKIP() << "counted on sim: a cuda grading runs it from the sim build of the same code";
 #else
   GPULAB_REQUIRE_COUNTING();
   const double unfused = core_dram_bytes(0);
@@ -506,10 +506,10 @@ GPULAB_GRADED_TEST(Lab04Traffic, FusedSoftmaxSavesAScoreMatrixOfDramTraffic, 5,
 #endif
 }
 
-GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 5, "flash_attention",
-                   "counted on sim, level 3 moves at most 1.5x the bytes of Q, K, V and O") {
+GPULAB_COUNTED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 5, "flash_attention",
+                    "counted on sim, level 3 moves at most 1.5x the bytes of Q, K, V and O") {
 #if GPULAB_BACKEND_CUDA
-  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+  GTEST_SKIP() << "counted on sim: a cuda grading runs it from the sim build of the same code";
 #else
   GPULAB_REQUIRE_COUNTING();
   const double flash = core_dram_bytes(3);
@@ -519,11 +519,11 @@ GPULAB_GRADED_TEST(Lab04Traffic, FlashReadsQkvAndWritesOOnce, 5, "flash_attentio
 #endif
 }
 
-GPULAB_GRADED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_attention",
-                   "counted on sim, causal flash attention reads at most halfway between skipping "
-                   "every key tile after a block's last row and reading them all, for its tile") {
+GPULAB_COUNTED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_attention",
+                    "counted on sim, causal flash attention reads at most halfway between skipping "
+                    "every key tile after a block's last row and reading them all, for its tile") {
 #if GPULAB_BACKEND_CUDA
-  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+  GTEST_SKIP() << "counted on sim: a cuda grading runs it from the sim build of the same code";
 #else
   GPULAB_REQUIRE_COUNTING();
   // With causal, the key tiles after a block's last query row hold nothing any of its rows sees.
@@ -562,11 +562,11 @@ GPULAB_GRADED_TEST(Lab04Traffic, CausalFlashSkipsTheKeysNoRowSees, 5, "flash_att
 #endif
 }
 
-GPULAB_GRADED_TEST(Lab04Traffic, TensorCoresReadHalfPrecision, 5, "flash_attention_tensor_cores",
-                   "counted on sim, level 4 computes on tensor cores (WMMA) and moves at most "
-                   "0.65x the FP32 bytes of Q, K, V and O") {
+GPULAB_COUNTED_TEST(Lab04Traffic, TensorCoresReadHalfPrecision, 5, "flash_attention_tensor_cores",
+                    "counted on sim, level 4 computes on tensor cores (WMMA) and moves at most "
+                    "0.65x the FP32 bytes of Q, K, V and O") {
 #if GPULAB_BACKEND_CUDA
-  GTEST_SKIP() << "counted traffic is a sim measurement (the cuda build grades speed instead)";
+  GTEST_SKIP() << "counted on sim: a cuda grading runs it from the sim build of the same code";
 #else
   GPULAB_REQUIRE_COUNTING();
   const std::uint64_t mma_before = gpulab::sim::tensor_core_operations();

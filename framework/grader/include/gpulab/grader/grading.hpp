@@ -29,6 +29,9 @@ struct GradedTest {
   bool hidden = false;  ///< from a hidden suite (GPULAB_EXTRA_TESTS_DIR): not shipped to students
   std::vector<std::string> covers;  ///< the lab functions it exercises, e.g. "summarize_samples"
   std::string checks;               ///< what it checks, one line for the student
+  /// Judged from the sim's counts (GPULAB_COUNTED_TEST): a cuda grading runs it from the sim build
+  /// of the same submission (grading_run).
+  bool counted = false;
 };
 
 /// One build of a lab: which code (variant), which backend, its report program and its tests.
@@ -87,7 +90,19 @@ struct LabManifest {
   std::vector<LabEntry> labs;  ///< in lab order
 };
 
-/// Reads the manifest from JSON text (schema_version 7); throws std::runtime_error naming
+/// The run of `lab` for a variant, backend and grading slot (submission runs have one per slot),
+/// or nullptr.
+[[nodiscard]] const LabRun* find_run(const LabEntry& lab, std::string_view variant,
+                                     std::string_view backend, int slot = 0);
+
+/// The run whose program grades `test` in a grading of `lab`'s submission on `backend` in
+/// grading slot `slot`: that backend's submission run, except that a counted test graded on cuda
+/// runs from the sim's (the same staged files, built for the sim), so that a submission earns the
+/// same points on either backend. nullptr when the build has no such run.
+[[nodiscard]] const LabRun* grading_run(const LabEntry& lab, const GradedTest& test,
+                                        std::string_view backend, int slot);
+
+/// Reads the manifest from JSON text (schema_version 8); throws std::runtime_error naming
 /// `source` and the field.
 [[nodiscard]] LabManifest parse_lab_manifest(std::string_view text, std::string_view source);
 /// Reads <path>; throws std::runtime_error when missing or malformed.
