@@ -678,10 +678,67 @@ TEST(ShellWords, SplitsAsShDoes) {
   EXPECT_THROW((void)shell_words("c++ \"open"), std::runtime_error);
 }
 
-TEST(ParseDepfile, ListsTheFilesAfterTheTarget) {
-  EXPECT_EQ(parse_depfile("out.o: /src/a.cpp /src/a\\ b.h \\\n /usr/include/c.h\n"),
-            (Lines{"/src/a.cpp", "/src/a b.h", "/usr/include/c.h"}));
-  EXPECT_TRUE(parse_depfile("").empty());
+TEST(IncludedFiles, AreTheFilesTheLineMarkersEnter) {
+  // As GCC's -E writes them: the main file and the built-ins without flags, an include entered
+  // (1) and left (2), a system header (1 3 4), a #line directive (no flag), a name with an
+  // escaped quote.
+  const std::string preprocessed =
+      "# 0 \"work.cu\"\n# 0 \"<built-in>\"\n# 0 \"<command-line>\"\n"
+      "# 1 \"/usr/include/stdc-predef.h\" 1 3 4\n# 0 \"<command-line>\" 2\n# 1 \"work.cu\"\n"
+      "# 1 \"/src/labs/lab01_x/lab01.hpp\" 1\n#pragma once\nint f();\n"
+      "# 1 \"/usr/include/c++/12/cmath\" 1 3\n# 2 \"/src/labs/lab01_x/lab01.hpp\" 2\n"
+      "# 3 \"work.cu\" 2\n# 1 \"/sub/work.cu\"\nint x;\n"
+      "# 1 \"/src/a \\\"b\\\".h\" 1\n# 1 \"/src/labs/lab01_x/lab01.hpp\" 1\n";
+  EXPECT_EQ(included_files(preprocessed),
+            (Lines{"/usr/include/stdc-predef.h", "/src/labs/lab01_x/lab01.hpp",
+                   "/usr/include/c++/12/cmath", "/src/a \"b\".h"}));
+  EXPECT_TRUE(included_files("int x;\n# 1 \"unterminated 1\n#pragma once\n").empty());
+}
+
+TEST(SourceDirectives, FindsEveryDirectiveTheWayThePreprocessorDoes) {
+  const std::string source =
+      "#include <cmath>\n"                  // 1
+      "  #  define X 1\n"                   // 2
+      "/* a */ # line 9 \"a.h\"\n"          // 3: after a comment, still first on the line
+      "%:line 3\n"                          // 4: the digraph
+      "#/**/line 4\n"                       // 5
+      "#\\\nline 5\n"                       // 6-7: continued, counted where it starts
+      "# 12 \"/usr/include/x.h\" 1\n"       // 8: a GCC line marker
+      "int a = 1'000; // #line 1\n"         // 9: a digit separator, a comment
+      "const char* s = \"\\\n#line 2\";\n"  // 10-11: inside a string, continued
+      "auto r = R\"x(\n#line 3\n)x\";\n"    // 12-14: inside a raw string
+      "/*\n#line 4\n*/\n"                   // 15-17: inside a comment
+      "int b; #line 5\n"                    // 18: not first on its line
+      "#\n";                                // 19: a null directive
+  const std::vector<SourceDirective> found = source_directives(source);
+  std::vector<std::pair<int, std::string>> got;
+  for (const SourceDirective& d : found) {
+    got.emplace_back(d.line, d.name);
+  }
+  EXPECT_EQ(got, (std::vector<std::pair<int, std::string>>{{1, "include"},
+                                                           {2, "define"},
+                                                           {3, "line"},
+                                                           {4, "line"},
+                                                           {5, "line"},
+                                                           {6, "line"},
+                                                           {8, "12"},
+                                                           {19, ""}}));
+}
+
+TEST(CheckLineDirectives, RefusesWhatRenamesTheStudentsLinesNotTheStagingLine) {
+  const std::string staged =
+      "#line 1 \"/sub/lab01/work.cu\"\n#include <cmath>\n"
+      "#line 1 \"/usr/include/stdio.h\"\nasm(\"nop\");\n"
+      "# 1 \"/usr/include/fake.h\" 1\n";
+  const Lines findings = check_line_directives("work.cu", staged);
+  ASSERT_EQ(findings.size(), 2u) << joined(findings);
+  EXPECT_TRUE(findings[0].starts_with("work.cu:2: a #line directive")) << findings[0];
+  EXPECT_TRUE(findings[1].starts_with("work.cu:4: a line marker (# 1)")) << findings[1];
+  EXPECT_TRUE(check_line_directives("work.cu",
+                                    "#line 1 \"/sub/w.cu\"\n#include <cmath>\n"
+                                    "#pragma unroll\nint x;\n")
+                  .empty());
+  EXPECT_TRUE(check_line_directives("work.cu", "#include <cmath>\nint x;\n").empty());
 }
 
 IncludeRules include_rules() {

@@ -839,38 +839,41 @@ std::vector<std::string> shell_words(std::string_view command) {
   return words;
 }
 
-std::vector<std::string> parse_depfile(std::string_view text) {
+std::vector<std::string> included_files(std::string_view preprocessed) {
   std::vector<std::string> files;
-  std::string word;
-  bool target_done = false;
-  const auto finish = [&] {
-    if (word.empty()) {
-      return;
+  for (std::string_view line : split_lines(preprocessed)) {
+    // `# <line> "<file>" <flags>`: flag 1 enters an included file; a #line directive and the main
+    // file's marker have none.
+    if (!line.starts_with("# ") || line.size() < 3 ||
+        std::isdigit(static_cast<unsigned char>(line[2])) == 0) {
+      continue;
     }
-    if (!target_done) {
-      if (word.ends_with(':')) {
-        target_done = true;
+    const std::size_t quote = line.find('"');
+    if (quote == std::string_view::npos) {
+      continue;
+    }
+    std::string name;
+    std::size_t i = quote + 1;
+    for (; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        ++i;  // GCC escapes a backslash or a quote in a name
       }
-    } else {
-      files.push_back(word);
+      name += line[i];
     }
-    word.clear();
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
-      finish();  // a continued line
-      ++i;
-    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
-      word += ' ';
-      ++i;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      finish();
-    } else {
-      word += c;
+    if (i == line.size()) {
+      continue;  // no closing quote
+    }
+    bool entered = false;
+    for (std::string_view flags = line.substr(i + 1); !flags.empty();) {
+      flags = trim(flags);
+      const std::string_view flag = flags.substr(0, flags.find(' '));
+      entered = entered || flag == "1";
+      flags.remove_prefix(flag.size());
+    }
+    if (entered && std::find(files.begin(), files.end(), name) == files.end()) {
+      files.push_back(std::move(name));
     }
   }
-  finish();
   return files;
 }
 
@@ -1088,6 +1091,138 @@ std::vector<const Token*> attribute_names(const std::vector<Token>& tokens, std:
 
 }  // namespace
 
+std::vector<SourceDirective> source_directives(std::string_view source) {
+  // Backslash-newlines spliced first (translation phase 2), each character keeping its line.
+  std::string text;
+  std::vector<int> line_of;
+  int line = 1;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '\\' && source.substr(i + 1, 1) == "\n") {
+      ++line;
+      ++i;
+      continue;
+    }
+    if (source[i] == '\\' && source.substr(i + 1, 2) == "\r\n") {
+      ++line;
+      i += 2;
+      continue;
+    }
+    text += source[i];
+    line_of.push_back(line);
+    line += source[i] == '\n' ? 1 : 0;
+  }
+  std::vector<SourceDirective> directives;
+  const std::size_t n = text.size();
+  const auto at = [&](std::size_t i) { return i < n ? text[i] : '\0'; };
+  // Skips the comment at `i` (there is one); true when it held a newline.
+  const auto skip_comment = [&](std::size_t& i) {
+    if (at(i + 1) == '/') {
+      while (i < n && text[i] != '\n') {
+        ++i;
+      }
+      return false;
+    }
+    const std::size_t end = text.find("*/", i + 2);
+    const std::size_t stop = end == std::string::npos ? n : end + 2;
+    const bool newline = text.find('\n', i) < stop;
+    i = stop;
+    return newline;
+  };
+  bool line_start = true;  // only blanks and comments so far on this line
+  std::size_t i = 0;
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+    } else if (c == '/' && (at(i + 1) == '/' || at(i + 1) == '*')) {
+      line_start = skip_comment(i) || line_start;
+    } else if (line_start && (c == '#' || (c == '%' && at(i + 1) == ':'))) {
+      // A directive: its name is the next token on the line (blanks and comments between).
+      const int directive_line = line_of[i];
+      i += c == '#' ? 1 : 2;
+      while (i < n && text[i] != '\n') {
+        if (text[i] == ' ' || text[i] == '\t') {
+          ++i;
+        } else if (text[i] == '/' && at(i + 1) == '*' && text.find('\n', i) > text.find("*/", i)) {
+          skip_comment(i);
+        } else {
+          break;
+        }
+      }
+      std::size_t end = i;
+      while (end < n && is_identifier_char(text[end])) {
+        ++end;
+      }
+      directives.push_back({directive_line, text.substr(i, end - i)});
+      i = end;
+      line_start = false;
+    } else if (is_identifier_start(c)) {
+      const std::size_t start = i;
+      while (i < n && is_identifier_char(text[i])) {
+        ++i;
+      }
+      const std::string_view word = std::string_view(text).substr(start, i - start);
+      line_start = false;
+      const bool raw =
+          at(i) == '"' && word.ends_with('R') &&
+          (word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R");
+      if (raw) {
+        // R"delimiter( ... )delimiter", over any number of lines.
+        const std::size_t open = text.find('(', i + 1);
+        const std::string close =
+            ")" + (open == std::string::npos ? std::string() : text.substr(i + 1, open - i - 1)) +
+            "\"";
+        const std::size_t end = open == std::string::npos ? n : text.find(close, open);
+        i = end == std::string::npos ? n : end + close.size();
+      }
+    } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+               (c == '.' && std::isdigit(static_cast<unsigned char>(at(i + 1))) != 0)) {
+      // A number, digit separators (1'000) included.
+      ++i;
+      while (i < n && (is_identifier_char(text[i]) || text[i] == '.' ||
+                       (text[i] == '\'' && is_identifier_char(at(i + 1))))) {
+        ++i;
+      }
+      line_start = false;
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < n && text[i] != c && text[i] != '\n') {
+        i += text[i] == '\\' ? 2 : 1;
+      }
+      ++i;
+      line_start = false;
+    } else {
+      ++i;
+      line_start = false;
+    }
+  }
+  return directives;
+}
+
+std::vector<std::string> check_line_directives(const std::string& file, std::string_view source) {
+  // What staging put first (grading.hpp's stage_student_file) is not the student's: without it,
+  // the lines are the student's own.
+  if (staged_origin(source)) {
+    const std::size_t newline = source.find('\n');
+    source.remove_prefix(newline == std::string_view::npos ? source.size() : newline + 1);
+  }
+  std::vector<std::string> findings;
+  for (const SourceDirective& directive : source_directives(source)) {
+    if (directive.name == "line" ||
+        (!directive.name.empty() && std::isdigit(static_cast<unsigned char>(directive.name[0])))) {
+      findings.push_back(file + ":" + std::to_string(directive.line) + ": " +
+                         (directive.name == "line" ? "a #line directive"
+                                                   : "a line marker (# " + directive.name + ")") +
+                         ": lab code may not rename its lines (the checks find the student's code "
+                         "by the compiler's line markers)");
+    }
+  }
+  return findings;
+}
+
 std::vector<std::string> check_preprocessed(const std::string& file, std::string_view preprocessed,
                                             const std::vector<std::filesystem::path>& own_files) {
   // The student's lines, found by the line markers: GCC's `# 42 "file" flags` and `#line 42
@@ -1215,30 +1350,21 @@ std::vector<std::string> check_library_sources(const std::string& library_target
     }
     const fs::path stem =
         rules.build_dir / "grading" / "deps" / (library_target + "." + std::to_string(index++));
-    const fs::path depfile = stem.string() + ".d";
     const fs::path preprocessed_file = stem.string() + ".ii";
-    fs::create_directories(depfile.parent_path());
+    fs::create_directories(preprocessed_file.parent_path());
+    // The command with -E instead of its output: its line markers name every file it includes,
+    // and its text is what the compiler sees (nvcc cannot list dependencies while preprocessing).
     words.erase(output, output + 2);
-    // The command run with `extra` instead of its output: what it wrote, or a runtime_error.
-    const auto run_as = [&](std::vector<std::string> extra, const fs::path& written,
-                            const char* what) {
-      ProcessSpec spec;
-      spec.argv = words;
-      spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
-      spec.timeout_s = 300;
-      const ProcessResult result = run_process(spec);
-      std::optional<std::string> output_text = read_file(written);
-      if (!result.started || result.exit_code != 0 || !output_text) {
-        throw std::runtime_error("cannot " + std::string(what) + " " +
-                                 entry.at("file").get<std::string>() + ": " +
-                                 (result.started ? result.output : result.start_error));
-      }
-      return std::move(*output_text);
-    };
-    const std::string dependencies =
-        run_as({"-M", "-MF", depfile.string()}, depfile, "list the includes of");
-    const std::string preprocessed =
-        run_as({"-E", "-o", preprocessed_file.string()}, preprocessed_file, "preprocess");
+    ProcessSpec spec;
+    spec.argv = words;
+    spec.argv.insert(spec.argv.end(), {"-E", "-o", preprocessed_file.string()});
+    spec.timeout_s = 300;
+    const ProcessResult result = run_process(spec);
+    const std::optional<std::string> preprocessed = read_file(preprocessed_file);
+    if (!result.started || result.exit_code != 0 || !preprocessed) {
+      throw std::runtime_error("cannot preprocess " + entry.at("file").get<std::string>() + ": " +
+                               (result.started ? result.output : result.start_error));
+    }
     std::string file = source.filename().string();
     if (file.ends_with(".cu.cpp")) {
       file.resize(file.size() - 4);  // the sim's translation of a .cu file
@@ -1261,18 +1387,18 @@ std::vector<std::string> check_library_sources(const std::string& library_target
       }
       own.push_back(origin->lexically_normal());
     }
-    for (std::string& finding : check_preprocessed(file, preprocessed, own)) {
+    for (std::string& finding : check_preprocessed(file, *preprocessed, own)) {
       findings.push_back(std::move(finding));
     }
-    std::vector<fs::path> not_included(own.begin() + 1, own.end());
+    std::vector<fs::path> not_included = own;
     for (const std::string& forced : forced_includes(entry.at("command").get<std::string>())) {
-      // GCC's -M lists the forced header (not its .gch); clang's may also list the .pch it reads
+      // GCC enters the forced header (not its .gch); clang may also name the .pch it reads
       // (-include-pch FILE.pch, CMake's spelling for clang; not checked here: no clang).
       const fs::path path = (directory / forced).lexically_normal();
       not_included.insert(not_included.end(), {path, fs::path(path.string() + ".pch")});
     }
     std::vector<std::string> absolute;
-    for (const std::string& dependency : parse_depfile(dependencies)) {
+    for (const std::string& dependency : included_files(*preprocessed)) {
       const fs::path path = (directory / dependency).lexically_normal();
       if (std::find(not_included.begin(), not_included.end(), path) == not_included.end()) {
         absolute.push_back(path.string());

@@ -137,8 +137,10 @@ struct IncludeRules {
 /// single quotes, double quotes and backslashes quote as sh does.
 [[nodiscard]] std::vector<std::string> shell_words(std::string_view command);
 
-/// The files a make-style dependency file lists after its target ("t.o: a.h b\ c.h \\\n d.h").
-[[nodiscard]] std::vector<std::string> parse_depfile(std::string_view text);
+/// The files a preprocessor's output includes: each name its line markers enter (`# 1 "a.h" 1`,
+/// flag 1; not the main file's marker or a #line directive's), once each, in order, as written.
+/// GCC's and nvcc's -E name exactly the files their -M lists.
+[[nodiscard]] std::vector<std::string> included_files(std::string_view preprocessed);
 
 /// The files a compile command forces into every source (`-include FILE`, and clang's `-Xclang
 /// -include -Xclang FILE`), as written: the build's precompiled header, not the student's.
@@ -150,7 +152,7 @@ struct IncludeRules {
 
 /// The file a staged source says it was copied from: the name in its first line, `#line 1
 /// "<path>"` (grading.hpp's stage_student_file writes it), unescaped; nullopt without one.
-/// nvcc's -M lists that name among the dependencies: it is the submitted file, not an include.
+/// The preprocessor's markers name it: it is the submitted file, not an include.
 [[nodiscard]] std::optional<std::filesystem::path> staged_origin(std::string_view text);
 
 /// One line per include `file` must not use, e.g. "benchmark.cu: includes
@@ -158,6 +160,26 @@ struct IncludeRules {
 [[nodiscard]] std::vector<std::string> check_includes(const std::string& file,
                                                       const std::vector<std::string>& dependencies,
                                                       const IncludeRules& rules);
+
+/// A preprocessing directive of a source file: its line and its name ("include", "line", "42" for
+/// a GCC line marker `# 42 "file"`, "" for a null directive).
+struct SourceDirective {
+  int line = 0;
+  std::string name;
+};
+
+/// The directives of a source file as the preprocessor sees them: a `#` (or `%:`) first on a
+/// line after blanks and comments, lines continued with a backslash joined; not inside comments,
+/// string, character or raw string literals.
+[[nodiscard]] std::vector<SourceDirective> source_directives(std::string_view source);
+
+/// One line per directive of a student file (`source`, its first line skipped when staging put
+/// a `#line 1 "<origin>"` there) that renames its lines: `#line` and GCC's line markers
+/// (`# 1 "/usr/include/stdio.h" 1`). The checks of its own lines (check_preprocessed) and of its
+/// includes find them by the compiler's markers, which such a directive forges. E.g.
+/// "attention.cu:12: a #line directive: lab code may not rename its lines (...)".
+[[nodiscard]] std::vector<std::string> check_line_directives(const std::string& file,
+                                                             std::string_view source);
 
 /// What a student file's own lines (`preprocessed`: the compiler's -E output, whose line markers
 /// say which file each line comes from; `own_files`: the names it may give the student's file)
@@ -172,11 +194,11 @@ struct IncludeRules {
     const std::vector<std::filesystem::path>& own_files);
 
 /// Runs the compile command of each source of `library_target` (from
-/// <build>/compile_commands.json) with -M instead of -o, and checks what it includes: not the file
-/// a staged copy names (staged_origin), not what the command forces in (forced_includes), and not
-/// CMake's own sources (the precompiled header's, under CMakeFiles/); then with -E, and checks the
-/// student's own lines (check_preprocessed). Throws std::runtime_error when the commands cannot be
-/// read or run.
+/// <build>/compile_commands.json) with -E instead of -o, once, and checks what it includes
+/// (included_files; not the student's file under the names a staged copy gives it, staged_origin,
+/// not what the command forces in, forced_includes, and not CMake's own sources, the precompiled
+/// header's, under CMakeFiles/) and the student's own lines (check_preprocessed). Throws
+/// std::runtime_error when the commands cannot be read or run.
 [[nodiscard]] std::vector<std::string> check_library_sources(const std::string& library_target,
                                                              const IncludeRules& rules);
 

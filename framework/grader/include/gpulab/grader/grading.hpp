@@ -161,9 +161,11 @@ struct LabCodeCheck {
                                           const LabRun& run, const std::filesystem::path& build_dir,
                                           const std::filesystem::path& files_dir);
 
-/// The part of check_lab_code that needs no object code: what `lab`'s files include and their
-/// own preprocessed lines (check_library_sources). Also for a lab that did not compile, before
-/// its compiler errors are shown: they could quote a file it must not include.
+/// The part of check_lab_code that needs no object code: first that `lab`'s files in `files_dir`
+/// rename none of their lines (check_line_directives: the rest relies on the compiler's line
+/// markers; only those findings when there are any), then what they include and their own
+/// preprocessed lines (check_library_sources). Also for a lab that did not compile, before its
+/// compiler errors are shown: they could quote a file it must not include.
 [[nodiscard]] std::vector<std::string> check_lab_sources(const LabManifest& manifest,
                                                          const LabEntry& lab, const LabRun& run,
                                                          const std::filesystem::path& build_dir,
