@@ -439,9 +439,8 @@ class Grading {
           c = next++;
         }
         const GradedTest& test = runs_[cases[c].lab]->tests[cases[c].test];
-        const LabRun* graded_by = sim_runs_[cases[c].lab];
-        const LabRun& run =
-            test.counted && graded_by != nullptr ? *graded_by : *runs_[cases[c].lab];
+        const LabRun* graded_by = grading_run(*labs_[cases[c].lab], test, backend_, slot_);
+        const LabRun& run = graded_by != nullptr ? *graded_by : *runs_[cases[c].lab];
         ProcessSpec spec;
         spec.argv = runner_command(manifest_, run, test, timeout_s, sandboxed_ ? "on" : "off");
         spec.env = run.environment;
