@@ -752,15 +752,11 @@ void device_code_leave() noexcept {
   in_device_code = false;
 }
 
-void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
-                       const void* pc) noexcept {
-  if (in_device_code || bytes == 0) {
-    return;
-  }
-  if (address >= host_gap.begin && address + bytes <= host_gap.end &&
-      host_gap.generation == device_memory_generation()) {
-    return;  // the stretch last found free of device memory, unchanged since
-  }
+namespace {
+
+// check_host_access past its quick answers: the access looked up among the allocations.
+[[gnu::noinline, gnu::cold]] void look_up_host_access(std::uintptr_t address, std::size_t bytes,
+                                                      bool store, const void* pc) noexcept {
   const auto touched = device_memory_at(address, bytes, host_gap);
   if (!touched) {
     return;
@@ -783,6 +779,22 @@ void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
                named && info.dli_sname != nullptr ? info.dli_sname : "");
   std::fflush(stderr);
   std::abort();
+}
+
+}  // namespace
+
+// Every instrumented access of host code comes here: the usual answers first, small enough for
+// the access callbacks below to inline.
+void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
+                       const void* pc) noexcept {
+  if (in_device_code || bytes == 0) {
+    return;
+  }
+  if (address >= host_gap.begin && address + bytes <= host_gap.end &&
+      host_gap.generation == device_memory_generation.load(std::memory_order_acquire)) {
+    return;  // the stretch last found free of device memory, unchanged since
+  }
+  look_up_host_access(address, bytes, store, pc);
 }
 
 void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept {

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,7 +21,7 @@ namespace gpulab::sim::detail {
 /// Every live cudaMalloc and cudaMallocHost allocation as (start address, bytes).
 [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges();
 /// The stretch of addresses around one that holds no device memory, as device_memory_at left it;
-/// valid while device_memory_generation() is `generation`.
+/// valid while device_memory_generation is `generation`.
 struct HostMemoryGap {
   std::uintptr_t begin = 0;
   std::uintptr_t end = 0;
@@ -32,8 +33,9 @@ struct HostMemoryGap {
 /// runs while it holds its own.
 [[nodiscard]] std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(
     std::uintptr_t address, std::size_t bytes, HostMemoryGap& gap);
-/// Changes whenever a cudaMalloc allocation is made or freed.
-[[nodiscard]] std::uint64_t device_memory_generation() noexcept;
+/// Changes whenever a cudaMalloc allocation is made or freed (under device_memory_at's lock).
+/// Every instrumented access of host code reads it (check_host_access): a variable, not a call.
+inline std::atomic<std::uint64_t> device_memory_generation{1};
 
 /// False for a stream created with cudaStreamNonBlocking (it does not synchronize with the
 /// legacy default stream); true otherwise, the legacy stream included.

@@ -155,22 +155,21 @@ using AllocationTable = std::map<std::uintptr_t, Allocation>;  // start -> alloc
 struct DeviceRanges {
   std::shared_mutex mutex;
   std::map<std::uintptr_t, std::size_t> ranges;  // start -> bytes
-  std::atomic<std::uint64_t> generation{1};
 
   void add(std::uintptr_t start, std::size_t bytes) {
     std::unique_lock lock(mutex);
     ranges.emplace(start, bytes);
-    generation.fetch_add(1, std::memory_order_release);
+    detail::device_memory_generation.fetch_add(1, std::memory_order_release);
   }
   void remove(std::uintptr_t start) {
     std::unique_lock lock(mutex);
     ranges.erase(start);
-    generation.fetch_add(1, std::memory_order_release);
+    detail::device_memory_generation.fetch_add(1, std::memory_order_release);
   }
   void clear() {
     std::unique_lock lock(mutex);
     ranges.clear();
-    generation.fetch_add(1, std::memory_order_release);
+    detail::device_memory_generation.fetch_add(1, std::memory_order_release);
   }
 };
 
@@ -1513,7 +1512,7 @@ std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(std::uint
                                                                        HostMemoryGap& gap) {
   DeviceRanges& d = device_ranges();
   std::shared_lock lock(d.mutex);
-  gap.generation = d.generation.load(std::memory_order_acquire);
+  gap.generation = device_memory_generation.load(std::memory_order_acquire);
   const std::uintptr_t last = address + (bytes == 0 ? 0 : bytes - 1);
   auto next = d.ranges.upper_bound(last);  // the first allocation starting after the access
   std::uintptr_t begin = 0;
@@ -1527,10 +1526,6 @@ std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(std::uint
   gap.begin = begin;
   gap.end = next == d.ranges.end() ? std::numeric_limits<std::uintptr_t>::max() : next->first;
   return std::nullopt;
-}
-
-std::uint64_t device_memory_generation() noexcept {
-  return device_ranges().generation.load(std::memory_order_acquire);
 }
 
 std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges() {
