@@ -94,10 +94,13 @@ struct Worker {
   std::vector<Fiber*> idle;
   std::vector<CudaThread> threads;
   std::vector<unsigned> order;
-  // Per warp: whether a lane has waited in a warp collective or a WMMA call in this block. A lane
-  // that exits looks for collectives it completes only then (a scan of its warp per exit cost a
-  // kernel without any about 12% of its run).
-  std::vector<std::uint8_t> warp_waited;
+  // Per warp, what a collective's completion looks at without a scan of the 32 lanes (one per
+  // call and exit cost a reduction a third of its run): the lanes waiting in a warp collective
+  // and the lanes that exited (bit masks), and whether a lane ever waited in a WMMA call in this
+  // block.
+  std::vector<unsigned> warp_waiting;
+  std::vector<unsigned> warp_exited;
+  std::vector<std::uint8_t> warp_matrix_used;
 
   const KernelLaunch* launch = nullptr;
   LaunchCounter* counter = nullptr;  // memory counting of this launch, or null
@@ -373,6 +376,13 @@ int shuffle_source(const CudaThread& reader, unsigned lane) {
 // Completes the collective that the non-exited lanes of `mask` in `warp` wait in, if all of them
 // have arrived with the same operation and mask. Returns whether it completed.
 bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
+  // Not before every lane the call needs waits in a collective: those of the mask in the block
+  // that have not exited.
+  const unsigned in_block = w.thread_count - warp * kWarp;
+  const unsigned lanes = in_block >= kWarp ? ~0u : (1u << in_block) - 1;
+  if ((mask & lanes & ~w.warp_exited[warp] & ~w.warp_waiting[warp]) != 0) {
+    return false;
+  }
   unsigned arrived = 0;
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     const unsigned linear = warp * kWarp + lane;
@@ -427,6 +437,7 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
     }
     if (t.state == State::at_warp) {
       t.state = State::runnable;
+      w.warp_waiting[warp] &= ~(1u << lane);
     }
   }
   return true;
@@ -507,13 +518,11 @@ void finish_thread(Worker& w, CudaThread& t) {
   // Lanes waiting in a collective that named this lane may now be complete (or, in a WMMA call,
   // never).
   const unsigned warp = t.linear / kWarp;
-  if (w.warp_waited[warp] == 0) {
-    return;
-  }
-  if ((warp + 1) * kWarp <= w.thread_count) {
+  w.warp_exited[warp] |= 1u << (t.linear % kWarp);
+  if (w.warp_matrix_used[warp] != 0 && (warp + 1) * kWarp <= w.thread_count) {
     try_complete_matrix(w, warp);
   }
-  for (unsigned lane = 0; lane < kWarp; ++lane) {
+  for (unsigned lane = 0; lane < kWarp && w.warp_waiting[warp] != 0; ++lane) {
     const unsigned linear = warp * kWarp + lane;
     if (linear < w.thread_count && w.threads[linear].state == State::at_warp &&
         w.threads[linear].op != WarpOp::active) {
@@ -558,6 +567,7 @@ bool release_active_masks(Worker& w) {
       if ((mask & (1u << lane)) != 0) {
         w.threads[base + lane].result = mask;
         w.threads[base + lane].state = State::runnable;
+        w.warp_waiting[base / kWarp] &= ~(1u << lane);
         released = true;
       }
     }
@@ -627,7 +637,10 @@ void run_threads(Worker& w, unsigned block_linear) {
   w.block_linear = block_linear;
   w.thread_count = spec.block.x * spec.block.y * spec.block.z;
   w.threads.assign(w.thread_count, CudaThread{});
-  w.warp_waited.assign((w.thread_count + kWarp - 1) / kWarp, 0);
+  const unsigned warps = (w.thread_count + kWarp - 1) / kWarp;
+  w.warp_waiting.assign(warps, 0);
+  w.warp_exited.assign(warps, 0);
+  w.warp_matrix_used.assign(warps, 0);
   for (unsigned i = 0; i < w.thread_count; ++i) {
     CudaThread& t = w.threads[i];
     t.linear = i;
@@ -850,7 +863,7 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
     abandon_thread(*w);
   }
   t.state = State::at_warp;
-  w->warp_waited[t.linear / kWarp] = 1;
+  w->warp_waiting[t.linear / kWarp] |= 1u << lane;
   t.op = op;
   t.mask = mask;
   t.value = value;
@@ -890,7 +903,7 @@ void warp_matrix(MatrixCall& call, const char* name, std::source_location where)
     abandon_thread(*w);
   }
   t.state = State::at_matrix;
-  w->warp_waited[warp] = 1;
+  w->warp_matrix_used[warp] = 1;
   t.matrix = &call;
   t.matrix_name = name;
   t.where = where;
