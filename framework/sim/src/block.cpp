@@ -94,6 +94,7 @@ struct Worker {
   std::vector<Fiber*> idle;
   std::vector<CudaThread> threads;
   std::vector<unsigned> order;
+  std::size_t cursor = 0;  // the place in `order` of the thread running or last run
   // Per warp, what a collective's completion looks at without a scan of the 32 lanes (one per
   // call and exit cost a reduction a third of its run): the lanes waiting in a warp collective
   // and the lanes that exited (bit masks), and whether a lane ever waited in a WMMA call in this
@@ -316,28 +317,54 @@ void make_order(Worker& w) {
 
 void fiber_main();
 
-void resume(Worker& w, CudaThread& t) {
-  if (t.state == State::not_started) {
-    t.fiber = w.acquire();
-    t.fiber->prepare(&fiber_main);
-  }
+// Makes `t` the running CUDA thread of this OS thread (on its fiber).
+void make_current(Worker& w, CudaThread& t) {
   t.state = State::running;
   w.current = &t;
   threadIdx = t.index;
   if (w.counter != nullptr) {
     counting_enter_thread(t.linear, *t.fiber);
   }
+}
+
+// Runs `t` until it waits or exits. A thread that exits hands its fiber to the next thread of the
+// order when that one has not started (fiber_main), so a run of threads that never wait costs one
+// switch in and out, not one per thread; when control comes back, w.current is the last of them.
+void resume(Worker& w, CudaThread& t) {
+  if (t.state == State::not_started) {
+    t.fiber = w.acquire();
+    t.fiber->prepare(&fiber_main);
+  }
+  make_current(w, t);
+  Fiber& fiber = *t.fiber;
   device_code_enter();
-  Switcher::enter(*t.fiber);
+  Switcher::enter(fiber);
   device_code_leave();
   if (w.counter != nullptr) {
     counting_leave_thread();
   }
+  CudaThread& last = *w.current;
   w.current = nullptr;
-  if (t.state == State::done) {
-    w.idle.push_back(t.fiber);
-    t.fiber = nullptr;
+  if (last.state == State::done) {
+    w.idle.push_back(last.fiber);
+    last.fiber = nullptr;
   }
+}
+
+// The thread after w.cursor in this pass over the order that the scheduler would run next
+// (run_threads), if it has not started yet; nullptr otherwise.
+CudaThread* next_to_start(Worker& w) {
+  for (std::size_t k = w.cursor + 1; k < w.order.size(); ++k) {
+    CudaThread& t = w.threads[w.order[k]];
+    if (t.state == State::runnable) {
+      return nullptr;  // it has a fiber of its own: the scheduler resumes it
+    }
+    if (t.state == State::not_started) {
+      w.cursor = k;
+      return &t;
+    }
+  }
+  return nullptr;
 }
 
 // Returns the fibers of a failed block to the pool; their frames are abandoned.
@@ -535,19 +562,33 @@ void finish_thread(Worker& w, CudaThread& t) {
 void fiber_main() {
   Switcher::started();
   Worker& w = *current_worker;
-  CudaThread& t = *w.current;
-  try {
-    w.launch->call.invoke(w.launch->call.payload);
-  } catch (const std::exception& e) {
-    fail_block(w, cudaErrorLaunchFailure,
-               "thread " + triple(t.index.x, t.index.y, t.index.z) +
-                   " threw a C++ exception: " + e.what());
-  } catch (...) {
-    fail_block(w, cudaErrorLaunchFailure,
-               "thread " + triple(t.index.x, t.index.y, t.index.z) + " threw a C++ exception");
+  Fiber& fiber = *w.current->fiber;
+  for (CudaThread* t = w.current;;) {
+    try {
+      w.launch->call.invoke(w.launch->call.payload);
+    } catch (const std::exception& e) {
+      fail_block(w, cudaErrorLaunchFailure,
+                 "thread " + triple(t->index.x, t->index.y, t->index.z) +
+                     " threw a C++ exception: " + e.what());
+    } catch (...) {
+      fail_block(w, cudaErrorLaunchFailure,
+                 "thread " + triple(t->index.x, t->index.y, t->index.z) + " threw a C++ exception");
+    }
+    finish_thread(w, *t);
+    CudaThread* next = w.failure ? nullptr : next_to_start(w);
+    if (next == nullptr) {
+      break;
+    }
+    // The next thread starts on this fiber, from the top of the loop: no switch.
+    if (w.counter != nullptr) {
+      counting_leave_thread();
+    }
+    t->fiber = nullptr;
+    next->fiber = &fiber;
+    make_current(w, *next);
+    t = next;
   }
-  finish_thread(w, t);
-  Switcher::leave(*t.fiber, true);
+  Switcher::leave(fiber, true);
   std::abort();  // a finished fiber is never entered again
 }
 
@@ -659,10 +700,14 @@ void run_threads(Worker& w, unsigned block_linear) {
   make_order(w);
   for (;;) {
     bool progressed = false;
-    for (const unsigned i : w.order) {
-      CudaThread& t = w.threads[i];
+    const unsigned* order = w.order.data();  // not reordered during a pass (release_barrier)
+    const std::size_t count = w.order.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      CudaThread& t = w.threads[order[k]];
       if (t.state == State::not_started || t.state == State::runnable) {
+        w.cursor = k;
         resume(w, t);
+        k = w.cursor;  // past the threads that ran on its fiber after it
         progressed = true;
         if (w.failure) {
           abandon(w);
