@@ -709,7 +709,9 @@ TEST(SourceDirectives, FindsEveryDirectiveTheWayThePreprocessorDoes) {
       "auto r = R\"x(\n#line 3\n)x\";\n"    // 12-14: inside a raw string
       "/*\n#line 4\n*/\n"                   // 15-17: inside a comment
       "int b; #line 5\n"                    // 18: not first on its line
-      "#\n";                                // 19: a null directive
+      "#\n"                                 // 19: a null directive
+      "#warning don't\n"                    // 20: an unterminated quote ends with its line
+      "#line 6 \"/usr/include/x.h\"\n";     // 21
   const std::vector<SourceDirective> found = source_directives(source);
   std::vector<std::pair<int, std::string>> got;
   for (const SourceDirective& d : found) {
@@ -722,7 +724,9 @@ TEST(SourceDirectives, FindsEveryDirectiveTheWayThePreprocessorDoes) {
                                                            {5, "line"},
                                                            {6, "line"},
                                                            {8, "12"},
-                                                           {19, ""}}));
+                                                           {19, ""},
+                                                           {20, "warning"},
+                                                           {21, "line"}}));
 }
 
 TEST(CheckLineDirectives, RefusesWhatRenamesTheStudentsLinesNotTheStagingLine) {
@@ -759,9 +763,25 @@ TEST(CheckIncludes, TheLabsFolderTheFrameworkTheCatalogsHeadersAndTheSystemAreAl
        "/build/grading/submission/lab01_x/helper.cuh", "/src/labs/lab01_x/lab01.hpp",
        "/src/framework/core/include/gpulab/core/stats.hpp",
        "/src/framework/sim/include/cuda_runtime.h", "/src/kernels/vector/vector_add.hpp",
-       "/usr/include/c++/12/vector", "/usr/include/stdio.h"},
+       "/usr/include/c++/12/vector", "/usr/include/stdio.h",
+       "/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h",
+       "/usr/lib/gcc/x86_64-linux-gnu/12/include-fixed/limits.h",
+       "/usr/lib/llvm-19/lib/clang/19/include/stdint.h"},
       include_rules());
   EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+TEST(CheckIncludes, OfTheCompilersOwnHeadersOnlyTheFreestandingOnesAreAllowed) {
+  const Lines found =
+      check_includes("work.cu",
+                     {"/usr/lib/gcc/x86_64-linux-gnu/12/include/xmmintrin.h",
+                      "/usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h",
+                      "/usr/lib/gcc/x86_64-linux-gnu/12/include/sanitizer/asan_interface.h",
+                      "/usr/lib/llvm-19/lib/clang/19/include/emmintrin.h",
+                      "/usr/lib/gcc/x86_64-linux-gnu/12/include/stdarg.h"},
+                     include_rules());
+  ASSERT_EQ(found.size(), 4u) << joined(found);
+  EXPECT_TRUE(any_contains(found, "xmmintrin.h (a header of the compiler's own")) << joined(found);
 }
 
 TEST(CheckIncludes, SolutionsTestsHiddenSuitesOtherLabsKernelsSourcesAndAnythingElseAreNot) {
@@ -937,6 +957,50 @@ __attribute__ ((section(".preinit_array"))) void (*f)() = nullptr;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(found[i].rfind(expected[i], 0), 0u) << found[i];
   }
+}
+
+TEST(CheckPreprocessed, TargetAndMemoryBuiltInsAreFoundMathsAndHintsAreNot) {
+  const std::string text = R"pp(# 0 "/s/work.cu"
+# 1 "/usr/include/c++/12/bits/stl_algobase.h" 1 3
+void header() { __builtin_memmove(0, 0, 0); }
+# 2 "/s/work.cu" 2
+float a(float x) { return __builtin_expect(x > 0, 1) ? __builtin_sqrtf(x) : __builtin_nanf(""); }
+int b(unsigned v) { return __builtin_popcountll(v) + __builtin_clz(v) + __builtin_offsetof(S, m); }
+void c(float* p) { __builtin_ia32_storelps((__v2sf*)p, __builtin_ia32_loadlps(0, p)); }
+void d(void* p) { __builtin_prefetch(p); __builtin_memcpy(p, p, 4); }
+)pp";
+  const Lines found = check_preprocessed("work.cu", text, {"/s/work.cu"});
+  const Lines expected = {
+      "work.cu:4: __builtin_ia32_storelps: a compiler built-in lab code may not use",
+      "work.cu:4: __builtin_ia32_loadlps: a compiler built-in lab code may not use",
+      "work.cu:5: __builtin_prefetch: a compiler built-in lab code may not use",
+      "work.cu:5: __builtin_memcpy: a compiler built-in lab code may not use"};
+  ASSERT_EQ(found.size(), expected.size()) << joined(found);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(found[i].rfind(expected[i], 0), 0u) << found[i];
+  }
+}
+
+TEST(CheckPreprocessed, RenamingTheStudentsLinesIsFoundAndTheLinesStayChecked) {
+  // A #line naming a system header (check_line_directives refuses it in the source as well):
+  // the assembly after it is still the student's. The preprocessor's own markers (the built-ins
+  // before the file's first line, an include entered and left) are not renames.
+  const std::string text = R"pp(# 0 "/s/work.cu"
+# 0 "<built-in>"
+# 0 "<command-line>"
+# 1 "/s/work.cu"
+# 1 "/usr/include/c++/12/vector" 1 3
+int in_header;
+# 2 "/s/work.cu" 2
+int mine;
+# 1 "/usr/include/stdio.h"
+asm("nop");
+)pp";
+  const Lines found = check_preprocessed("work.cu", text, {"/s/work.cu"});
+  ASSERT_EQ(found.size(), 2u) << joined(found);
+  EXPECT_TRUE(found[0].starts_with("work.cu:3: a line directive naming /usr/include/stdio.h"))
+      << found[0];
+  EXPECT_TRUE(found[1].starts_with("work.cu:4: inline assembly")) << found[1];
 }
 
 TEST(Demangle, DemanglesCxxNamesAndKeepsCNames) {

@@ -409,7 +409,8 @@ bool allowed_reference(const std::string& name, const std::string& readable,
       "gpulab::sim::detail::block_barrier(", "gpulab::sim::detail::dynamic_shared_memory(",
       "gpulab::sim::detail::submit_launch(", "gpulab::sim::detail::warp_collective(",
       "gpulab::sim::detail::warp_matrix(",   "gpulab::sim::detail::fail_kernel(",
-      "gpulab::sim::detail::count_atomic(",  "gpulab::sim::detail::count_access("};
+      "gpulab::sim::detail::count_atomic(",  "gpulab::sim::detail::count_access(",
+      "gpulab::sim::detail::clock_cycles("};
   return starts_with_any(readable, kSimBuiltins) || starts_with_any(readable, rules.allowed_calls);
 }
 
@@ -753,6 +754,28 @@ bool inside(const fs::path& path, const fs::path& dir) {
 }
 
 // Why lab code must not include `path`; empty when it may (IncludeRules: an allowlist).
+// For a header of the compiler's own folder (GCC's <libdir>/gcc/<target>/<version>/include or
+// include-fixed, clang's <libdir>/clang/<version>/include), whether lab code may include it: the
+// C language's freestanding headers only, not the compiler's intrinsics (their loads and stores
+// escape the sim's counting), OpenMP, OpenACC, gcov or sanitizer headers. nullopt for any other
+// file.
+std::optional<bool> compiler_header_allowed(const fs::path& path) {
+  static constexpr std::string_view kFreestanding[] = {
+      "float.h",     "iso646.h",    "limits.h",  "stdalign.h",   "stdarg.h",
+      "stdbool.h",   "stddef.h",    "stdint.h",  "stdint-gcc.h", "stdnoreturn.h",
+      "syslimits.h", "stdatomic.h", "varargs.h", "stdckdint.h"};
+  const std::vector<fs::path> parts(path.begin(), path.end());
+  for (std::size_t i = 2; i + 1 < parts.size(); ++i) {
+    const bool compilers = (parts[i] == "include" || parts[i] == "include-fixed") &&
+                           ((i >= 3 && parts[i - 3] == "gcc") || parts[i - 2] == "clang");
+    if (compilers) {
+      return i + 2 == parts.size() && std::find(std::begin(kFreestanding), std::end(kFreestanding),
+                                                parts.back().string()) != std::end(kFreestanding);
+    }
+  }
+  return std::nullopt;
+}
+
 std::string include_problem(const fs::path& path, const IncludeRules& rules) {
   const auto in_tree = [&](const fs::path& dir) { return inside(path, dir.lexically_normal()); };
   if (in_tree(rules.extra_tests_dir)) {
@@ -784,6 +807,11 @@ std::string include_problem(const fs::path& path, const IncludeRules& rules) {
     if (component == "gtest" || component == "gmock") {
       return "GoogleTest's headers";
     }
+  }
+  if (const std::optional<bool> allowed = compiler_header_allowed(path)) {
+    return *allowed ? ""
+                    : "a header of the compiler's own (its intrinsics, OpenMP, ...): lab code "
+                      "may include the C language's freestanding headers of that folder only";
   }
   if (std::any_of(rules.system_dirs.begin(), rules.system_dirs.end(),
                   [&](const fs::path& dir) { return in_tree(dir); })) {
@@ -1058,6 +1086,84 @@ bool allowed_attribute(const std::string& name) {
                    attribute_name(name)) != std::end(kAllowedAttributes);
 }
 
+// The compiler built-ins lab code may name itself (after "__builtin_"): hints, constants, bit and
+// overflow arithmetic, varargs, type queries, and the maths of <cmath> (kMathFunctions, with f
+// and l). Not the target's (__builtin_ia32_...: the sim's counting does not see their loads and
+// stores), nor memory, prefetch, frame, return-address or call-forwarding built-ins.
+bool allowed_builtin(std::string_view name) {
+  static constexpr std::string_view kBuiltins[] = {"expect",
+                                                   "expect_with_probability",
+                                                   "unreachable",
+                                                   "trap",
+                                                   "assume_aligned",
+                                                   "constant_p",
+                                                   "is_constant_evaluated",
+                                                   "offsetof",
+                                                   "addressof",
+                                                   "launder",
+                                                   "bit_cast",
+                                                   "va_start",
+                                                   "va_end",
+                                                   "va_arg",
+                                                   "va_copy",
+                                                   "va_list",
+                                                   "huge_val",
+                                                   "huge_valf",
+                                                   "huge_vall",
+                                                   "inf",
+                                                   "inff",
+                                                   "infl",
+                                                   "nans",
+                                                   "nansf",
+                                                   "isnan",
+                                                   "isinf",
+                                                   "isinf_sign",
+                                                   "isfinite",
+                                                   "isnormal",
+                                                   "signbit",
+                                                   "signbitf",
+                                                   "signbitl",
+                                                   "fpclassify",
+                                                   "isgreater",
+                                                   "isgreaterequal",
+                                                   "isless",
+                                                   "islessequal",
+                                                   "islessgreater",
+                                                   "isunordered",
+                                                   "abs",
+                                                   "labs",
+                                                   "llabs",
+                                                   "add_overflow",
+                                                   "sub_overflow",
+                                                   "mul_overflow",
+                                                   "FILE",
+                                                   "LINE",
+                                                   "FUNCTION",
+                                                   "COLUMN",
+                                                   "source_location",
+                                                   "bswap16",
+                                                   "bswap32",
+                                                   "bswap64"};
+  static constexpr std::string_view kBitFunctions[] = {"clz",    "ctz", "popcount",
+                                                       "parity", "ffs", "clrsb"};
+  if (std::find(std::begin(kBuiltins), std::end(kBuiltins), name) != std::end(kBuiltins)) {
+    return true;
+  }
+  for (const std::string_view bits : kBitFunctions) {  // clz, clzl, clzll, ...
+    if (name == bits || (name.starts_with(bits) &&
+                         (name.substr(bits.size()) == "l" || name.substr(bits.size()) == "ll"))) {
+      return true;
+    }
+  }
+  for (const std::string_view math : kMathFunctions) {  // sqrt, sqrtf, sqrtl, nan, nanf, ...
+    if (name == math || (name.size() == math.size() + 1 && name.starts_with(math) &&
+                         (name.back() == 'f' || name.back() == 'l'))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // From `at` (just past the opening brackets), the names of a comma-separated attribute list
 // (an attribute's arguments in parentheses skipped), up to `close` at depth 0; `at` ends on it.
 std::vector<const Token*> attribute_names(const std::vector<Token>& tokens, std::size_t& at,
@@ -1188,11 +1294,13 @@ std::vector<SourceDirective> source_directives(std::string_view source) {
       }
       line_start = false;
     } else if (c == '"' || c == '\'') {
+      // A literal ends at its closing quote, or unterminated at the end of its line (GCC takes
+      // `#warning don't` with a warning): the newline then starts the next line as usual.
       ++i;
       while (i < n && text[i] != c && text[i] != '\n') {
-        i += text[i] == '\\' ? 2 : 1;
+        i += text[i] == '\\' && at(i + 1) != '\n' ? 2 : 1;
       }
-      ++i;
+      i += at(i) == c ? 1 : 0;
       line_start = false;
     } else {
       ++i;
@@ -1238,6 +1346,7 @@ std::vector<std::string> check_preprocessed(const std::string& file, std::string
     }
   };
   bool own = false;
+  bool own_text = false;  // a line of the student's has been seen
   int line = 0;
   for (std::string_view raw : split_lines(preprocessed)) {
     const std::string_view trimmed = trim(raw);
@@ -1249,11 +1358,25 @@ std::vector<std::string> check_preprocessed(const std::string& file, std::string
       if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front())) != 0) {
         const std::size_t quote = rest.find('"');
         const std::size_t end = quote == std::string_view::npos ? quote : rest.find('"', quote + 1);
+        const int directive_line = line;
         line = std::atoi(std::string(rest.substr(0, rest.find(' '))).c_str());
         if (end != std::string_view::npos) {
           const fs::path marked =
               fs::path(rest.substr(quote + 1, end - quote - 1)).lexically_normal();
-          own = std::find(own_files.begin(), own_files.end(), marked) != own_files.end();
+          const bool named_own =
+              std::find(own_files.begin(), own_files.end(), marked) != own_files.end();
+          const std::string_view flags = rest.substr(end + 1);
+          const bool include_edge = flags.find('1') != std::string_view::npos ||
+                                    flags.find('2') != std::string_view::npos;
+          if (own && own_text && !include_edge && !named_own) {
+            // The student's lines renamed (a #line directive or a line marker in their file,
+            // which check_line_directives refuses too): the lines after it are still theirs.
+            add(directive_line, "a line directive naming " + marked.string().substr(0, 80) +
+                                    ": lab code may not rename its lines");
+            line = directive_line + 1;
+          } else {
+            own = named_own;
+          }
         }
         continue;
       }
@@ -1277,13 +1400,18 @@ std::vector<std::string> check_preprocessed(const std::string& file, std::string
       text.append(raw);
       text += '\n';
       lines.push_back(line);
+      own_text = own_text || !trimmed.empty();
     }
     ++line;
   }
   const std::vector<Token> tokens = tokenize(text, lines);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i].text;
-    if (t == "asm" || t == "__asm" || t == "__asm__") {
+    if (t.starts_with("__builtin_") && !allowed_builtin(std::string_view(t).substr(10))) {
+      add(tokens[i].line, t.substr(0, 60) +
+                              ": a compiler built-in lab code may not use (it may use hints, "
+                              "constants, bit arithmetic and maths)");
+    } else if (t == "asm" || t == "__asm" || t == "__asm__") {
       add(tokens[i].line, "inline assembly (" + t +
                               "): lab code is C++ and CUDA C++ only (assembly can make "
                               "system calls and embed any file of the machine)");
