@@ -20,6 +20,10 @@
 #                                              (GPULAB_EVERY_LAB_ALLOWED_CALLS) and the C/C++
 #                                              library and CUDA runtime the grader allows
 #                                              (framework/grader/.../code_checks.hpp)
+#     [CUDA_CALLS <names...>]                  the CUDA runtime functions the lab's code may
+#                                              call (e.g. "cudaGetLastError"); without it, all
+#                                              of them. For labs whose tests judge what kernels
+#                                              did: no copies to the host or pinned memory
 #     [LINK <targets...>] [LINK_BACKEND <pairs...>])
 #
 # Hidden suites: every *.cpp in ${GPULAB_EXTRA_TESTS_DIR}/<folder>/ is graded with the public
@@ -217,7 +221,7 @@ endfunction()
 
 function(gpulab_add_lab lab)
   cmake_parse_arguments(ARG "" "DIR;TITLE;REPORT"
-                        "STUDENT_FILES;TESTS;FORBIDDEN_CALLS;ALLOWED_CALLS;LINK;LINK_BACKEND"
+                        "STUDENT_FILES;TESTS;FORBIDDEN_CALLS;ALLOWED_CALLS;CUDA_CALLS;LINK;LINK_BACKEND"
                         ${ARGN})
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${ARG_DIR}")
   set(variants student)
@@ -578,6 +582,14 @@ const char* gpulab::labkit::report_variant() noexcept {
     _gpulab_json_append(allowed "${item_json}")
   endforeach()
   string(JSON entry SET "${entry}" allowed_calls "${allowed}")
+  set(cuda_calls "[]")
+  foreach(item IN LISTS ARG_CUDA_CALLS)
+    if(NOT item MATCHES "^cuda[A-Za-z0-9_]+$")
+      message(FATAL_ERROR "${lab}: CUDA_CALLS names CUDA runtime functions (cuda...), not \"${item}\"")
+    endif()
+    _gpulab_json_append(cuda_calls "\"${item}\"")
+  endforeach()
+  string(JSON entry SET "${entry}" cuda_calls "${cuda_calls}")
   string(JSON entry SET "${entry}" runs "${runs}")
   # A JSON object holds no ';' outside strings, and its strings none (paths with ';' do not build).
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_MANIFEST_ENTRIES "${entry}")

@@ -69,6 +69,34 @@ bool any_contains(const Lines& lines, const std::string& text) {
   return false;
 }
 
+TEST(CodeChecks, ALabsCudaCallsNameTheRuntimeFunctionsItsCodeMayUse) {
+  // As nvcc's objects name them (C linkage) and as the sim's do (C++ functions of the global
+  // namespace).
+  const std::string source = R"cpp(
+    extern "C" int cudaMemcpy(void*, const void*, unsigned long, int);
+    extern "C" int cudaGetLastError();
+    int cudaMallocHost(void**, unsigned long);
+    namespace gpulab::lab09 {
+    int copy_back(float* host, const float* device) {
+      void* pinned = nullptr;
+      return cudaGetLastError() + cudaMemcpy(host, device, 4, 2) + cudaMallocHost(&pinned, 4);
+    }
+    }  // namespace gpulab::lab09
+  )cpp";
+  EXPECT_TRUE(check(source).empty()) << "without CUDA_CALLS, the whole runtime";
+  CodeRules rules{"gpulab::lab09", {}, false, {}, {"cudaGetLastError", "cudaLaunchKernel"}};
+  const Lines found = check(source, rules);
+  ASSERT_EQ(found.size(), 2u) << joined(found);
+  EXPECT_TRUE(any_contains(found,
+                           "calls cudaMemcpy: not among the CUDA runtime functions this "
+                           "lab's code may use"))
+      << joined(found);
+  EXPECT_TRUE(any_contains(found,
+                           "calls cudaMallocHost(void**, unsigned long): not among the "
+                           "CUDA runtime functions"))
+      << joined(found);
+}
+
 TEST(CodeChecks, OrdinaryLabCodePasses) {
   const Lines found = check(R"cpp(
 #include <algorithm>

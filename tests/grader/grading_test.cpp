@@ -98,6 +98,7 @@ json valid_manifest() {
        "student_files": ["benchmark.cpp", "timing/timer.cu"],
        "forbidden_calls": [{"call": "gpulab::summarize(", "does": ["summarize_samples"]}],
        "allowed_calls": ["gpulab::flush_l2(", "gpulab::not_implemented("],
+       "cuda_calls": ["cudaGetLastError", "cudaLaunchKernel"],
        "runs": [
          {"variant": "student", "slot": 0, "backend": "sim",
           "files_dir": "/src/gpulab/labs/lab01_benchmarking",
@@ -122,7 +123,8 @@ json valid_manifest() {
           "tests_program": "", "results_dir": "", "environment": {}, "tests": []}
        ]},
       {"id": "lab03", "title": "Identifying the bottleneck", "dir": "lab03_bottleneck",
-       "student_files": [], "forbidden_calls": [], "allowed_calls": [], "runs": []}
+       "student_files": [], "forbidden_calls": [], "allowed_calls": [], "cuda_calls": [],
+       "runs": []}
     ]
   })");
 }
@@ -142,6 +144,8 @@ TEST(LabManifest, ParsesEveryField) {
   EXPECT_EQ(m.objdump, fs::path("/usr/bin/objdump"));
   EXPECT_EQ(m.system_include_dirs, (std::vector<fs::path>{"/usr/include/c++/12", "/usr/include"}));
   EXPECT_EQ(m.labs[0].allowed_calls, (Lines{"gpulab::flush_l2(", "gpulab::not_implemented("}));
+  EXPECT_EQ(m.labs[0].cuda_calls, (Lines{"cudaGetLastError", "cudaLaunchKernel"}));
+  EXPECT_TRUE(m.labs[1].cuda_calls.empty());
   EXPECT_EQ(m.grading_slots, (std::vector<fs::path>{"/b/grading/slot0", "/b/grading/slot1"}));
   ASSERT_EQ(m.labs.size(), 2u);
   const LabEntry& lab = m.labs[0];
@@ -252,6 +256,7 @@ const std::vector<RequiredField>& required_fields() {
       {"/labs/0", "student_files", "benchmark.cpp"},
       {"/labs/0", "forbidden_calls", "gpulab::summarize("},
       {"/labs/0", "allowed_calls", "gpulab::flush_l2("},
+      {"/labs/0", "cuda_calls", "cudaGetLastError"},
       {"/labs/0/forbidden_calls/0", "call", json::array()},
       {"/labs/0/forbidden_calls/0", "does", "summarize_samples"},
       {"/labs/0", "runs", json::object()},

@@ -170,22 +170,16 @@ constexpr std::string_view kCNames[] = {
     "threadIdx", "blockIdx", "blockDim", "gridDim", "__asan_handle_no_return",
     "__asan_before_dynamic_init", "__asan_after_dynamic_init"};
 
-// C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), the CUDA runtime
-// (cudaMalloc, ... and nvcc's __cudaRegisterFunction, ...), the sim's counting callbacks
+// C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), nvcc's
+// registration calls (__cudaRegisterFunction, ...; the CUDA runtime's cuda* go by the lab's
+// contract, cuda_call_allowed), the sim's counting callbacks
 // (__asan_load4_noabort, ...) and its checked memcpy family (gpulab_sim_checked_memcpy, ...).
-constexpr std::string_view kCPrefixes[] = {"__isnan",      "__isinf",
-                                           "__finite",     "__fpclassify",
-                                           "__signbit",    "__popcount",
-                                           "__clz",        "__ctz",
-                                           "__ffs",        "__parity",
-                                           "__bswap",      "__div",
-                                           "__udiv",       "__mod",
-                                           "__umod",       "__mul",
-                                           "__fix",        "__float",
-                                           "__extend",     "__trunc",
-                                           "__powi",       "cuda",
-                                           "__cuda",       "__asan_load",
-                                           "__asan_store", "gpulab_sim_checked_"};
+constexpr std::string_view kCPrefixes[] = {
+    "__isnan",    "__isinf", "__finite",    "__fpclassify", "__signbit",
+    "__popcount", "__clz",   "__ctz",       "__ffs",        "__parity",
+    "__bswap",    "__div",   "__udiv",      "__mod",        "__umod",
+    "__mul",      "__fix",   "__float",     "__extend",     "__trunc",
+    "__powi",     "__cuda",  "__asan_load", "__asan_store", "gpulab_sim_checked_"};
 
 // The C++ standard library, by the entity under std:: (the first name after std::, __cxx11:: and
 // the chrono _V2:: left out): strings, string streams and console streams, containers' out-of-line
@@ -356,9 +350,19 @@ bool starts_with_any(std::string_view text, const Prefixes& prefixes) {
                      [&](std::string_view prefix) { return text.starts_with(prefix); });
 }
 
+// Whether lab code may call the CUDA runtime function `name` (cudaMemcpy): any, unless the lab's
+// contract names the ones it may (CodeRules::cuda_calls).
+bool cuda_call_allowed(std::string_view name, const CodeRules& rules) {
+  return rules.cuda_calls.empty() || std::find(rules.cuda_calls.begin(), rules.cuda_calls.end(),
+                                               name) != rules.cuda_calls.end();
+}
+
 // Whether lab code may reference the symbol `name` (mangled; `readable` demangled) under `rules`.
 bool allowed_reference(const std::string& name, const std::string& readable,
                        const CodeRules& rules) {
+  if (name.starts_with("cuda")) {  // the CUDA runtime, nvcc's C names
+    return cuda_call_allowed(name, rules);
+  }
   if (!name.starts_with("_Z")) {  // a C name
     const auto math = [&](std::string_view base) {
       return name == base || (name.size() == base.size() + 1 && name.starts_with(base) &&
@@ -399,7 +403,8 @@ bool allowed_reference(const std::string& name, const std::string& readable,
   if (scope.size() == 1) {
     // A C++ function of the global namespace that this object does not define: the sim's CUDA
     // runtime (cudaMalloc(void**, unsigned long)) and device built-ins (__float2half, ...).
-    return scope.front().starts_with("cuda") || scope.front().starts_with("__");
+    return scope.front().starts_with("cuda") ? cuda_call_allowed(scope.front(), rules)
+                                             : scope.front().starts_with("__");
   }
   if (within(scope, rules.lab_namespace)) {
     return true;  // the lab's own code and interface
@@ -702,10 +707,14 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
         if (callers.empty() && placeholders > 0) {
           continue;
         }
+        const bool cuda = symbol.name.starts_with("cuda") || readable.starts_with("cuda");
         add((callers.empty() ? "refers to " : callers.front() + " calls ") + readable +
-            ": not among what lab code may use (the C and C++ standard library without its "
-            "process, thread, signal, file and dynamic-loading functions, the CUDA runtime, and "
-            "the framework functions the lab's header names)");
+            (cuda ? ": not among the CUDA runtime functions this lab's code may use (its "
+                    "kernels work on device memory, which its tests measure: CUDA_CALLS in "
+                    "labs/CMakeLists.txt)"
+                  : ": not among what lab code may use (the C and C++ standard library without "
+                    "its process, thread, signal, file and dynamic-loading functions, the CUDA "
+                    "runtime, and the framework functions the lab's header names)"));
         continue;
       }
       const bool strong = symbol.type >= 'A' && symbol.type <= 'Z' && symbol.type != 'W' &&

@@ -195,6 +195,7 @@ LabManifest parse_lab_manifest(std::string_view text_in, std::string_view source
                  {},
                  {}};
     lab.allowed_calls = strings(labs[i], "allowed_calls", source, where);
+    lab.cuda_calls = strings(labs[i], "cuda_calls", source, where);
     const json& forbidden = field(labs[i], "forbidden_calls", array, source, where);
     for (std::size_t k = 0; k < forbidden.size(); ++k) {
       const std::string call_where = where + ".forbidden_calls[" + std::to_string(k) + "]";
@@ -373,7 +374,8 @@ bool stage_student_file(const fs::path& from, const fs::path& to, bool keep_exis
 
 LabCodeCheck check_lab_code(const LabManifest& manifest, const LabEntry& lab, const LabRun& run,
                             const fs::path& build_dir, const fs::path& files_dir) {
-  CodeRules rules{"gpulab::" + lab.id, {}, run.backend == "cuda", lab.allowed_calls};
+  CodeRules rules{
+      "gpulab::" + lab.id, {}, run.backend == "cuda", lab.allowed_calls, lab.cuda_calls};
   for (const LabForbiddenCall& forbidden : lab.forbidden_calls) {
     rules.forbidden_calls.push_back(forbidden.call);
   }

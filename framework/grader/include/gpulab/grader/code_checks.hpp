@@ -5,7 +5,8 @@
 //     environment and dynamic-loading functions (no exec*, fork, system, std::thread, dlopen,
 //     fopen, std::filesystem, signal, syscall, exit ...): maths, memory, strings, formatted
 //     output, containers, string streams, exceptions, clocks;
-//   - the CUDA runtime (cuda*, and nvcc's __cuda* registration), and on sim the built-ins its
+//   - the CUDA runtime (cuda*, or only CodeRules::cuda_calls, CUDA_CALLS in labs/CMakeLists.txt;
+//     and nvcc's __cuda* registration), and on sim the built-ins its
 //     translation of a kernel calls, not the sim's instruments (counting, the clock, the stream
 //     record);
 //   - the lab's own namespace, and the framework functions its contract allows
@@ -70,6 +71,9 @@ struct CodeRules {
   /// The lab's contract: framework functions lab code may call (demangled name prefixes, e.g.
   /// "gpulab::flush_l2(" or "gpulab::kernels::"); everything under the lab's namespace may be.
   std::vector<std::string> allowed_calls;
+  /// The lab's contract: the CUDA runtime functions its code may call, by name (e.g.
+  /// "cudaGetLastError"); empty: all of them. nvcc's own __cuda* calls are always allowed.
+  std::vector<std::string> cuda_calls{};
 };
 
 /// Parses `nm -A ARCHIVE`, `objdump -dr ARCHIVE` and `objdump -h ARCHIVE` into one ObjectCode per

@@ -68,6 +68,8 @@ struct LabEntry {
   std::vector<LabRun> runs;
   /// Framework functions the lab's code may call (code_checks.hpp): demangled name prefixes.
   std::vector<std::string> allowed_calls;
+  /// The CUDA runtime functions the lab's code may call, by name; empty: all of them.
+  std::vector<std::string> cuda_calls{};
 };
 
 /// What the build knows about the labs: <build>/grading/manifest.json.
