@@ -97,6 +97,38 @@ TEST(CodeChecks, ALabsCudaCallsNameTheRuntimeFunctionsItsCodeMayUse) {
       << joined(found);
 }
 
+TEST(CodeChecks, StaticStorageBeyond64KiBIsFoundThreadLocalIsNot) {
+  // A __device__ array is a global on sim; a kernel's __shared__ array is thread-local there.
+  const Lines big = check(R"cpp(
+    namespace gpulab::lab09 {
+    namespace {
+    float scratch[1 << 17];  // 512 KiB
+    thread_local float shared_tile[1 << 15];
+    }  // namespace
+    float* use() {
+      shared_tile[0] = 1;
+      return scratch;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  ASSERT_EQ(big.size(), 1u) << joined(big);
+  EXPECT_TRUE(any_contains(big, "work.cu: 524288 bytes of writable variables of static storage"))
+      << joined(big);
+  const Lines small = check(R"cpp(
+    namespace gpulab::lab09 {
+    namespace {
+    float table[1 << 10];
+    thread_local float shared_tile[1 << 15];
+    }  // namespace
+    float* use() {
+      shared_tile[0] = 1;
+      return table;
+    }
+    }  // namespace gpulab::lab09
+  )cpp");
+  EXPECT_TRUE(small.empty()) << joined(small);
+}
+
 TEST(CodeChecks, OrdinaryLabCodePasses) {
   const Lines found = check(R"cpp(
 #include <algorithm>

@@ -624,6 +624,13 @@ std::vector<ObjectCode> parse_object_code(std::string_view nm, std::string_view 
     if (section == ".preinit_array") {
       object->preinit_entries += static_cast<int>(std::stoul(size, nullptr, 16) / 8);
     }
+    // Writable static storage (.data, .bss and their per-symbol sections), not thread-local
+    // (.tdata, .tbss: on sim a kernel's __shared__ arrays).
+    for (const std::string_view writable : {".data", ".bss"}) {
+      if (section == writable || section.starts_with(std::string(writable) + ".")) {
+        object->static_bytes += std::stoull(size, nullptr, 16);
+      }
+    }
   }
   return objects;
 }
@@ -660,6 +667,16 @@ std::vector<std::string> check_object_code(const std::vector<ObjectCode>& object
         findings.push_back(line);
       }
     };
+    // Data of its own that no test measures: on sim a __device__ array is host memory the memory
+    // accounting and the counted traffic do not see.
+    if (object.static_bytes > kMaxStaticBytes) {
+      add(std::to_string(object.static_bytes) +
+          " bytes of writable variables of static storage (global, static or __device__), over "
+          "the " +
+          std::to_string(kMaxStaticBytes / 1024) +
+          " KiB lab code may have: its data belongs in the device buffers and allocations the "
+          "tests measure");
+    }
     // Before the lockdown: a .preinit_array entry could run ahead of it.
     if (object.preinit_entries > 0) {
       add("a function in .preinit_array (it would run before the graded test program locks "

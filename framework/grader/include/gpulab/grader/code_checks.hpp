@@ -13,7 +13,8 @@
 //     (CodeRules::allowed_calls, ALLOWED_CALLS in labs/CMakeLists.txt).
 //
 // Anything else rejects the lab with one line naming the symbol and the function that uses it.
-// Besides: no function in .preinit_array (it would run before the graded program locks itself
+// Besides: at most kMaxStaticBytes of writable static storage per object, no function in
+// .preinit_array (it would run before the graded program locks itself
 // down), no system call instruction of its own, nothing of GoogleTest (testing::) or of the
 // tests' helpers, and no strong definition outside the lab's namespace (it could replace a test's
 // helper at link time). Code that runs before main or at exit is fine: the graded test program
@@ -26,6 +27,7 @@
 // student file).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -59,7 +61,15 @@ struct ObjectCode {
   std::vector<ObjectSymbol> symbols;
   std::map<std::string, FunctionCode> functions;  ///< by mangled name
   int preinit_entries = 0;                        ///< function pointers in .preinit_array
+  /// Bytes of writable static storage: .data and .bss sections (not thread-local ones).
+  std::uint64_t static_bytes = 0;
 };
+
+/// The most writable static storage an object of lab code may have (64 KiB): its data belongs in
+/// the device buffers and allocations the tests measure (on sim a __device__ array is host memory
+/// that neither the memory accounting nor the counted traffic sees). A kernel's __shared__ arrays
+/// are thread-local on sim and not counted.
+inline constexpr std::uint64_t kMaxStaticBytes = std::uint64_t{64} * 1024;
 
 /// What a lab's code may do.
 struct CodeRules {
