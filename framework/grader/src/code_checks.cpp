@@ -779,7 +779,6 @@ bool inside(const fs::path& path, const fs::path& dir) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
-// Why lab code must not include `path`; empty when it may (IncludeRules: an allowlist).
 // For a header of the compiler's own folder (GCC's <libdir>/gcc/<target>/<version>/include or
 // include-fixed, clang's <libdir>/clang/<version>/include), whether lab code may include it: the
 // C language's freestanding headers only, not the compiler's intrinsics (their loads and stores
@@ -802,6 +801,7 @@ std::optional<bool> compiler_header_allowed(const fs::path& path) {
   return std::nullopt;
 }
 
+// Why lab code must not include `path`; empty when it may (IncludeRules: an allowlist).
 std::string include_problem(const fs::path& path, const IncludeRules& rules) {
   const auto in_tree = [&](const fs::path& dir) { return inside(path, dir.lexically_normal()); };
   if (in_tree(rules.extra_tests_dir)) {
