@@ -1041,6 +1041,26 @@ void d(void* p) { __builtin_prefetch(p); __builtin_memcpy(p, p, 4); }
   }
 }
 
+TEST(CheckPreprocessed, LiteralsWithAnEncodingPrefixEndWhereTheCompilerEndsThem) {
+  // A raw string with a prefix holds a lone quote; a prefixed character literal, an
+  // unterminated one: the code after each is still read.
+  const std::string text = R"pp(# 1 "/s/work.cu"
+constexpr auto a = u8R"(")"; __attribute__((no_sanitize("kernel-address"))) void f();
+constexpr auto b = LR"x(" asm)x"; asm("nop");
+constexpr auto c = u8'"'; [[gnu::section(".x")]] int g;
+#pragma message "don't
+[[gnu::optimize("O0")]] int h();
+)pp";
+  const Lines found = check_preprocessed("work.cu", text, {"/s/work.cu"});
+  const Lines expected = {"work.cu:1: __attribute__((no_sanitize))", "work.cu:2: inline assembly",
+                          "work.cu:3: [[section]]", "work.cu:4: #pragma message",
+                          "work.cu:5: [[optimize]]"};
+  ASSERT_EQ(found.size(), expected.size()) << joined(found);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(found[i].rfind(expected[i], 0), 0u) << found[i];
+  }
+}
+
 TEST(CheckPreprocessed, RenamingTheStudentsLinesIsFoundAndTheLinesStayChecked) {
   // A #line naming a system header (check_line_directives refuses it in the source as well):
   // the assembly after it is still the student's. The preprocessor's own markers (the built-ins

@@ -1059,25 +1059,34 @@ std::vector<Token> tokenize(std::string_view text, const std::vector<int>& lines
       ++i;
     } else if (c == ' ' || c == '\t' || c == '\r') {
       ++i;
-    } else if (c == 'R' && i + 1 < text.size() && text[i + 1] == '"') {
-      // A raw string: R"delimiter( ... )delimiter", possibly over several lines.
-      const std::size_t open = text.find('(', i + 2);
-      const std::string close =
-          ")" + std::string(text.substr(i + 2, open == std::string_view::npos ? 0 : open - i - 2)) +
-          "\"";
-      const std::size_t end = open == std::string_view::npos ? text.size() : text.find(close, open);
-      const std::size_t stop = end == std::string_view::npos ? text.size() : end + close.size();
-      tokens.push_back({"\"", line()});
-      for (std::size_t k = i; k < stop; ++k) {
-        row += text[k] == '\n' ? 1 : 0;
-      }
-      i = stop;
     } else if (is_identifier_start(c)) {
       const std::size_t start = i;
       while (i < text.size() && is_identifier_char(text[i])) {
         ++i;
       }
-      tokens.push_back({std::string(text.substr(start, i - start)), line()});
+      const std::string_view word = text.substr(start, i - start);
+      const bool quoted = i < text.size() && (text[i] == '"' || text[i] == '\'');
+      if (quoted &&
+          (word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R") &&
+          text[i] == '"') {
+        // A raw string: R"delimiter( ... )delimiter", possibly over several lines, with or
+        // without an encoding prefix.
+        const std::size_t open = text.find('(', i + 1);
+        const std::string close =
+            ")" +
+            std::string(text.substr(i + 1, open == std::string_view::npos ? 0 : open - i - 1)) +
+            "\"";
+        const std::size_t end =
+            open == std::string_view::npos ? text.size() : text.find(close, open);
+        const std::size_t stop = end == std::string_view::npos ? text.size() : end + close.size();
+        tokens.push_back({"\"", line()});
+        for (std::size_t k = i; k < stop; ++k) {
+          row += text[k] == '\n' ? 1 : 0;
+        }
+        i = stop;
+      } else if (!(quoted && (word == "L" || word == "u" || word == "U" || word == "u8"))) {
+        tokens.push_back({std::string(word), line()});
+      }  // else an encoding prefix: its literal comes next
     } else if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
       while (i < text.size() &&
              (is_identifier_char(text[i]) || text[i] == '.' || text[i] == '\'')) {
@@ -1085,11 +1094,13 @@ std::vector<Token> tokenize(std::string_view text, const std::vector<int>& lines
       }
       tokens.push_back({"0", line()});
     } else if (c == '"' || c == '\'') {
+      // Ends at its closing quote, or unterminated at the end of its line (the newline is left
+      // for the next line's count).
       ++i;
       while (i < text.size() && text[i] != c && text[i] != '\n') {
-        i += text[i] == '\\' ? 2 : 1;
+        i += text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n' ? 2 : 1;
       }
-      ++i;
+      i += i < text.size() && text[i] == c ? 1 : 0;
       tokens.push_back({std::string(1, c), line()});
     } else {
       tokens.push_back({std::string(1, c), line()});
