@@ -1045,6 +1045,25 @@ bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
+// Where the raw string literal whose opening quote is at `quote` ends (past its closing quote; the
+// end of `text` when it is not closed), when `prefix` (the identifier just before the quote) makes
+// it one: R, LR, uR, UR or u8R. nullopt for any other prefix.
+std::optional<std::size_t> raw_string_end(std::string_view text, std::size_t quote,
+                                          std::string_view prefix) {
+  if (quote >= text.size() || text[quote] != '"' ||
+      (prefix != "R" && prefix != "LR" && prefix != "uR" && prefix != "UR" && prefix != "u8R")) {
+    return std::nullopt;
+  }
+  // R"delimiter( ... )delimiter", over any number of lines.
+  const std::size_t open = text.find('(', quote + 1);
+  if (open == std::string_view::npos) {
+    return text.size();
+  }
+  const std::string close = ")" + std::string(text.substr(quote + 1, open - quote - 1)) + "\"";
+  const std::size_t end = text.find(close, open);
+  return end == std::string_view::npos ? text.size() : end + close.size();
+}
+
 // The tokens of the student's lines (`text`, lines joined with '\n'; `lines[k]` the file's line
 // number of the k-th): literals and numbers reduced to one token each.
 std::vector<Token> tokenize(std::string_view text, const std::vector<int>& lines) {
@@ -1066,24 +1085,12 @@ std::vector<Token> tokenize(std::string_view text, const std::vector<int>& lines
       }
       const std::string_view word = text.substr(start, i - start);
       const bool quoted = i < text.size() && (text[i] == '"' || text[i] == '\'');
-      if (quoted &&
-          (word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R") &&
-          text[i] == '"') {
-        // A raw string: R"delimiter( ... )delimiter", possibly over several lines, with or
-        // without an encoding prefix.
-        const std::size_t open = text.find('(', i + 1);
-        const std::string close =
-            ")" +
-            std::string(text.substr(i + 1, open == std::string_view::npos ? 0 : open - i - 1)) +
-            "\"";
-        const std::size_t end =
-            open == std::string_view::npos ? text.size() : text.find(close, open);
-        const std::size_t stop = end == std::string_view::npos ? text.size() : end + close.size();
+      if (const std::optional<std::size_t> stop = raw_string_end(text, i, word)) {
         tokens.push_back({"\"", line()});
-        for (std::size_t k = i; k < stop; ++k) {
+        for (std::size_t k = i; k < *stop; ++k) {
           row += text[k] == '\n' ? 1 : 0;
         }
-        i = stop;
+        i = *stop;
       } else if (!(quoted && (word == "L" || word == "u" || word == "U" || word == "u8"))) {
         tokens.push_back({std::string(word), line()});
       }  // else an encoding prefix: its literal comes next
@@ -1307,19 +1314,10 @@ std::vector<SourceDirective> source_directives(std::string_view source) {
       while (i < n && is_identifier_char(text[i])) {
         ++i;
       }
-      const std::string_view word = std::string_view(text).substr(start, i - start);
       line_start = false;
-      const bool raw =
-          at(i) == '"' && word.ends_with('R') &&
-          (word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R");
-      if (raw) {
-        // R"delimiter( ... )delimiter", over any number of lines.
-        const std::size_t open = text.find('(', i + 1);
-        const std::string close =
-            ")" + (open == std::string::npos ? std::string() : text.substr(i + 1, open - i - 1)) +
-            "\"";
-        const std::size_t end = open == std::string::npos ? n : text.find(close, open);
-        i = end == std::string::npos ? n : end + close.size();
+      if (const std::optional<std::size_t> stop =
+              raw_string_end(text, i, std::string_view(text).substr(start, i - start))) {
+        i = *stop;
       }
     } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
                (c == '.' && std::isdigit(static_cast<unsigned char>(at(i + 1))) != 0)) {
