@@ -584,8 +584,8 @@ GPULAB_GRADED_TEST(Lab05Checkpoint, StoreAllMatchesTheCpuReference, 5, "store_al
 GPULAB_GRADED_TEST(Lab05Checkpoint, EveryIntervalIsBitIdenticalWithinItsMemoryBound, 12,
                    "checkpointed_backward",
                    "for k = 1, 3, 4, 5 and 16 on 16 layers: output and gradient bit-identical "
-                   "to store-all, peak at most ceil(N/k) + k + 1 activations, at most 2N - "
-                   "ceil(N/k) forwards, both reported truthfully") {
+                   "to store-all, peak at most ceil(N/k) + k + 1 activations, from 2N - "
+                   "ceil(N/k) - k + 1 to 2N - ceil(N/k) forwards, both reported truthfully") {
   GPULAB_REQUIRE_DEVICE();
   const kernels::LayerStack stack = kernels::layer_stack(16, 5000, 3);
   const Pass all = run_pass(stack, kStoreAll);
@@ -601,7 +601,12 @@ GPULAB_GRADED_TEST(Lab05Checkpoint, EveryIntervalIsBitIdenticalWithinItsMemoryBo
         << "k = " << k << ": " << pass.peak / static_cast<double>(activation)
         << " activations at the peak, the bound is " << segments + k + 1;
     EXPECT_LE(pass.forwards, static_cast<std::uint64_t>(2 * 16 - segments)) << "k = " << k;
-    EXPECT_GE(pass.forwards, static_cast<std::uint64_t>(16)) << "k = " << k;
+    // The inputs not kept are recomputed (a segment of L layers, L - 1 of them), save at most the
+    // k - 1 of one segment still held from the forward pass within the bound: not copied out of
+    // device memory and back.
+    EXPECT_GE(pass.forwards, static_cast<std::uint64_t>(2 * 16 - segments - (k - 1)))
+        << "k = " << k << ": " << pass.forwards << " forwards; the inputs not kept must be "
+        << "recomputed with layer_forward, at least " << 2 * 16 - segments - (k - 1);
     EXPECT_EQ(pass.run.forward_layers, pass.forwards) << "k = " << k;
     EXPECT_EQ(pass.run.peak_bytes, pass.peak) << "k = " << k;
   }
