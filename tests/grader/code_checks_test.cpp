@@ -904,8 +904,8 @@ TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
 // gpulab grade stages it, built with a precompiled header as CMake builds lab code, and listed by
 // the real compiler: its own file and the forced-in header are not its includes, what it includes
 // from solutions/ is; and preprocessed, an attribute hidden behind a macro is found on its line.
-// nvcc's preprocessor names the #line file as an include (g++'s does not), so it runs with nvcc too
-// where the toolkit is.
+// nvcc's preprocessing differs from g++'s (its -M listed the #line file as a dependency), so it
+// runs with nvcc too where the toolkit is.
 void expect_staged_submission_checked(const std::string& compiler, const std::string& language) {
   const gpulab::testing::TempDir dir("gpulab-include-checks");
   const fs::path src = dir.path() / "src";

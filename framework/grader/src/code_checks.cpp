@@ -1532,8 +1532,8 @@ std::vector<std::string> check_library_sources(const std::string& library_target
     if (file.ends_with(".cu.cpp")) {
       file.resize(file.size() - 4);  // the sim's translation of a .cu file
     }
-    // Not the student's includes: the file the staged copy was made from (a #line names it, and
-    // nvcc's preprocessor enters it), and what the build's command forces in (the precompiled
+    // Not the student's includes: the file the staged copy was made from (its #line 1 names it,
+    // and the line markers with it), and what the build's command forces in (the precompiled
     // header, cmake/GpulabLabs.cmake).
     // The student's own file, under every name the line markers may give it: the compiled
     // source, the staged copy its first line names (the sim's translation names the staged .cu),
