@@ -19,10 +19,6 @@
 #include "test_device.hpp"
 #include "timing/spin.hpp"
 
-#if defined(GPULAB_BACKEND_SIM)
-#include "gpulab/sim/runtime.hpp"
-#endif
-
 namespace {
 
 using gpulab::BenchOptions;
@@ -49,25 +45,6 @@ BenchOptions quick(int samples) {
   o.time_limit_ms = 10000;
   return o;
 }
-
-#if defined(GPULAB_BACKEND_SIM)
-// The sim's modeled clock for one test, where the build can count (else the clock stays as it
-// is: on() says which).
-class ModeledClockWhereAvailable {
- public:
-  ModeledClockWhereAvailable()
-      : previous_(gpulab::sim::clock_mode()),
-        on_(gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::modeled)) {}
-  ~ModeledClockWhereAvailable() { gpulab::sim::set_clock_mode(previous_); }
-  ModeledClockWhereAvailable(const ModeledClockWhereAvailable&) = delete;
-  ModeledClockWhereAvailable& operator=(const ModeledClockWhereAvailable&) = delete;
-  [[nodiscard]] bool on() const { return on_; }
-
- private:
-  gpulab::sim::ClockMode previous_;
-  bool on_;
-};
-#endif
 
 // Options under which sampling never converges: min_time_ms is out of reach.
 BenchOptions never_converging() {
@@ -306,8 +283,8 @@ TEST(Measure, ColdL2FlushIsOutsideTheTimedSample) {
   // On sim the modeled clock where the build can count: every sample is exact, so the comparison
   // below needs no slack for the machine's load (the host clock's samples of a 0.2 ms spin reach
   // milliseconds on a busy machine).
-  const ModeledClockWhereAvailable modeled;
-  const double slack_ms = modeled.on() ? 0.0 : 0.05;
+  const gpulab::testing::ModeledClock modeled;
+  const double slack_ms = modeled.ok() ? 0.0 : 0.05;
 #else
   const double slack_ms = 0.05;
 #endif

@@ -15,6 +15,7 @@
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/core/traffic_model.hpp"
+#include "test_device.hpp"
 #include "timing/spin.hpp"
 #include "vector/vector_add.hpp"
 
@@ -24,21 +25,7 @@ using gpulab::DeviceBuffer;
 using gpulab::Event;
 using gpulab::Stream;
 
-// The modeled clock for one test (the process otherwise uses GPULAB_SIM_CLOCK, host by default).
-class ModeledClock {
- public:
-  ModeledClock() : previous_(gpulab::sim::clock_mode()) {
-    ok_ = gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::modeled);
-  }
-  ~ModeledClock() { gpulab::sim::set_clock_mode(previous_); }
-  ModeledClock(const ModeledClock&) = delete;
-  ModeledClock& operator=(const ModeledClock&) = delete;
-  [[nodiscard]] bool ok() const { return ok_; }
-
- private:
-  gpulab::sim::ClockMode previous_;
-  bool ok_ = false;
-};
+using gpulab::testing::ModeledClock;
 
 #define GPULAB_REQUIRE_MODELED_CLOCK(clock)                       \
   do {                                                            \

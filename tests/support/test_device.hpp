@@ -45,6 +45,26 @@ inline constexpr cudaError_t kImpossibleLaunchError = cudaErrorInvalidValue;
   } while (false)
 
 #if defined(GPULAB_BACKEND_SIM)
+namespace gpulab::testing {
+
+/// The sim's modeled clock for one scope (the process otherwise uses GPULAB_SIM_CLOCK, host by
+/// default); ok() is false, and the clock unchanged, in a build that cannot count.
+class ModeledClock {
+ public:
+  ModeledClock()
+      : previous_(sim::clock_mode()), ok_(sim::set_clock_mode(sim::ClockMode::modeled)) {}
+  ~ModeledClock() { sim::set_clock_mode(previous_); }
+  ModeledClock(const ModeledClock&) = delete;
+  ModeledClock& operator=(const ModeledClock&) = delete;
+  [[nodiscard]] bool ok() const { return ok_; }
+
+ private:
+  sim::ClockMode previous_;
+  bool ok_;
+};
+
+}  // namespace gpulab::testing
+
 /// Skips the current test with the reason in a sim build that cannot count memory traffic
 /// (counting is compiled out of AddressSanitizer builds, the asan preset).
 #define GPULAB_REQUIRE_COUNTING()                                   \
