@@ -54,7 +54,6 @@ struct CudaThread {
   // What the thread waits at (barrier or warp collective).
   std::source_location where;
   BarrierOp barrier = BarrierOp::sync;
-  int predicate = 0;
   WarpOp op = WarpOp::sync;
   unsigned mask = 0;
   int lane_arg = 0;
@@ -107,8 +106,16 @@ struct Worker {
   LaunchCounter* counter = nullptr;  // memory counting of this launch, or null
   std::uint64_t launch_id = 0;
   unsigned thread_count = 0;
-  unsigned live = 0;        // threads not done
-  unsigned at_barrier = 0;  // threads waiting at __syncthreads
+  std::vector<uint3> indexes;  // threadIdx of each linear index, for the current launch
+  unsigned live = 0;           // threads not done
+  unsigned ready = 0;          // threads not started or runnable
+  unsigned at_active = 0;      // threads waiting in __activemask
+  unsigned at_barrier = 0;     // threads waiting at __syncthreads
+  // The barrier being reached: its first thread, whether a later one waits at another barrier,
+  // and how many passed a non-zero predicate.
+  const CudaThread* barrier_first = nullptr;
+  bool barrier_diverged = false;
+  int barrier_count = 0;
   int barrier_result = 0;
   unsigned phase = 0;  // barriers passed in this block
   unsigned block_linear = 0;
@@ -122,7 +129,8 @@ struct Worker {
 
   Fiber* acquire() {
     if (idle.empty()) {
-      fibers.push_back(std::make_unique<Fiber>(stack_bytes()));
+      fibers.push_back(
+          std::make_unique<Fiber>(stack_bytes(), static_cast<unsigned>(fibers.size())));
       return fibers.back().get();
     }
     Fiber* fiber = idle.back();
@@ -320,6 +328,7 @@ void fiber_main();
 // Makes `t` the running CUDA thread of this OS thread (on its fiber).
 void make_current(Worker& w, CudaThread& t) {
   t.state = State::running;
+  --w.ready;
   w.current = &t;
   threadIdx = t.index;
   if (w.counter != nullptr) {
@@ -327,44 +336,51 @@ void make_current(Worker& w, CudaThread& t) {
   }
 }
 
-// Runs `t` until it waits or exits. A thread that exits hands its fiber to the next thread of the
-// order when that one has not started (fiber_main), so a run of threads that never wait costs one
-// switch in and out, not one per thread; when control comes back, w.current is the last of them.
+// Runs `t` and the threads after it in this pass over the order (run_threads) until one waits or
+// exits with nothing left to run in the pass: control passes along the pass from fiber to fiber
+// (pass_on) and comes back here once. Then w.cursor is the place of the last thread that ran.
 void resume(Worker& w, CudaThread& t) {
   if (t.state == State::not_started) {
     t.fiber = w.acquire();
     t.fiber->prepare(&fiber_main);
   }
   make_current(w, t);
-  Fiber& fiber = *t.fiber;
   device_code_enter();
-  Switcher::enter(fiber);
+  Switcher::enter(*t.fiber);
   device_code_leave();
   if (w.counter != nullptr) {
     counting_leave_thread();
   }
-  CudaThread& last = *w.current;
   w.current = nullptr;
-  if (last.state == State::done) {
-    w.idle.push_back(last.fiber);
-    last.fiber = nullptr;
-  }
 }
 
-// The thread after w.cursor in this pass over the order that the scheduler would run next
-// (run_threads), if it has not started yet; nullptr otherwise.
-CudaThread* next_to_start(Worker& w) {
+// The thread after w.cursor in this pass over the order that the scheduler would run next (one
+// that has not started or is runnable), with w.cursor moved to it; nullptr when none is left.
+CudaThread* next_in_pass(Worker& w) {
   for (std::size_t k = w.cursor + 1; k < w.order.size(); ++k) {
     CudaThread& t = w.threads[w.order[k]];
-    if (t.state == State::runnable) {
-      return nullptr;  // it has a fiber of its own: the scheduler resumes it
-    }
-    if (t.state == State::not_started) {
+    if (t.state == State::not_started || t.state == State::runnable) {
       w.cursor = k;
       return &t;
     }
   }
   return nullptr;
+}
+
+// The running thread, on `fiber`, stops running (it waits, or it exited and gave up `fiber`):
+// `next` (next_in_pass) runs, switched to directly, or the scheduler when it is null. Returns when
+// the thread is resumed (never when `finished`).
+void pass_on(Worker& w, Fiber& fiber, CudaThread* next, bool finished) {
+  if (next == nullptr) {
+    Switcher::leave(fiber, finished);
+    return;
+  }
+  if (next->state == State::not_started) {
+    next->fiber = w.acquire();  // not `fiber`: a finished thread hands it over (fiber_main)
+    next->fiber->prepare(&fiber_main);
+  }
+  make_current(w, *next);
+  Switcher::transfer(fiber, *next->fiber, finished);
 }
 
 // Returns the fibers of a failed block to the pool; their frames are abandoned.
@@ -464,6 +480,7 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
     }
     if (t.state == State::at_warp) {
       t.state = State::runnable;
+      ++w.ready;
       w.warp_waiting[warp] &= ~(1u << lane);
     }
   }
@@ -530,6 +547,7 @@ bool try_complete_matrix(Worker& w, unsigned warp) {
     t.state = State::runnable;
     t.matrix = nullptr;
   }
+  w.ready += kWarp;
   return true;
 }
 
@@ -559,6 +577,9 @@ void finish_thread(Worker& w, CudaThread& t) {
   }
 }
 
+// Every fiber runs this: the CUDA thread it was started for, then the threads of the pass that
+// have not started yet, on the same fiber while they exit without waiting (so a kernel without
+// barriers costs one switch per run of threads, not one per thread).
 void fiber_main() {
   Switcher::started();
   Worker& w = *current_worker;
@@ -575,26 +596,27 @@ void fiber_main() {
                  "thread " + triple(t->index.x, t->index.y, t->index.z) + " threw a C++ exception");
     }
     finish_thread(w, *t);
-    CudaThread* next = w.failure ? nullptr : next_to_start(w);
-    if (next == nullptr) {
-      break;
+    t->fiber = nullptr;
+    CudaThread* next = w.failure ? nullptr : next_in_pass(w);
+    if (next == nullptr || next->state != State::not_started) {
+      // This fiber is done: it goes back to the pool before control leaves it for good.
+      w.idle.push_back(&fiber);
+      pass_on(w, fiber, next, true);
+      std::abort();  // a finished fiber is never entered again
     }
     // The next thread starts on this fiber, from the top of the loop: no switch.
-    if (w.counter != nullptr) {
-      counting_leave_thread();
-    }
-    t->fiber = nullptr;
     next->fiber = &fiber;
     make_current(w, *next);
     t = next;
   }
-  Switcher::leave(fiber, true);
-  std::abort();  // a finished fiber is never entered again
 }
 
 // At a stall, the lanes waiting in __activemask learn which lanes of their warp got there: the
 // others have exited or wait elsewhere. Returns whether any were waiting.
 bool release_active_masks(Worker& w) {
+  if (w.at_active == 0) {
+    return false;
+  }
   bool released = false;
   for (unsigned base = 0; base < w.thread_count; base += kWarp) {
     unsigned mask = 0;
@@ -608,6 +630,8 @@ bool release_active_masks(Worker& w) {
       if ((mask & (1u << lane)) != 0) {
         w.threads[base + lane].result = mask;
         w.threads[base + lane].state = State::runnable;
+        ++w.ready;
+        --w.at_active;
         w.warp_waiting[base / kWarp] &= ~(1u << lane);
         released = true;
       }
@@ -619,22 +643,11 @@ bool release_active_masks(Worker& w) {
 // Releases a barrier every live thread reached; fails the block if some threads exited or wait at
 // another __syncthreads.
 bool release_barrier(Worker& w) {
-  const CudaThread* first = nullptr;
-  int count = 0;
-  for (unsigned i = 0; i < w.thread_count; ++i) {
-    const CudaThread& t = w.threads[i];
-    if (t.state != State::at_barrier) {
-      continue;
-    }
-    if (first == nullptr) {
-      first = &t;
-    } else if (!same_location(first->where, t.where) || first->barrier != t.barrier) {
-      fail_block(w, cudaErrorLaunchFailure,
-                 "divergent __syncthreads: the threads of a block wait at different barriers: " +
-                     describe_block(w));
-      return false;
-    }
-    count += t.predicate != 0 ? 1 : 0;
+  if (w.barrier_diverged) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "divergent __syncthreads: the threads of a block wait at different barriers: " +
+                   describe_block(w));
+    return false;
   }
   if (w.live != w.thread_count) {
     fail_block(w, cudaErrorLaunchFailure,
@@ -643,7 +656,8 @@ bool release_barrier(Worker& w) {
                    describe_block(w));
     return false;
   }
-  switch (first->barrier) {
+  const int count = w.barrier_count;
+  switch (w.barrier_first->barrier) {
     case BarrierOp::sync:
       w.barrier_result = 0;
       break;
@@ -657,11 +671,10 @@ bool release_barrier(Worker& w) {
       w.barrier_result = count > 0 ? 1 : 0;
       break;
   }
-  for (unsigned i = 0; i < w.thread_count; ++i) {
-    if (w.threads[i].state == State::at_barrier) {
-      w.threads[i].state = State::runnable;
-    }
+  for (CudaThread& t : w.threads) {  // every thread waits here (none exited)
+    t.state = State::runnable;
   }
+  w.ready = w.thread_count;
   w.at_barrier = 0;
   ++w.phase;
   if (w.counter != nullptr) {
@@ -685,10 +698,11 @@ void run_threads(Worker& w, unsigned block_linear) {
   for (unsigned i = 0; i < w.thread_count; ++i) {
     CudaThread& t = w.threads[i];
     t.linear = i;
-    t.index = {i % spec.block.x, (i / spec.block.x) % spec.block.y,
-               i / (spec.block.x * spec.block.y)};
+    t.index = w.indexes[i];
   }
   w.live = w.thread_count;
+  w.ready = w.thread_count;
+  w.at_active = 0;
   w.at_barrier = 0;
   w.phase = 0;
   w.failure.reset();
@@ -699,16 +713,14 @@ void run_threads(Worker& w, unsigned block_linear) {
   }
   make_order(w);
   for (;;) {
-    bool progressed = false;
     const unsigned* order = w.order.data();  // not reordered during a pass (release_barrier)
     const std::size_t count = w.order.size();
-    for (std::size_t k = 0; k < count; ++k) {
+    for (std::size_t k = 0; k < count && w.ready > 0; ++k) {
       CudaThread& t = w.threads[order[k]];
       if (t.state == State::not_started || t.state == State::runnable) {
         w.cursor = k;
         resume(w, t);
-        k = w.cursor;  // past the threads that ran on its fiber after it
-        progressed = true;
+        k = w.cursor;  // past the threads that ran after it (resume)
         if (w.failure) {
           abandon(w);
           return;
@@ -718,7 +730,7 @@ void run_threads(Worker& w, unsigned block_linear) {
     if (w.live == 0) {
       return;
     }
-    if (progressed) {
+    if (w.ready > 0) {
       continue;
     }
     // Nobody can run: __activemask calls to answer, a barrier everyone reached, or threads that
@@ -759,6 +771,11 @@ void enter_launch(Worker& w, const KernelLaunch& launch) {
   gridDim = launch.spec.grid;
   if (w.launch_id != launch.id) {
     w.launch_id = launch.id;
+    const dim3 block = launch.spec.block;
+    w.indexes.resize(std::size_t{block.x} * block.y * block.z);
+    for (unsigned i = 0; i < w.indexes.size(); ++i) {
+      w.indexes[i] = {i % block.x, (i / block.x) % block.y, i / (block.x * block.y)};
+    }
     std::free(w.shared);
     w.shared = nullptr;
     w.shared_bytes = launch.spec.shared_bytes;
@@ -879,10 +896,16 @@ int block_barrier(BarrierOp op, int predicate, std::source_location where) {
   CudaThread& t = *w->current;
   t.state = State::at_barrier;
   t.barrier = op;
-  t.predicate = predicate;
   t.where = where;
-  ++w->at_barrier;
-  Switcher::leave(*t.fiber, false);
+  if (w->at_barrier++ == 0) {
+    w->barrier_first = &t;
+    w->barrier_diverged = false;
+    w->barrier_count = 0;
+  } else if (!same_location(w->barrier_first->where, where) || w->barrier_first->barrier != op) {
+    w->barrier_diverged = true;
+  }
+  w->barrier_count += predicate != 0 ? 1 : 0;
+  pass_on(*w, *t.fiber, next_in_pass(*w), false);
   return w->barrier_result;
 }
 
@@ -909,6 +932,7 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
   }
   t.state = State::at_warp;
   w->warp_waiting[t.linear / kWarp] |= 1u << lane;
+  w->at_active += op == WarpOp::active ? 1 : 0;
   t.op = op;
   t.mask = mask;
   t.value = value;
@@ -916,9 +940,10 @@ std::uint64_t warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int
   t.width = width;
   t.where = where;
   if (op != WarpOp::active && try_complete(*w, t.linear / kWarp, mask, op)) {
-    t.state = State::running;
+    t.state = State::running;  // try_complete made it runnable
+    --w->ready;
   } else {
-    Switcher::leave(*t.fiber, false);
+    pass_on(*w, *t.fiber, next_in_pass(*w), false);
   }
   return t.result;
 }
@@ -953,11 +978,12 @@ void warp_matrix(MatrixCall& call, const char* name, std::source_location where)
   t.matrix_name = name;
   t.where = where;
   if (try_complete_matrix(*w, warp)) {
-    t.state = State::running;
+    t.state = State::running;  // try_complete_matrix made it runnable
+    --w->ready;
   } else if (w->failure) {
     abandon_thread(*w);
   } else {
-    Switcher::leave(*t.fiber, false);
+    pass_on(*w, *t.fiber, next_in_pass(*w), false);
   }
   if (call.op != MatrixOp::mma) {
     lane_matrix_access(call, lane);

@@ -1,5 +1,6 @@
 #include "fiber.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,10 +15,14 @@
 #endif
 
 #if defined(__x86_64__)
-// Saves the callee-saved registers (System V AMD64: rbp, rbx, r12-r15, MXCSR and the x87 control
-// word) on the current stack, stores the stack pointer in *save_sp, loads load_sp and restores the
-// same set from there. A fresh fiber's stack is laid out by Fiber::prepare so that the final `ret`
-// enters its entry function.
+// Saves the callee-saved general registers (System V AMD64: rbp, rbx, r12-r15) on the current
+// stack, stores the stack pointer in *save_sp, loads load_sp and restores the same set from there.
+// A fresh fiber's stack is laid out by Fiber::prepare so that the final `ret` enters its entry
+// function. The floating-point control state (MXCSR and the x87 control word, also callee-saved)
+// is not switched: all fibers of an OS thread share it with the thread, as no device code may
+// change it (CUDA has no rounding-mode state; <cfenv> is not on the labs' allowlist). Loading it
+// was most of a switch's time (ldmxcsr and fldcw are microcoded: 80% of the switch's samples in a
+// barrier-bound kernel).
 extern "C" void gpulab_sim_switch_context(void** save_sp, void* load_sp);
 asm(R"(
   .pushsection .text
@@ -31,14 +36,8 @@ gpulab_sim_switch_context:
   pushq %r13
   pushq %r14
   pushq %r15
-  subq $8, %rsp
-  stmxcsr (%rsp)
-  fnstcw 4(%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  ldmxcsr (%rsp)
-  fldcw 4(%rsp)
-  addq $8, %rsp
   popq %r15
   popq %r14
   popq %r13
@@ -63,8 +62,29 @@ thread_local ucontext_t scheduler_context;
 
 #if defined(GPULAB_SIM_ASAN)
 thread_local void* scheduler_fake_stack = nullptr;
-thread_local const void* scheduler_stack_bottom = nullptr;
-thread_local std::size_t scheduler_stack_bytes = 0;
+
+// The OS thread's own stack, announced to AddressSanitizer when a fiber switches back to it.
+struct ThreadStack {
+  const void* bottom = nullptr;
+  std::size_t bytes = 0;
+};
+
+const ThreadStack& scheduler_stack() {
+  thread_local const ThreadStack stack = [] {
+    ThreadStack found;
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+      void* bottom = nullptr;
+      std::size_t bytes = 0;
+      if (pthread_attr_getstack(&attributes, &bottom, &bytes) == 0) {
+        found = ThreadStack{bottom, bytes};
+      }
+      pthread_attr_destroy(&attributes);
+    }
+    return found;
+  }();
+  return stack;
+}
 #endif
 
 std::size_t page_bytes() {
@@ -74,9 +94,17 @@ std::size_t page_bytes() {
 
 }  // namespace
 
-Fiber::Fiber(std::size_t stack_bytes) {
+Fiber::Fiber(std::size_t stack_bytes, unsigned color) {
   const std::size_t page = page_bytes();
-  stack_bytes_ = (stack_bytes + page - 1) / page * page;
+  // Stacks are page-aligned and equally long, so without an offset every fiber's top frames
+  // (where a switch saves and loads its registers) would fall in the same few cache sets and
+  // evict each other: a barrier-bound kernel spent most of each switch waiting for those lines.
+  // Successive fibers start 5 cache lines apart modulo a page (5 is coprime to the 64 lines of
+  // a 4 KiB page, so 64 fibers use every line offset once); the extra page keeps the requested
+  // bytes usable.
+  constexpr std::size_t kLine = 64;
+  top_offset_ = (std::size_t{color} * 5 % (4096 / kLine)) * kLine;
+  stack_bytes_ = (stack_bytes + top_offset_ + page - 1) / page * page;
   mapping_bytes_ = stack_bytes_ + page;
   mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
@@ -99,14 +127,14 @@ void Fiber::prepare(void (*entry)()) noexcept {
   __asan_unpoison_memory_region(static_cast<char*>(stack_) + stack_bytes_ - top_bytes, top_bytes);
 #endif
 #if defined(__x86_64__)
-  const auto top = (reinterpret_cast<std::uintptr_t>(stack_) + stack_bytes_) & ~std::uintptr_t{15};
+  const auto top =
+      (reinterpret_cast<std::uintptr_t>(stack_) + stack_bytes_ - top_offset_) & ~std::uintptr_t{15};
   auto* sp = reinterpret_cast<std::uint64_t*>(top);
   *--sp = 0;  // entry's return address: none, so debuggers stop unwinding here
   *--sp = reinterpret_cast<std::uint64_t>(entry);  // where the switch's `ret` goes
   for (int i = 0; i < 6; ++i) {
     *--sp = 0;  // rbp, rbx, r12-r15
   }
-  *--sp = 0x1f80ull | (0x037full << 32);  // default MXCSR and x87 control word
   sp_ = sp;
 #else
   getcontext(&context_);
@@ -141,7 +169,7 @@ void Switcher::enter(Fiber& fiber) noexcept {
 void Switcher::leave(Fiber& fiber, bool finished) noexcept {
 #if defined(GPULAB_SIM_ASAN)
   __sanitizer_start_switch_fiber(finished ? nullptr : &fiber.asan_fake_stack_,
-                                 scheduler_stack_bottom, scheduler_stack_bytes);
+                                 scheduler_stack().bottom, scheduler_stack().bytes);
 #else
   static_cast<void>(finished);
 #endif
@@ -151,14 +179,30 @@ void Switcher::leave(Fiber& fiber, bool finished) noexcept {
   swapcontext(&fiber.context_, &scheduler_context);
 #endif
 #if defined(GPULAB_SIM_ASAN)
-  __sanitizer_finish_switch_fiber(fiber.asan_fake_stack_, &scheduler_stack_bottom,
-                                  &scheduler_stack_bytes);
+  __sanitizer_finish_switch_fiber(fiber.asan_fake_stack_, nullptr, nullptr);
+#endif
+}
+
+void Switcher::transfer(Fiber& from, Fiber& to, bool finished) noexcept {
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_start_switch_fiber(finished ? nullptr : &from.asan_fake_stack_, to.stack_,
+                                 to.stack_bytes_);
+#else
+  static_cast<void>(finished);
+#endif
+#if defined(__x86_64__)
+  gpulab_sim_switch_context(&from.sp_, to.sp_);
+#else
+  swapcontext(&from.context_, &to.context_);
+#endif
+#if defined(GPULAB_SIM_ASAN)
+  __sanitizer_finish_switch_fiber(from.asan_fake_stack_, nullptr, nullptr);
 #endif
 }
 
 void Switcher::started() noexcept {
 #if defined(GPULAB_SIM_ASAN)
-  __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack_bottom, &scheduler_stack_bytes);
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
 }
 

@@ -15,8 +15,9 @@ namespace gpulab::sim::detail {
 class Fiber {
  public:
   /// A stack of `stack_bytes` (rounded up to pages) with a guard page below it, so an overflow
-  /// faults instead of corrupting the neighbour.
-  explicit Fiber(std::size_t stack_bytes);
+  /// faults instead of corrupting the neighbour. `color`: the fiber's number among its OS
+  /// thread's; it decides where in its top page the stack starts (Fiber::prepare).
+  Fiber(std::size_t stack_bytes, unsigned color);
   ~Fiber();
   Fiber(const Fiber&) = delete;
   Fiber& operator=(const Fiber&) = delete;
@@ -37,6 +38,7 @@ class Fiber {
   std::size_t mapping_bytes_ = 0;
   void* stack_ = nullptr;
   std::size_t stack_bytes_ = 0;
+  std::size_t top_offset_ = 0;       // bytes left unused above the first frame
   void* asan_fake_stack_ = nullptr;  // AddressSanitizer's state while the fiber is switched out
 #if defined(__x86_64__)
   void* sp_ = nullptr;
@@ -45,15 +47,21 @@ class Fiber {
 #endif
 };
 
-/// The per-OS-thread side of switching: the thread's own stack is the "scheduler" context, and
-/// fibers switch only to and from it.
+/// The per-OS-thread side of switching: the thread's own stack is the "scheduler" context.
+/// Fibers switch to and from it, and directly to each other (transfer): a run of CUDA threads
+/// that wait at the same barrier passes control along without the scheduler, so every switch
+/// returns to the same call site the previous one left from, and the processor predicts the
+/// returns.
 class Switcher {
  public:
-  /// From the scheduler into `fiber`; returns when the fiber switches back.
+  /// From the scheduler into `fiber`; returns when a fiber switches back.
   static void enter(Fiber& fiber) noexcept;
-  /// From the running fiber back to the scheduler; returns when the scheduler enters it again.
-  /// `finished`: the fiber will never be entered again without prepare().
+  /// From the running fiber back to the scheduler; returns when it is entered again (by the
+  /// scheduler or by another fiber). `finished`: the fiber will never be entered again without
+  /// prepare().
   static void leave(Fiber& fiber, bool finished) noexcept;
+  /// From the running fiber `from` into `to`; returns when `from` is entered again.
+  static void transfer(Fiber& from, Fiber& to, bool finished) noexcept;
   /// First thing a fiber's entry function calls.
   static void started() noexcept;
 };
