@@ -172,6 +172,7 @@ int bench(const Options& options) {
                        {"speed-up", "x"}});
   std::optional<double> first_ms;
   int failures = 0;
+  int repeated = 0;  // levels whose sampling stopped at two equal samples
   gpulab::Stream stream;
   for (const std::size_t index : indices) {
     const kernels::OpLevel& level = op->levels[index];
@@ -189,6 +190,7 @@ int bench(const Options& options) {
     const gpulab::Measurement m =
         gpulab::measure([&](cudaStream_t s) { problem->launch(index, s, block); }, stream,
                         bench_options(clock, options.quick));
+    repeated += m.stop == gpulab::StopReason::repeated ? 1 : 0;
     const double ms = m.summary.median_ms;
     const double seconds = ms / 1e3;
     if (!first_ms) {
@@ -220,6 +222,11 @@ int bench(const Options& options) {
             << ", " << gpulab::format_fixed(cost.flops / 1e9, 3)
             << " GFLOP) over the time; of roofline: the time that work needs at " << spec.name
             << "'s peaks over the time; speed-up: over the first level timed.\n";
+  if (repeated > 0) {
+    std::cout << "samples: the modeled clock gives a launch the same time every run, so "
+              << (repeated == static_cast<int>(indices.size()) ? "each level" : "some levels")
+              << " stopped at two equal samples after one warm-up launch.\n";
+  }
   if (!options.json.empty()) {
     gpulab::save_results(options.json, results);
     std::cout << "results saved to " << options.json << "\n";

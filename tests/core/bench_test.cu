@@ -111,6 +111,7 @@ TEST(StopReason, Names) {
   EXPECT_EQ(gpulab::to_string(StopReason::converged), "converged");
   EXPECT_EQ(gpulab::to_string(StopReason::max_samples), "max_samples");
   EXPECT_EQ(gpulab::to_string(StopReason::time_limit), "time_limit");
+  EXPECT_EQ(gpulab::to_string(StopReason::repeated), "repeated");
 }
 
 TEST(Measure, BadOptionsThrowBeforeAnythingIsLaunched) {
@@ -315,6 +316,45 @@ TEST(Measure, ColdL2FlushIsOutsideTheTimedSample) {
   EXPECT_LT(m.summary.min_ms, limit_ms)
       << "expected the fastest sample near " << spin_ms << " ms (one flush takes " << flush_ms
       << " ms; tolerance up to " << limit_ms << " ms), got " << m.summary.min_ms << " ms";
+}
+
+TEST(Measure, OnTheModeledClockTwoEqualSamplesEndIt) {
+#if defined(GPULAB_BACKEND_SIM)
+  GPULAB_REQUIRE_DEVICE();
+  const gpulab::testing::ModeledClock modeled;
+  if (!modeled.ok()) {
+    GTEST_SKIP() << "this build cannot run the modeled clock";
+  }
+  Stream stream;
+  BenchOptions o = quick(10);  // ten samples asked for, and a minimum time never reached
+  o.min_time_ms = 1e9;
+  const Measurement m =
+      gpulab::measure([&](cudaStream_t s) { gpulab::kernels::spin_kernel(0.05, s); }, stream, o);
+  EXPECT_EQ(m.stop, StopReason::repeated) << gpulab::to_string(m.stop);
+  ASSERT_EQ(m.samples_ms.size(), 2u);
+  EXPECT_EQ(m.samples_ms[0], m.samples_ms[1]);
+  EXPECT_EQ(m.warmup_runs, 1);
+#else
+  GTEST_SKIP() << "the rule is the sim's modeled clock's; a GPU's samples vary";
+#endif
+}
+
+TEST(Measure, OnOtherClocksEqualSamplesDoNotEndIt) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  // An empty kernel on the host clock (or a GPU) may well give equal samples: only the stopping
+  // rule asked for ends the sampling.
+#if defined(GPULAB_BACKEND_SIM)
+  const auto previous = gpulab::sim::clock_mode();
+  ASSERT_TRUE(gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::host));
+#endif
+  const Measurement m =
+      gpulab::measure([&](cudaStream_t s) { empty_kernel<<<1, 1, 0, s>>>(); }, stream, quick(4));
+#if defined(GPULAB_BACKEND_SIM)
+  gpulab::sim::set_clock_mode(previous);
+#endif
+  EXPECT_EQ(m.stop, StopReason::converged) << gpulab::to_string(m.stop);
+  EXPECT_EQ(m.samples_ms.size(), 4u);
 }
 
 TEST(Measure, WarmL2DoesNotFlush) {

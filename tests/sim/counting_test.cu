@@ -463,6 +463,38 @@ TEST(CountingL2, FourTimesTheL2ReadTwiceComesFromDramTwice) {
   EXPECT_EQ(passes[1].counters.dram_bytes_read, bytes);
 }
 
+TEST(CountingL2, TheModelSeesAllocationsWhereTheyAreGivenNotWhereTheHostPutThem) {
+  GPULAB_REQUIRE_COUNTING();
+  // The L2 model addresses an allocation by its place in a first-fit allocator (allocation order),
+  // not by its host address. A buffer freed and allocated again at the same size takes the same
+  // modeled place, as cudaMalloc usually gives the same address back, so the lines the first one
+  // left in L2 hit, however the host memory moved in between (here host allocations that take
+  // the freed mapping's place and more).
+  const std::size_t count = 16 * 1024;  // 256 KiB of float4s
+  DeviceBuffer<float> out(std::size_t{64} * kStreamThreads);
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+  const std::vector<CountedLaunch> passes = gpulab::sim::count_launches([&] {
+    {
+      DeviceBuffer<float4> first(count);
+      sum_float4s<<<64, kStreamThreads>>>(first.data(), count, out.data());
+      GPULAB_CHECK_LAUNCH();
+      GPULAB_CHECK(cudaDeviceSynchronize());
+    }
+    std::vector<char> host(count * sizeof(float4), 1);  // takes the freed mapping's place
+    std::vector<char> more(64u << 20, 1);
+    DeviceBuffer<float4> second(count);
+    sum_float4s<<<64, kStreamThreads>>>(second.data(), count, out.data());
+    GPULAB_CHECK_LAUNCH();
+    GPULAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(host[12345] + more[12345], 2);
+  });
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_EQ(passes[0].counters.dram_bytes_read, count * sizeof(float4));
+  EXPECT_EQ(passes[1].counters.dram_bytes_read, 0u);
+  EXPECT_EQ(passes[1].counters.l2_sector_hits,
+            passes[1].counters.l2_sector_reads + passes[1].counters.l2_sector_writes);
+}
+
 TEST(CountingL2, AMemsetLargerThanTheL2FlushesIt) {
   GPULAB_REQUIRE_COUNTING();
   // The harness's cold-L2 flush: a memset over twice the L2 between two passes evicts the data.

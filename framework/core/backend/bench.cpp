@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/stream.hpp"
 
 namespace gpulab {
@@ -42,6 +43,8 @@ std::string_view to_string(StopReason reason) noexcept {
       return "max_samples";
     case StopReason::time_limit:
       return "time_limit";
+    case StopReason::repeated:
+      return "repeated";
   }
   return "?";
 }
@@ -80,6 +83,7 @@ Measurement measure(const LaunchFn& launch, cudaStream_t stream, const BenchOpti
   Event start;
   Event stop;
   double sampled_ms = 0;
+  const bool deterministic = event_clock() == TimingClock::modeled;
   while (true) {
     if (options.cold_l2) {
       flush_l2(stream);  // enqueued before `start`: the flush is not part of the sample
@@ -92,6 +96,10 @@ Measurement measure(const LaunchFn& launch, cudaStream_t stream, const BenchOpti
     m.samples_ms.push_back(sample);
     sampled_ms += sample;
     const auto n = static_cast<int>(m.samples_ms.size());
+    if (deterministic && n >= 2 && m.samples_ms[n - 1] == m.samples_ms[n - 2]) {
+      m.stop = StopReason::repeated;
+      break;
+    }
     if (n >= options.min_samples && sampled_ms >= options.min_time_ms &&
         summarize(m.samples_ms).rel_noise <= options.target_rel_noise) {
       m.stop = StopReason::converged;

@@ -553,6 +553,9 @@ bool try_complete_matrix(Worker& w, unsigned warp) {
 
 void finish_thread(Worker& w, CudaThread& t) {
   t.state = State::done;
+  if (w.counter != nullptr) {
+    counting_thread_done(t.linear, true);
+  }
   if (t.cycles > 0) {  // the modeled clock: the launch lasts at least this thread's wait
     std::uint64_t longest = w.launch->longest_wait_cycles.load(std::memory_order_relaxed);
     while (longest < t.cycles && !w.launch->longest_wait_cycles.compare_exchange_weak(
@@ -905,6 +908,9 @@ int block_barrier(BarrierOp op, int predicate, std::source_location where) {
     w->barrier_diverged = true;
   }
   w->barrier_count += predicate != 0 ? 1 : 0;
+  if (w->counter != nullptr) {
+    counting_thread_done(t.linear, false);
+  }
   pass_on(*w, *t.fiber, next_in_pass(*w), false);
   return w->barrier_result;
 }

@@ -16,11 +16,14 @@
 // or cudaMallocHost allocation is global memory; the kernel's arguments are ignored; anything else
 // is "other" (a __constant__ variable, or host memory a GPU could not read).
 //
-// Requests. The lanes of a warp that reach the same instruction (the callback's return address)
-// for the k-th time form one request. When every live thread of the block reaches a barrier, and at
-// the block's end, the requests formed are complete: they are costed in a schedule-independent
-// order (position in the lowest lane's access sequence, then warp, then lane), so the counts do not
-// depend on the order the simulator ran the threads in.
+// Requests. Each CUDA thread's accesses are logged in order (BlockCounter::record). The lanes of a
+// warp that reach the same instruction (the callback's return address) for the k-th time form one
+// request. Once every lane of a warp has reached the barrier or exited, its requests are complete
+// and are costed (cost_warp): where the lanes made the same accesses in the same order, position
+// by position with no lookup; from the first place where they differ, by counting each lane's
+// visits per instruction. At the barrier, and at the block's end, the warps' global sectors are
+// put in a schedule-independent order (position in the lowest lane's sequence, then warp, then
+// lane), so the counts do not depend on the order the simulator ran the threads in.
 //
 // L2. Each block's global sectors are fed to the device's L2 model (gpulab/core/sector_cache.hpp)
 // in block order (blocks finish out of order on several workers; a reorder buffer holds the early
@@ -58,43 +61,57 @@ constexpr unsigned kWarp = 32;
 enum class Op : std::uint8_t { load, store, atomic };
 enum class Space : std::uint8_t { global, shared };
 
-// One warp-level request as it forms: the lanes that reached one instruction for the k-th time.
+// An instruction's key: its address, the space it reached and its operation. Accesses with equal
+// keys by the lanes of a warp can form one request.
+std::uint64_t instruction_key(std::uint64_t pc, Space space, Op op) {
+  return (pc << 3) | (static_cast<std::uint64_t>(space) << 2) | static_cast<std::uint64_t>(op);
+}
+Op op_of(std::uint64_t key) {
+  return static_cast<Op>(key & 3u);
+}
+Space space_of(std::uint64_t key) {
+  return static_cast<Space>((key >> 2) & 1u);
+}
+
+// One access of one CUDA thread, as logged.
+struct Access {
+  std::uint64_t key = 0;
+  std::uint64_t address = 0;
+  std::uint32_t bytes = 0;
+};
+
+// The accesses of each lane of a warp in the current phase.
+using WarpLog = std::array<std::vector<Access>, kWarp>;
+
+// One warp-level request: the lanes that reached one instruction for the k-th time.
 struct Group {
-  std::uint64_t pc = 0;
+  std::uint64_t key = 0;
   std::uint32_t mask = 0;
   std::uint32_t position = 0;  // index of this access in the lowest lane's sequence
-  std::uint32_t warp = 0;
   std::uint32_t lowest_lane = kWarp;
-  Op op = Op::load;
-  Space space = Space::global;
   std::array<std::uint64_t, kWarp> address{};
   std::array<std::uint32_t, kWarp> bytes{};
 };
 
-// Per warp and instruction: how often each lane that left the warp's common sequence reached it,
-// how often the common sequence does, and the request of each visit.
+// Per instruction, in a warp whose lanes took different paths: how often each lane reached it,
+// and the request of each visit (kNoGroup for visits costed before the paths parted).
 struct InstructionVisits {
   std::array<std::uint32_t, kWarp> visits{};
-  std::uint32_t in_sequence = 0;
-  std::vector<std::uint32_t> groups;  // indices into BlockCounter::groups, by visit
+  std::vector<std::uint32_t> groups;
 };
+constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
 
-// The lanes of a warp mostly make the same accesses in the same order. The first lane to make its
-// p-th access appends that access's request to `sequence`; a lane whose accesses so far are the
-// sequence's, and whose p-th access is the same instruction as the sequence's p-th, joins that
-// request without a lookup. A lane that leaves the sequence counts its visits per instruction from
-// then on (its earlier ones replayed from the sequence): either way its k-th visit of an
-// instruction joins the k-th request of that instruction.
-struct WarpState {
-  std::unordered_map<std::uint64_t, InstructionVisits> instructions;
-  std::vector<std::uint32_t> sequence;          // request of each position of the common sequence
-  std::uint32_t diverged = 0;                   // a bit per lane that left it
-  std::array<std::uint32_t, kWarp> accesses{};  // per lane, in this phase
+// The global sectors of one warp's costed requests, in their order, each request's run of
+// `sectors` ending at `ends[i].second` with position `ends[i].first`.
+struct WarpSectors {
+  std::vector<std::uint64_t> sectors;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;
 };
 
 struct Range {
   std::uintptr_t begin = 0;
   std::uintptr_t bytes = 0;
+  std::uintptr_t modeled = 0;  // of an allocation: its address in the L2 model (DeviceRange)
   [[nodiscard]] bool contains(std::uintptr_t a) const { return a - begin < bytes; }
 };
 
@@ -266,8 +283,14 @@ SectorCache& l2_model() {
 struct BlockCounter {
   LaunchCounter* launch = nullptr;
   std::uint64_t block = 0;
-  std::vector<WarpState> warps;
-  std::vector<Group> groups;
+  unsigned thread_count = 0;
+  std::vector<WarpLog*> warp_logs;             // per warp: its log in this phase, or null
+  std::vector<std::unique_ptr<WarpLog>> pool;  // every log; those not in use are in `free_logs`
+  std::vector<WarpLog*> free_logs;
+  std::vector<std::uint32_t> lanes_done;       // per warp: lanes at the barrier or exited
+  std::vector<std::uint32_t> lanes_exited;     // per warp
+  std::vector<WarpSectors> warp_sectors;       // per warp, this phase
+  std::vector<Access>* current_log = nullptr;  // of the running CUDA thread
   MemoryCounters counts;
   std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
   Range dynamic_shared;
@@ -275,27 +298,33 @@ struct BlockCounter {
   std::array<std::uintptr_t, 4> builtins{};
   Range stack;
   const Range* last_global = nullptr;
-  unsigned current_lane = 0;  // of the running CUDA thread
-  unsigned current_warp = 0;
   // Scratch space of the costing, kept so that costing a request allocates nothing.
-  std::vector<std::uint64_t> scratch_sectors;
-  std::vector<std::uint32_t> scratch_covered;
+  Group scratch_group;
+  std::vector<Group> groups;
+  std::vector<std::uint32_t> group_order;
+  std::unordered_map<std::uint64_t, InstructionVisits> instructions;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> scratch_sectors;
   std::vector<std::uint64_t> scratch_words;
+  std::vector<std::size_t> merge_cursor;
 
+  void begin_phase_logs(unsigned warp);
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
-  std::uint32_t visit(WarpState& state, unsigned lane, std::uint32_t position, std::uint64_t key,
-                      Op op, Space space, std::uint64_t pc);
-  void end_phase();
-  void cost_global(const Group& g);
+  bool find_global(std::uintptr_t a, std::uint32_t bytes, Op op);
+  void lane_done(unsigned linear, bool exited);
+  void cost_warp(unsigned warp);
+  void cost_divergent(unsigned warp, std::size_t from);
+  void cost(const Group& g, WarpSectors& out);
+  void cost_global(const Group& g, WarpSectors& out);
   void cost_shared(const Group& g);
+  void end_phase();
 };
 
-std::uint64_t instruction_key(std::uint64_t pc, Space space) {
-  return (pc << 1) | static_cast<std::uint64_t>(space == Space::shared);
+GlobalAccessCounts& global_counts(MemoryCounters& c, Op op) {
+  return op == Op::load ? c.global_load : op == Op::store ? c.global_store : c.global_atomic;
 }
 
-std::uint64_t instruction_key(const Group& g) {
-  return instruction_key(g.pc, g.space);
+SharedAccessCounts& shared_counts(MemoryCounters& c, Op op) {
+  return op == Op::load ? c.shared_load : op == Op::store ? c.shared_store : c.shared_atomic;
 }
 
 thread_local BlockCounter* active = nullptr;  // set while a counted CUDA thread runs
@@ -316,12 +345,23 @@ bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
   return false;
 }
 
-void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
+// Gives `warp` a log for this phase, from the pool.
+void BlockCounter::begin_phase_logs(unsigned warp) {
+  if (free_logs.empty()) {
+    pool.push_back(std::make_unique<WarpLog>());
+    free_logs.push_back(pool.back().get());
+  }
+  warp_logs[warp] = free_logs.back();
+  free_logs.pop_back();
+}
+
+inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
   if (stack.contains(a)) {
     ++counts.local_accesses;
     return;
   }
   Space space = Space::global;
+  std::uintptr_t logged_address = a;  // global: the modeled address (DeviceRange)
   if (dynamic_shared.contains(a)) {
     space = Space::shared;
   } else if (tls.contains(a)) {
@@ -329,152 +369,272 @@ void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uin
       return;
     }
     space = Space::shared;
-  } else if (last_global == nullptr || !last_global->contains(a)) {
-    last_global = launch->global_range(a);
-    if (last_global == nullptr) {
-      if (!launch->arguments().contains(a)) {
-        if (!in_program_image(a)) {
-          // Not device, pinned, shared, local, argument or the program's own (__device__ and
-          // __constant__) memory: past the end of an allocation, or host memory (a heap or a host
-          // stack), which a GPU cannot reach.
-          const char* verb = op == Op::store ? "wrote" : op == Op::load ? "read" : "updated";
-          char what[384];
-          if (const Range* below = launch->global_below(a);
-              below != nullptr && a - (below->begin + below->bytes) < kPastTheEndBytes) {
-            std::snprintf(what, sizeof what,
-                          "%s %u byte(s) at %p, %zu bytes past the end of the allocation of %zu "
-                          "bytes at %p (an out-of-bounds access)",
-                          verb, bytes, reinterpret_cast<void*>(a),
-                          static_cast<std::size_t>(a - (below->begin + below->bytes)),
-                          static_cast<std::size_t>(below->bytes),
-                          reinterpret_cast<void*>(below->begin));
-          } else {
-            std::snprintf(what, sizeof what,
-                          "%s %u byte(s) of host memory at %p: a kernel reaches only device "
-                          "memory (cudaMalloc), pinned memory, shared, local and "
-                          "__device__/__constant__ variables",
-                          verb, bytes, reinterpret_cast<void*>(a));
-          }
-          fail_illegal_address(what);
-        }
-        ++counts.other_accesses;
-      }
-      return;
-    }
-  }
-  const unsigned lane = current_lane;
-  WarpState& state = warps[current_warp];
-  const std::uint64_t key = instruction_key(pc, space);
-  const std::uint32_t position = state.accesses[lane]++;
-  std::uint32_t index = 0;
-  if ((state.diverged & (1u << lane)) == 0 && position < state.sequence.size() &&
-      instruction_key(groups[state.sequence[position]]) == key) {
-    index = state.sequence[position];
+  } else if ((last_global == nullptr || !last_global->contains(a)) && !find_global(a, bytes, op)) {
+    return;
   } else {
-    index = visit(state, lane, position, key, op, space, pc);
+    logged_address = a - last_global->begin + last_global->modeled;
   }
-  Group& g = groups[index];
-  if (lane < g.lowest_lane) {
-    g.lowest_lane = lane;
-    g.position = position;
-  }
-  g.mask |= 1u << lane;
-  g.address[lane] = a;
-  g.bytes[lane] = bytes;
+  // Written in place: a temporary Access copied in cost a failed store forwarding per access.
+  Access& logged = current_log->emplace_back();
+  logged.key = instruction_key(pc, space, op);
+  logged.address = logged_address;
+  logged.bytes = bytes;
 }
 
-// The request of `lane`'s access at `position` of this phase, its `key` instruction's next visit,
-// where the common sequence does not know it (WarpState).
-std::uint32_t BlockCounter::visit(WarpState& state, unsigned lane, std::uint32_t position,
-                                  std::uint64_t key, Op op, Space space, std::uint64_t pc) {
-  const std::uint32_t bit = 1u << lane;
-  if ((state.diverged & bit) == 0 && position < state.sequence.size()) {
-    // It leaves the sequence here: its visits so far, those of the sequence's first `position`.
-    for (std::uint32_t q = 0; q < position; ++q) {
-      ++state.instructions[instruction_key(groups[state.sequence[q]])].visits[lane];
+// record() past its usual answers: the allocation holding `a`, or an access that is not to global
+// memory (counted, or failing the thread when a GPU could not make it). Returns whether `a` is in
+// an allocation (then last_global holds it).
+[[gnu::noinline]] bool BlockCounter::find_global(std::uintptr_t a, std::uint32_t bytes, Op op) {
+  last_global = launch->global_range(a);
+  if (last_global != nullptr) {
+    return true;
+  }
+  if (launch->arguments().contains(a)) {
+    return false;
+  }
+  if (!in_program_image(a)) {
+    // Not device, pinned, shared, local, argument or the program's own (__device__ and
+    // __constant__) memory: past the end of an allocation, or host memory (a heap or a host
+    // stack), which a GPU cannot reach.
+    const char* verb = op == Op::store ? "wrote" : op == Op::load ? "read" : "updated";
+    char what[384];
+    if (const Range* below = launch->global_below(a);
+        below != nullptr && a - (below->begin + below->bytes) < kPastTheEndBytes) {
+      std::snprintf(what, sizeof what,
+                    "%s %u byte(s) at %p, %zu bytes past the end of the allocation of %zu "
+                    "bytes at %p (an out-of-bounds access)",
+                    verb, bytes, reinterpret_cast<void*>(a),
+                    static_cast<std::size_t>(a - (below->begin + below->bytes)),
+                    static_cast<std::size_t>(below->bytes), reinterpret_cast<void*>(below->begin));
+    } else {
+      std::snprintf(what, sizeof what,
+                    "%s %u byte(s) of host memory at %p: a kernel reaches only device memory "
+                    "(cudaMalloc), pinned memory, shared, local and __device__/__constant__ "
+                    "variables",
+                    verb, bytes, reinterpret_cast<void*>(a));
     }
-    state.diverged |= bit;
+    fail_illegal_address(what);
   }
-  InstructionVisits& visits = state.instructions[key];
-  const bool extends = (state.diverged & bit) == 0;  // at the sequence's end, appending to it
-  const std::uint32_t k = extends ? visits.in_sequence++ : visits.visits[lane]++;
-  if (k == visits.groups.size()) {
-    visits.groups.push_back(static_cast<std::uint32_t>(groups.size()));
-    Group& created = groups.emplace_back();
-    created.pc = pc;
-    created.warp = current_warp;
-    created.op = op;
-    created.space = space;
-  }
-  const std::uint32_t index = visits.groups[k];
-  if (extends) {
-    state.sequence.push_back(index);
-  }
-  return index;
+  ++counts.other_accesses;
+  return false;
 }
 
-GlobalAccessCounts& global_counts(MemoryCounters& c, Op op) {
-  return op == Op::load ? c.global_load : op == Op::store ? c.global_store : c.global_atomic;
+// The CUDA thread `linear` waits at a barrier or exited: when it is its warp's last, the warp's
+// requests are complete.
+void BlockCounter::lane_done(unsigned linear, bool exited) {
+  const unsigned warp = linear / kWarp;
+  const std::uint32_t bit = 1u << (linear % kWarp);
+  lanes_done[warp] |= bit;
+  lanes_exited[warp] |= exited ? bit : 0u;
+  const unsigned in_warp = std::min(kWarp, thread_count - warp * kWarp);
+  const std::uint32_t all = in_warp == kWarp ? ~0u : (1u << in_warp) - 1;
+  if (lanes_done[warp] == all) {
+    cost_warp(warp);
+  }
 }
 
-SharedAccessCounts& shared_counts(MemoryCounters& c, Op op) {
-  return op == Op::load ? c.shared_load : op == Op::store ? c.shared_store : c.shared_atomic;
-}
-
-// Of the `sectors` (sorted, unique) a store request touches, how many it writes only in part:
-// the bytes its lanes write do not cover all 32 of the sector's. `covered`: scratch space.
-std::uint64_t partial_sectors(const Group& g, const std::vector<std::uint64_t>& sectors,
-                              std::vector<std::uint32_t>& covered) {
-  covered.assign(sectors.size(), 0);  // a bit per byte of each sector
-  for (unsigned lane = 0; lane < kWarp; ++lane) {
-    if ((g.mask & (1u << lane)) == 0) {
+// Costs the requests of `warp`'s log and returns the log to the pool.
+void BlockCounter::cost_warp(unsigned warp) {
+  WarpLog* log = warp_logs[warp];
+  if (log == nullptr) {
+    return;
+  }
+  const unsigned lanes = std::min(kWarp, thread_count - warp * kWarp);
+  std::array<const Access*, kWarp> data{};
+  std::array<std::size_t, kWarp> size{};
+  std::size_t longest = 0;
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    data[lane] = (*log)[lane].data();
+    size[lane] = (*log)[lane].size();
+    longest = std::max(longest, size[lane]);
+  }
+  WarpSectors& out = warp_sectors[warp];
+  // While the lanes make the same accesses (those with accesses left at position p all reach the
+  // same instruction), position p is one request of all of them.
+  Group& g = scratch_group;
+  std::size_t p = 0;
+  for (; p < longest; ++p) {
+    std::uint32_t mask = 0;
+    std::uint64_t key = 0;
+    bool same = true;
+    // The range of 4-byte words the lanes touch, when each touches one.
+    std::uint64_t low_word = ~std::uint64_t{0};
+    std::uint64_t high_word = 0;
+    bool one_word_each = true;
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      if (p >= size[lane]) {
+        continue;
+      }
+      const Access& a = data[lane][p];
+      if (mask == 0) {
+        key = a.key;
+        g.lowest_lane = lane;
+      }
+      same &= a.key == key;
+      mask |= 1u << lane;
+      g.address[lane] = a.address;
+      g.bytes[lane] = a.bytes;
+      const std::uint64_t word = a.address / 4;
+      low_word = std::min(low_word, word);
+      high_word = std::max(high_word, word);
+      one_word_each &= (a.address + std::max(a.bytes, 1u) - 1) / 4 == word;
+    }
+    if (!same) {
+      break;
+    }
+    if (space_of(key) == Space::shared && op_of(key) != Op::atomic && one_word_each &&
+        high_word - low_word < kWarp) {
+      // Words among 32 consecutive ones are in different banks (or the same word): the most
+      // common shared request, one wavefront.
+      SharedAccessCounts& c = shared_counts(counts, op_of(key));
+      c.requests += 1;
+      c.wavefronts += 1;
+      c.lanes += static_cast<std::uint64_t>(std::popcount(mask));
       continue;
     }
-    const std::uint64_t begin = g.address[lane];
-    const std::uint64_t end = begin + g.bytes[lane];
-    auto it = std::lower_bound(sectors.begin(), sectors.end(), begin / 32);
-    for (; it != sectors.end() && *it * 32 < end; ++it) {
-      const std::uint64_t first = std::max(begin, *it * 32) - *it * 32;
-      const std::uint64_t last = std::min(end, *it * 32 + 32) - *it * 32;  // exclusive
-      const std::uint64_t bits =
-          last - first == 32 ? ~std::uint64_t{0} : (1ull << (last - first)) - 1;
-      covered[static_cast<std::size_t>(it - sectors.begin())] |=
-          static_cast<std::uint32_t>(bits << first);
-    }
+    g.key = key;
+    g.mask = mask;
+    g.position = static_cast<std::uint32_t>(p);
+    cost(g, out);
   }
-  return static_cast<std::uint64_t>(
-      std::count_if(covered.begin(), covered.end(), [](std::uint32_t m) { return m != ~0u; }));
+  if (p < longest) {
+    cost_divergent(warp, p);
+  }
+  for (std::vector<Access>& accesses : *log) {
+    accesses.clear();
+  }
+  free_logs.push_back(log);
+  warp_logs[warp] = nullptr;
 }
 
-void BlockCounter::cost_global(const Group& g) {
-  // Every 32-byte sector any lane touches, once per request.
-  std::vector<std::uint64_t>& touched = scratch_sectors;
+// The requests of `warp` whose accesses are at or after `from` in its lanes' logs, where the lanes
+// took different paths: each lane's k-th visit of an instruction joins that instruction's k-th
+// request (the visits before `from` are those of the requests already costed).
+void BlockCounter::cost_divergent(unsigned warp, std::size_t from) {
+  const WarpLog& log = *warp_logs[warp];
+  instructions.clear();
+  groups.clear();
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const std::vector<Access>& accesses = log[lane];
+    for (std::size_t q = 0; q < accesses.size(); ++q) {
+      const Access& a = accesses[q];
+      InstructionVisits& visits = instructions[a.key];
+      const std::uint32_t k = visits.visits[lane]++;
+      if (q < from) {
+        continue;
+      }
+      if (k >= visits.groups.size()) {
+        visits.groups.resize(k + 1, kNoGroup);
+      }
+      if (visits.groups[k] == kNoGroup) {
+        visits.groups[k] = static_cast<std::uint32_t>(groups.size());
+        Group& created = groups.emplace_back();
+        created.key = a.key;
+        created.lowest_lane = lane;  // lanes come in increasing order
+        created.position = static_cast<std::uint32_t>(q);
+      }
+      Group& g = groups[visits.groups[k]];
+      g.mask |= 1u << lane;
+      g.address[lane] = a.address;
+      g.bytes[lane] = a.bytes;
+    }
+  }
+  group_order.resize(groups.size());
+  for (std::uint32_t i = 0; i < group_order.size(); ++i) {
+    group_order[i] = i;
+  }
+  std::sort(group_order.begin(), group_order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return std::tie(groups[x].position, groups[x].lowest_lane) <
+           std::tie(groups[y].position, groups[y].lowest_lane);
+  });
+  for (const std::uint32_t i : group_order) {
+    cost(groups[i], warp_sectors[warp]);
+  }
+}
+
+void BlockCounter::cost(const Group& g, WarpSectors& out) {
+  if (space_of(g.key) == Space::global) {
+    cost_global(g, out);
+    out.ends.emplace_back(g.position, static_cast<std::uint32_t>(out.sectors.size()));
+  } else {
+    cost_shared(g);
+  }
+}
+
+void BlockCounter::cost_global(const Group& g, WarpSectors& out) {
+  // Every 32-byte sector any lane touches, once per request, with a bit for each of its bytes
+  // that a lane touches. Lanes mostly touch sectors in increasing order, so a lane's sector is
+  // merged into the last one, or appended after it, without a search.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>>& touched = scratch_sectors;
   touched.clear();
+  bool increasing = true;
   std::uint64_t requested = 0;
-  for (unsigned lane = 0; lane < kWarp; ++lane) {
-    if ((g.mask & (1u << lane)) == 0) {
-      continue;
-    }
+  for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
+    const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
+    const std::uint64_t begin = g.address[lane];
     requested += g.bytes[lane];
-    const std::uint64_t first = g.address[lane] / 32;
-    const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 32;
-    for (std::uint64_t s = first; s <= last; ++s) {
-      touched.push_back(s);
+    const std::uint64_t end = begin + std::max(g.bytes[lane], 1u);  // exclusive
+    for (std::uint64_t s = begin / 32; s * 32 < end; ++s) {
+      const std::uint64_t first = std::max(begin, s * 32) - s * 32;
+      const std::uint64_t last = std::min(end, s * 32 + 32) - s * 32;  // exclusive
+      const auto bits = static_cast<std::uint32_t>(
+          (last - first == 32 ? ~std::uint64_t{0} : (std::uint64_t{1} << (last - first)) - 1)
+          << first);
+      if (!touched.empty() && touched.back().first == s) {
+        touched.back().second |= bits;
+        continue;
+      }
+      increasing = increasing && (touched.empty() || touched.back().first < s);
+      touched.emplace_back(s, bits);
     }
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  GlobalAccessCounts& c = global_counts(counts, g.op);
-  if (g.op == Op::store) {
-    c.partial_sectors += partial_sectors(g, touched, scratch_covered);
+  if (!increasing) {
+    std::sort(touched.begin(), touched.end());
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < touched.size(); ++i) {
+      if (kept > 0 && touched[kept - 1].first == touched[i].first) {
+        touched[kept - 1].second |= touched[i].second;
+      } else {
+        touched[kept++] = touched[i];
+      }
+    }
+    touched.resize(kept);
+  }
+  const Op op = op_of(g.key);
+  GlobalAccessCounts& c = global_counts(counts, op);
+  if (op == Op::store) {
+    // Sectors the request writes only in part (not all 32 bytes).
+    c.partial_sectors += static_cast<std::uint64_t>(std::count_if(
+        touched.begin(), touched.end(), [](const auto& t) { return t.second != ~0u; }));
   }
   c.requests += 1;
   c.sectors += touched.size();
   c.bytes_requested += requested;
   c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
-  for (const std::uint64_t s : touched) {
-    sectors.push_back((s << 2) | static_cast<std::uint64_t>(g.op));
+  for (const auto& t : touched) {
+    out.sectors.push_back((t.first << 2) | static_cast<std::uint64_t>(op));
   }
+}
+
+// Whether no bank holds two different 4-byte words of the `lanes` of `g` (for atomics, no word
+// twice either): a phase served in one wavefront.
+bool one_word_per_bank(const Group& g, std::uint32_t lanes, Op op) {
+  std::array<std::uint64_t, kWarp> bank_word;  // NOLINT: read only where `used` has its bit
+  std::uint32_t used = 0;
+  for (; lanes != 0; lanes &= lanes - 1) {
+    const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
+    const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 4;
+    for (std::uint64_t word = g.address[lane] / 4; word <= last; ++word) {
+      const auto bank = static_cast<unsigned>(word % kWarp);
+      if ((used & (1u << bank)) == 0) {
+        used |= 1u << bank;
+        bank_word[bank] = word;
+      } else if (bank_word[bank] != word || op == Op::atomic) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 void BlockCounter::cost_shared(const Group& g) {
@@ -482,11 +642,34 @@ void BlockCounter::cost_shared(const Group& g) {
   // "Shared Memory" of compute capability 5.x and later); within a phase a request needs one
   // wavefront per distinct 4-byte word in its busiest bank. Atomics on one bank serialize even on
   // the same word.
-  std::uint32_t widest = 4;
-  for (unsigned lane = 0; lane < kWarp; ++lane) {
-    if ((g.mask & (1u << lane)) != 0) {
-      widest = std::max(widest, g.bytes[lane]);
+  const Op op = op_of(g.key);
+  SharedAccessCounts& c = shared_counts(counts, op);
+  c.requests += 1;
+  c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
+  // The usual request: each lane touches one 4-byte word (one phase), and no bank holds two
+  // different words (for atomics: no bank is touched twice). Checked without branches per lane.
+  {
+    std::array<std::uint64_t, kWarp> bank_word;  // NOLINT: read only where `used` has its bit
+    std::uint32_t used = 0;
+    bool one_wavefront = true;
+    for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
+      const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
+      const std::uint64_t word = g.address[lane] / 4;
+      const auto bank = static_cast<unsigned>(word % kWarp);
+      const bool seen = ((used >> bank) & 1u) != 0;
+      one_wavefront &= (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 4 == word;
+      one_wavefront &= !seen || (bank_word[bank] == word && op != Op::atomic);
+      bank_word[bank] = word;
+      used |= 1u << bank;
     }
+    if (one_wavefront) {
+      c.wavefronts += 1;
+      return;
+    }
+  }
+  std::uint32_t widest = 4;
+  for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
+    widest = std::max(widest, g.bytes[static_cast<unsigned>(std::countr_zero(lanes))]);
   }
   const unsigned words_per_lane = std::min<unsigned>(kWarp, (widest + 3) / 4);
   const unsigned lanes_per_phase = std::max(1u, kWarp / words_per_lane);
@@ -494,22 +677,29 @@ void BlockCounter::cost_shared(const Group& g) {
   std::uint64_t ideal = 0;
   std::vector<std::uint64_t>& words = scratch_words;
   for (unsigned phase_start = 0; phase_start < kWarp; phase_start += lanes_per_phase) {
+    const std::uint32_t phase_lanes =
+        lanes_per_phase == kWarp ? ~0u : ((1u << lanes_per_phase) - 1) << phase_start;
+    if ((g.mask & phase_lanes) == 0) {
+      continue;
+    }
+    // Mostly each bank holds one word of the phase (or none): then the phase is one wavefront,
+    // found without sorting. Otherwise the words are listed, sorted and counted per bank.
+    ideal += 1;
+    if (one_word_per_bank(g, g.mask & phase_lanes, op)) {
+      wavefronts += 1;
+      continue;
+    }
     words.clear();
-    for (unsigned lane = phase_start; lane < phase_start + lanes_per_phase; ++lane) {
-      if ((g.mask & (1u << lane)) == 0) {
-        continue;
-      }
+    for (std::uint32_t lanes = g.mask & phase_lanes; lanes != 0; lanes &= lanes - 1) {
+      const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
       const std::uint64_t first = g.address[lane] / 4;
       const std::uint64_t last = (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 4;
       for (std::uint64_t w = first; w <= last; ++w) {
         words.push_back(w);
       }
     }
-    if (words.empty()) {
-      continue;
-    }
     std::sort(words.begin(), words.end());
-    if (g.op != Op::atomic) {
+    if (op != Op::atomic) {
       words.erase(std::unique(words.begin(), words.end()), words.end());
     }
     std::array<std::uint32_t, kWarp> per_bank{};
@@ -518,40 +708,54 @@ void BlockCounter::cost_shared(const Group& g) {
       busiest = std::max(busiest, ++per_bank[w % kWarp]);
     }
     wavefronts += busiest;
-    ideal += 1;
   }
-  SharedAccessCounts& c = shared_counts(counts, g.op);
-  c.requests += 1;
   c.wavefronts += wavefronts;
   c.bank_conflicts += wavefronts - ideal;
-  c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
 }
 
+// Every lane reached the barrier or exited: costs the warps not costed yet, then appends the
+// warps' global sectors to the block's in the order (position, warp).
 void BlockCounter::end_phase() {
-  std::vector<std::uint32_t> order(groups.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
+  const auto warps = static_cast<unsigned>(warp_logs.size());
+  for (unsigned warp = 0; warp < warps; ++warp) {
+    cost_warp(warp);
+    lanes_done[warp] = lanes_exited[warp];
   }
-  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const Group& a = groups[x];
-    const Group& b = groups[y];
-    return std::tie(a.position, a.warp, a.lowest_lane, a.pc) <
-           std::tie(b.position, b.warp, b.lowest_lane, b.pc);
-  });
-  for (const std::uint32_t i : order) {
-    const Group& g = groups[i];
-    if (g.space == Space::global) {
-      cost_global(g);
-    } else {
-      cost_shared(g);
+  unsigned with_sectors = 0;
+  for (const WarpSectors& w : warp_sectors) {
+    with_sectors += w.ends.empty() ? 0 : 1;
+  }
+  if (with_sectors == 1) {
+    for (WarpSectors& w : warp_sectors) {
+      sectors.insert(sectors.end(), w.sectors.begin(), w.sectors.end());
+    }
+  } else if (with_sectors > 1) {
+    merge_cursor.assign(warps, 0);
+    for (;;) {
+      std::uint32_t position = ~std::uint32_t{0};
+      for (unsigned warp = 0; warp < warps; ++warp) {
+        const WarpSectors& w = warp_sectors[warp];
+        if (merge_cursor[warp] < w.ends.size()) {
+          position = std::min(position, w.ends[merge_cursor[warp]].first);
+        }
+      }
+      if (position == ~std::uint32_t{0}) {
+        break;
+      }
+      for (unsigned warp = 0; warp < warps; ++warp) {
+        const WarpSectors& w = warp_sectors[warp];
+        std::size_t& i = merge_cursor[warp];
+        for (; i < w.ends.size() && w.ends[i].first == position; ++i) {
+          const std::uint32_t begin = i == 0 ? 0 : w.ends[i - 1].second;
+          sectors.insert(sectors.end(), w.sectors.begin() + begin,
+                         w.sectors.begin() + w.ends[i].second);
+        }
+      }
     }
   }
-  groups.clear();
-  for (WarpState& state : warps) {
-    state.instructions.clear();
-    state.sequence.clear();
-    state.diverged = 0;
-    state.accesses.fill(0);
+  for (WarpSectors& w : warp_sectors) {
+    w.sectors.clear();
+    w.ends.clear();
   }
 }
 
@@ -621,8 +825,8 @@ LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
     return nullptr;
   }
   std::vector<Range> globals;
-  for (const auto& [begin, bytes] : device_memory_ranges()) {
-    globals.push_back(Range{begin, bytes});
+  for (const DeviceRange& r : device_memory_ranges()) {
+    globals.push_back(Range{r.begin, r.bytes, r.modeled});
   }
   std::sort(globals.begin(), globals.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
@@ -671,8 +875,12 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   }
   c.launch = &counter;
   c.block = block_linear;
-  c.warps.assign((thread_count + kWarp - 1) / kWarp, WarpState{});
-  c.groups.clear();
+  c.thread_count = thread_count;
+  const unsigned warps = (thread_count + kWarp - 1) / kWarp;
+  c.warp_logs.assign(warps, nullptr);
+  c.lanes_done.assign(warps, 0);
+  c.lanes_exited.assign(warps, 0);
+  c.warp_sectors.resize(warps);
   c.counts = MemoryCounters{};
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
@@ -681,14 +889,24 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
 
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {
   BlockCounter& c = this_block_counter();
-  c.current_lane = linear % kWarp;
-  c.current_warp = linear / kWarp;
+  const unsigned warp = linear / kWarp;
+  if (c.warp_logs[warp] == nullptr) {
+    c.begin_phase_logs(warp);
+  }
+  c.current_log = &(*c.warp_logs[warp])[linear % kWarp];
   c.stack = Range{reinterpret_cast<std::uintptr_t>(fiber.stack_bottom()), fiber.stack_bytes()};
   active = &c;
 }
 
 void counting_leave_thread() noexcept {
   active = nullptr;
+}
+
+void counting_thread_done(unsigned linear, bool exited) {
+  // The costing may run instrumented copies of library templates (the linker keeps one copy of
+  // each, possibly a translated file's): their accesses are not the kernel's.
+  active = nullptr;
+  this_block_counter().lane_done(linear, exited);
 }
 
 void counting_end_phase() {
@@ -699,7 +917,19 @@ void counting_end_block(bool failed) {
   BlockCounter& c = this_block_counter();
   active = nullptr;
   if (failed) {
-    c.groups.clear();
+    for (WarpLog*& log : c.warp_logs) {
+      if (log != nullptr) {
+        for (std::vector<Access>& accesses : *log) {
+          accesses.clear();
+        }
+        c.free_logs.push_back(log);
+        log = nullptr;
+      }
+    }
+    for (WarpSectors& w : c.warp_sectors) {
+      w.sectors.clear();
+      w.ends.clear();
+    }
     c.launch = nullptr;
     return;
   }
@@ -716,21 +946,24 @@ void count_copy(const void* destination, const void* source, std::size_t bytes) 
     return;
   }
   SectorCache& l2 = l2_model();
-  const auto ranges = device_memory_ranges();
-  const auto on_device = [&](const void* p) {
+  const std::vector<DeviceRange> ranges = device_memory_ranges();
+  // The modeled address of `p` when it is in an allocation.
+  const auto modeled = [&](const void* p) -> std::optional<std::uintptr_t> {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
-    return p != nullptr && std::any_of(ranges.begin(), ranges.end(),
-                                       [&](const auto& r) { return a - r.first < r.second; });
+    for (const DeviceRange& r : ranges) {
+      if (p != nullptr && a - r.begin < r.bytes) {
+        return a - r.begin + r.modeled;
+      }
+    }
+    return std::nullopt;
   };
-  if (on_device(source)) {
-    const auto a = reinterpret_cast<std::uintptr_t>(source);
-    for (std::uint64_t sector = a / 32; sector <= (a + bytes - 1) / 32; ++sector) {
+  if (const auto a = modeled(source)) {
+    for (std::uint64_t sector = *a / 32; sector <= (*a + bytes - 1) / 32; ++sector) {
       l2.read(sector);
     }
   }
-  if (on_device(destination)) {
-    const auto a = reinterpret_cast<std::uintptr_t>(destination);
-    for (std::uint64_t sector = a / 32; sector <= (a + bytes - 1) / 32; ++sector) {
+  if (const auto a = modeled(destination)) {
+    for (std::uint64_t sector = *a / 32; sector <= (*a + bytes - 1) / 32; ++sector) {
       l2.write(sector);
     }
   }

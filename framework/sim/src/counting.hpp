@@ -42,6 +42,9 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
 /// The CUDA thread `linear` (its fiber) runs from now until counting_leave_thread().
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept;
 void counting_leave_thread() noexcept;
+/// The CUDA thread `linear` waits at a barrier, or `exited`: it makes no more accesses in this
+/// phase. Ends its counting until counting_enter_thread().
+void counting_thread_done(unsigned linear, bool exited);
 /// Every live thread of the block reached the same barrier: the requests formed so far are
 /// complete.
 void counting_end_phase();

@@ -18,8 +18,17 @@ namespace gpulab::sim::detail {
 
 /// The simulated GPU (the device is usable whenever work runs).
 [[nodiscard]] const GpuSpec& device_spec();
-/// Every live cudaMalloc and cudaMallocHost allocation as (start address, bytes).
-[[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges();
+/// A live cudaMalloc or cudaMallocHost allocation: where it is in this process, and where the
+/// memory counting's L2 model sees it. The modeled address is given by a first-fit allocator in
+/// allocation order, so L2 sets and lines do not depend on where the operating system placed the
+/// memory (address space randomization): counts are the same in every run.
+struct DeviceRange {
+  std::uintptr_t begin = 0;
+  std::size_t bytes = 0;
+  std::uintptr_t modeled = 0;
+};
+/// Every live cudaMalloc and cudaMallocHost allocation.
+[[nodiscard]] std::vector<DeviceRange> device_memory_ranges();
 /// The stretch of addresses around one that holds no device memory, as device_memory_at left it;
 /// valid while device_memory_generation is `generation`.
 struct HostMemoryGap {

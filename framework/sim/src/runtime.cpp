@@ -144,6 +144,7 @@ struct Allocation {
   std::size_t bytes = 0;
   void* mapping = nullptr;
   std::size_t mapping_bytes = 0;
+  std::uintptr_t modeled = 0;  // its address in the L2 model (detail::DeviceRange)
 };
 
 using AllocationTable = std::map<std::uintptr_t, Allocation>;  // start -> allocation
@@ -182,7 +183,8 @@ DeviceRanges& device_ranges() {
 struct State {
   std::mutex mutex;
   AllocationTable device_allocations;
-  AllocationTable host_allocations;  // pinned (cudaMallocHost)
+  AllocationTable host_allocations;               // pinned (cudaMallocHost)
+  std::map<std::uintptr_t, std::size_t> modeled;  // modeled start -> bytes, of both tables
   std::set<CUstream_st*> streams;
   std::set<CUevent_st*> events;
   std::map<const void*, KernelRecord> kernels;
@@ -194,6 +196,25 @@ struct State {
 State& state() {
   static State instance;
   return instance;
+}
+
+// The modeled address of a new allocation of `bytes` (detail::DeviceRange): the lowest gap that
+// fits it among the live ones, aligned as cudaMalloc aligns. Under State::mutex.
+std::uintptr_t place_modeled(State& s, std::size_t bytes) {
+  constexpr std::uintptr_t kAlignment = 256;
+  constexpr std::uintptr_t kFirst = std::uintptr_t{1} << 32;  // never null, never small
+  const auto round_up = [](std::uintptr_t x) {
+    return (x + kAlignment - 1) / kAlignment * kAlignment;
+  };
+  std::uintptr_t candidate = kFirst;
+  for (const auto& [start, size] : s.modeled) {
+    if (start >= candidate + bytes) {
+      break;
+    }
+    candidate = std::max(candidate, round_up(start + size));
+  }
+  s.modeled.emplace(candidate, bytes);
+  return candidate;
 }
 
 thread_local cudaError_t last_error = cudaSuccess;
@@ -786,6 +807,7 @@ cudaError_t cudaDeviceReset() noexcept {
   s.device_allocations.clear();
   gpulab::sim::device_ranges().clear();
   s.host_allocations.clear();
+  s.modeled.clear();
   s.streams.clear();
   s.events.clear();
   s.allocated = 0;
@@ -817,6 +839,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   if (memory == nullptr) {
     return fail(cudaErrorMemoryAllocation);
   }
+  allocation.modeled = gpulab::sim::place_modeled(s, bytes);
   s.device_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory), allocation);
   gpulab::sim::device_ranges().add(reinterpret_cast<std::uintptr_t>(memory), bytes);
   s.allocated += bytes;
@@ -848,6 +871,7 @@ cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*ta
     gpulab::sim::device_ranges().remove(it->first);
   }
   const gpulab::sim::Allocation allocation = it->second;
+  s.modeled.erase(allocation.modeled);
   (s.*table).erase(it);
   gpulab::sim::release(reinterpret_cast<std::uintptr_t>(pointer), allocation);
   return cudaSuccess;
@@ -877,8 +901,9 @@ cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
   }
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  s.host_allocations.emplace(reinterpret_cast<std::uintptr_t>(memory),
-                             gpulab::sim::Allocation{bytes, nullptr, 0});
+  s.host_allocations.emplace(
+      reinterpret_cast<std::uintptr_t>(memory),
+      gpulab::sim::Allocation{bytes, nullptr, 0, gpulab::sim::place_modeled(s, bytes)});
   *pointer = memory;
   return cudaSuccess;
 }
@@ -1528,14 +1553,14 @@ std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(std::uint
   return std::nullopt;
 }
 
-std::vector<std::pair<std::uintptr_t, std::size_t>> device_memory_ranges() {
+std::vector<DeviceRange> device_memory_ranges() {
   State& s = state();
   std::scoped_lock lock(s.mutex);
-  std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;
+  std::vector<DeviceRange> ranges;
   ranges.reserve(s.device_allocations.size() + s.host_allocations.size());
   for (const AllocationTable* table : {&s.device_allocations, &s.host_allocations}) {
     for (const auto& [start, allocation] : *table) {
-      ranges.emplace_back(start, allocation.bytes);
+      ranges.push_back(DeviceRange{start, allocation.bytes, allocation.modeled});
     }
   }
   return ranges;

@@ -13,7 +13,10 @@
 //   converged    at least min_samples, at least min_time_ms of samples, relative noise of the
 //                samples (stddev / mean) at or below target_rel_noise;
 //   max_samples  max_samples taken;
-//   time_limit   time_limit_ms of wall-clock time spent (warm-up included), after >= 1 sample.
+//   time_limit   time_limit_ms of wall-clock time spent (warm-up included), after >= 1 sample;
+//   repeated     on the sim's modeled clock (event_clock() == modeled), two samples in a row equal
+//                to the last bit: the clock is deterministic, so more samples would repeat them.
+//                It takes precedence over min_samples and min_time_ms.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,9 +51,9 @@ struct BenchOptions {
 };
 
 /// Why sampling stopped.
-enum class StopReason { converged, max_samples, time_limit };
+enum class StopReason { converged, max_samples, time_limit, repeated };
 
-/// "converged", "max_samples", "time_limit".
+/// "converged", "max_samples", "time_limit", "repeated".
 [[nodiscard]] std::string_view to_string(StopReason reason) noexcept;
 
 /// What measure() returns.
