@@ -73,15 +73,39 @@ Space space_of(std::uint64_t key) {
   return static_cast<Space>((key >> 2) & 1u);
 }
 
-// One access of one CUDA thread, as logged.
+// One access of one CUDA thread, as logged (trivial: appending one writes only its fields).
 struct Access {
-  std::uint64_t key = 0;
-  std::uint64_t address = 0;
-  std::uint32_t bytes = 0;
+  std::uint64_t key;
+  std::uint64_t address;
+  std::uint32_t bytes;
+};
+
+// The accesses of one CUDA thread in the current phase, in order.
+struct LaneLog {
+  std::unique_ptr<Access[]> data;
+  std::size_t size = 0;
+  std::size_t capacity = 0;
+
+  [[gnu::noinline]] void grow() {
+    const std::size_t larger = std::max<std::size_t>(64, 2 * capacity);
+    auto bigger = std::make_unique_for_overwrite<Access[]>(larger);
+    std::copy(data.get(), data.get() + size, bigger.get());
+    data = std::move(bigger);
+    capacity = larger;
+  }
+  void append(std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
+    if (size == capacity) {
+      grow();
+    }
+    Access& a = data[size++];
+    a.key = key;
+    a.address = address;
+    a.bytes = bytes;
+  }
 };
 
 // The accesses of each lane of a warp in the current phase.
-using WarpLog = std::array<std::vector<Access>, kWarp>;
+using WarpLog = std::array<LaneLog, kWarp>;
 
 // One warp-level request: the lanes that reached one instruction for the k-th time.
 struct Group {
@@ -287,15 +311,16 @@ struct BlockCounter {
   std::vector<WarpLog*> warp_logs;             // per warp: its log in this phase, or null
   std::vector<std::unique_ptr<WarpLog>> pool;  // every log; those not in use are in `free_logs`
   std::vector<WarpLog*> free_logs;
-  std::vector<std::uint32_t> lanes_done;       // per warp: lanes at the barrier or exited
-  std::vector<std::uint32_t> lanes_exited;     // per warp
-  std::vector<WarpSectors> warp_sectors;       // per warp, this phase
-  std::vector<Access>* current_log = nullptr;  // of the running CUDA thread
+  std::vector<std::uint32_t> lanes_done;    // per warp: lanes at the barrier or exited
+  std::vector<std::uint32_t> lanes_exited;  // per warp
+  std::vector<WarpSectors> warp_sectors;    // per warp, this phase
+  LaneLog* current_log = nullptr;           // of the running CUDA thread
   MemoryCounters counts;
   std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
   Range dynamic_shared;
   Range tls;
   std::array<std::uintptr_t, 4> builtins{};
+  Range builtins_span;  // the four, when they are adjacent
   Range stack;
   const Range* last_global = nullptr;
   // Scratch space of the costing, kept so that costing a request allocates nothing.
@@ -309,7 +334,7 @@ struct BlockCounter {
 
   void begin_phase_logs(unsigned warp);
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
-  bool find_global(std::uintptr_t a, std::uint32_t bytes, Op op);
+  void record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void lane_done(unsigned linear, bool exited);
   void cost_warp(unsigned warp);
   void cost_divergent(unsigned warp, std::size_t from);
@@ -337,6 +362,9 @@ BlockCounter& this_block_counter() {
 }
 
 bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
+  if (c.builtins_span.bytes != 0) {
+    return c.builtins_span.contains(a);
+  }
   for (const std::uintptr_t b : c.builtins) {
     if (a - b < sizeof(dim3)) {
       return true;
@@ -360,37 +388,34 @@ inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, s
     ++counts.local_accesses;
     return;
   }
-  Space space = Space::global;
-  std::uintptr_t logged_address = a;  // global: the modeled address (DeviceRange)
   if (dynamic_shared.contains(a)) {
-    space = Space::shared;
+    current_log->append(instruction_key(pc, Space::shared, op), a, bytes);
   } else if (tls.contains(a)) {
-    if (is_builtin(*this, a)) {
-      return;
+    if (!is_builtin(*this, a)) {
+      current_log->append(instruction_key(pc, Space::shared, op), a, bytes);
     }
-    space = Space::shared;
-  } else if ((last_global == nullptr || !last_global->contains(a)) && !find_global(a, bytes, op)) {
-    return;
+  } else if (last_global != nullptr && last_global->contains(a)) {
+    // Global memory is logged at its modeled address (DeviceRange).
+    current_log->append(instruction_key(pc, Space::global, op),
+                        a - last_global->begin + last_global->modeled, bytes);
   } else {
-    logged_address = a - last_global->begin + last_global->modeled;
+    record_elsewhere(a, bytes, op, pc);
   }
-  // Written in place: a temporary Access copied in cost a failed store forwarding per access.
-  Access& logged = current_log->emplace_back();
-  logged.key = instruction_key(pc, space, op);
-  logged.address = logged_address;
-  logged.bytes = bytes;
 }
 
-// record() past its usual answers: the allocation holding `a`, or an access that is not to global
-// memory (counted, or failing the thread when a GPU could not make it). Returns whether `a` is in
-// an allocation (then last_global holds it).
-[[gnu::noinline]] bool BlockCounter::find_global(std::uintptr_t a, std::uint32_t bytes, Op op) {
+// record() past its usual answers (kept out of it, so that they cost it nothing): an access to
+// another allocation than the last, or one that is not to global memory (counted, or failing the
+// thread when a GPU could not make it).
+[[gnu::noinline]] void BlockCounter::record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op,
+                                                      std::uint64_t pc) {
   last_global = launch->global_range(a);
   if (last_global != nullptr) {
-    return true;
+    current_log->append(instruction_key(pc, Space::global, op),
+                        a - last_global->begin + last_global->modeled, bytes);
+    return;
   }
   if (launch->arguments().contains(a)) {
-    return false;
+    return;
   }
   if (!in_program_image(a)) {
     // Not device, pinned, shared, local, argument or the program's own (__device__ and
@@ -416,7 +441,6 @@ inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, s
     fail_illegal_address(what);
   }
   ++counts.other_accesses;
-  return false;
 }
 
 // The CUDA thread `linear` waits at a barrier or exited: when it is its warp's last, the warp's
@@ -444,8 +468,8 @@ void BlockCounter::cost_warp(unsigned warp) {
   std::array<std::size_t, kWarp> size{};
   std::size_t longest = 0;
   for (unsigned lane = 0; lane < lanes; ++lane) {
-    data[lane] = (*log)[lane].data();
-    size[lane] = (*log)[lane].size();
+    data[lane] = (*log)[lane].data.get();
+    size[lane] = (*log)[lane].size;
     longest = std::max(longest, size[lane]);
   }
   WarpSectors& out = warp_sectors[warp];
@@ -500,8 +524,8 @@ void BlockCounter::cost_warp(unsigned warp) {
   if (p < longest) {
     cost_divergent(warp, p);
   }
-  for (std::vector<Access>& accesses : *log) {
-    accesses.clear();
+  for (LaneLog& accesses : *log) {
+    accesses.size = 0;
   }
   free_logs.push_back(log);
   warp_logs[warp] = nullptr;
@@ -515,9 +539,9 @@ void BlockCounter::cost_divergent(unsigned warp, std::size_t from) {
   instructions.clear();
   groups.clear();
   for (unsigned lane = 0; lane < kWarp; ++lane) {
-    const std::vector<Access>& accesses = log[lane];
-    for (std::size_t q = 0; q < accesses.size(); ++q) {
-      const Access& a = accesses[q];
+    const LaneLog& accesses = log[lane];
+    for (std::size_t q = 0; q < accesses.size; ++q) {
+      const Access& a = accesses.data[q];
       InstructionVisits& visits = instructions[a.key];
       const std::uint32_t k = visits.visits[lane]++;
       if (q < from) {
@@ -872,6 +896,13 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
     c.builtins = {
         reinterpret_cast<std::uintptr_t>(&threadIdx), reinterpret_cast<std::uintptr_t>(&blockIdx),
         reinterpret_cast<std::uintptr_t>(&blockDim), reinterpret_cast<std::uintptr_t>(&gridDim)};
+    // One range check instead of four when the built-ins are stored next to each other (12 bytes
+    // each) with nothing between them.
+    std::array<std::uintptr_t, 4> sorted = c.builtins;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted[3] - sorted[0] == 3 * sizeof(dim3)) {
+      c.builtins_span = Range{sorted[0], 4 * sizeof(dim3)};
+    }
   }
   c.launch = &counter;
   c.block = block_linear;
@@ -919,8 +950,8 @@ void counting_end_block(bool failed) {
   if (failed) {
     for (WarpLog*& log : c.warp_logs) {
       if (log != nullptr) {
-        for (std::vector<Access>& accesses : *log) {
-          accesses.clear();
+        for (LaneLog& accesses : *log) {
+          accesses.size = 0;
         }
         c.free_logs.push_back(log);
         log = nullptr;
