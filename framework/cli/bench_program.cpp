@@ -174,10 +174,11 @@ int bench(const Options& options) {
   int failures = 0;
   int repeated = 0;  // levels whose sampling stopped at two equal samples
   gpulab::Stream stream;
+  gpulab::ProgressBar progress("gpulab bench " + std::string(op->name), indices.size());
   for (const std::size_t index : indices) {
     const kernels::OpLevel& level = op->levels[index];
-    std::cerr << "gpulab bench: " << op->name << " level " << level.number << " (" << level.name
-              << ") ..." << std::endl;
+    progress.doing("level " + std::to_string(level.number) + " (" + std::string(level.name) +
+                   "), size " + std::to_string(size) + ": verify, then time");
     try {
       problem->verify(index, stream, block);
     } catch (const std::runtime_error& e) {
@@ -185,6 +186,7 @@ int bench(const Options& options) {
       std::cerr << "gpulab bench: WRONG, not timed: " << e.what() << "\n";
       table.add_row(
           {std::to_string(level.number), std::string(level.name), "WRONG", "", "", "", "", ""});
+      progress.advance();
       continue;
     }
     const gpulab::Measurement m =
@@ -216,7 +218,9 @@ int bench(const Options& options) {
         gpulab::Metric::measured("bandwidth_gb_s", cost.bytes / seconds / 1e9));
     result.metrics.push_back(gpulab::Metric::modeled("time_ms", roofline_ms, spec.name));
     results.results.push_back(std::move(result));
+    progress.advance();
   }
+  progress.finish();
   std::cout << table;
   std::cout << "\nbandwidth and rate: the op's own work (" << gpulab::format_bytes(cost.bytes)
             << ", " << gpulab::format_fixed(cost.flops / 1e9, 3)

@@ -2,6 +2,7 @@
 // bar draws only on terminals.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -89,6 +90,42 @@ TEST(ProgressBar, StaysQuietWhenNotATerminal) {
     EXPECT_EQ(bar.done(), 10u);
   }
   EXPECT_EQ(contents(file), "");
+  std::fclose(file);
+}
+
+TEST(ProgressBar, OffATerminalPrintsAPlainLinePerStepOnceTheQuietTimeIsOver) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    gpulab::ProgressBar bar("levels", 10, file, false, std::chrono::milliseconds(0));
+    bar.doing("level 0 (unfused)");
+    bar.advance(4);
+    bar.doing("level 1 (fused softmax)");
+    bar.advance(6);
+  }
+  const std::string text = contents(file);
+  EXPECT_NE(text.find("levels: 0/10 done in 0:00; now level 0 (unfused)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("levels: 4/10 done in 0:00, about 0:00 left; now level 1 (fused softmax)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << "plain lines only: " << text;
+  std::fclose(file);
+}
+
+TEST(ProgressBar, OnATerminalShowsWhatItDoesAndTheTimeLeft) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    gpulab::ProgressBar bar("levels", 4, file, true);
+    bar.doing("level 0");
+    bar.advance();
+    bar.doing("level 1");
+  }
+  const std::string text = contents(file);
+  EXPECT_NE(text.find("0/4 0:00: level 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("1/4 0:00, about 0:00 left: level 1"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\n'), text.size() - 1) << "the bar must stay on one line";
   std::fclose(file);
 }
 

@@ -133,15 +133,46 @@ bool is_terminal(std::FILE* stream) {
 ProgressBar::ProgressBar(std::string label, std::size_t total, std::FILE* stream)
     : ProgressBar(std::move(label), total, stream, is_terminal(stream)) {}
 
-ProgressBar::ProgressBar(std::string label, std::size_t total, std::FILE* stream, bool interactive)
+ProgressBar::ProgressBar(std::string label, std::size_t total, std::FILE* stream, bool interactive,
+                         std::chrono::milliseconds quiet)
     : label_(std::move(label)),
       total_(total),
       stream_(stream),
-      interactive_(interactive && stream != nullptr),
+      interactive_(interactive),
+      quiet_(quiet),
       start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() {
   finish();
+}
+
+std::string ProgressBar::time_left() const {
+  if (done_ == 0 || done_ >= total_) {
+    return "";
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start_;
+  const auto left = elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_);
+  return ", about " +
+         format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)) +
+         " left";
+}
+
+void ProgressBar::doing(std::string what) {
+  doing_ = std::move(what);
+  if (stream_ == nullptr || finished_) {
+    return;
+  }
+  if (interactive_) {
+    draw();
+    return;
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start_;
+  if (elapsed < quiet_) {
+    return;
+  }
+  std::fprintf(stream_, "%s: %zu/%zu done in %s%s; now %s\n", label_.c_str(), done_, total_,
+               format_duration(elapsed).c_str(), time_left().c_str(), doing_.c_str());
+  std::fflush(stream_);
 }
 
 void ProgressBar::advance(std::size_t units) {
@@ -158,7 +189,8 @@ void ProgressBar::finish() {
     return;
   }
   finished_ = true;
-  if (interactive_) {
+  if (interactive_ && stream_ != nullptr) {
+    doing_.clear();
     draw();
     std::fputc('\n', stream_);
     std::fflush(stream_);
@@ -166,7 +198,7 @@ void ProgressBar::finish() {
 }
 
 void ProgressBar::draw() {
-  if (!interactive_) {
+  if (!interactive_ || stream_ == nullptr) {
     return;
   }
   constexpr std::size_t kWidth = 30;
@@ -177,8 +209,9 @@ void ProgressBar::draw() {
     bar.append(kWidth - filled - 1, ' ');
   }
   // "\r" returns to the start of the line; "\x1b[K" clears what a longer line left behind.
-  std::fprintf(stream_, "\r%s [%s] %zu/%zu %s\x1b[K", label_.c_str(), bar.c_str(), done_, total_,
-               format_duration(std::chrono::steady_clock::now() - start_).c_str());
+  std::fprintf(stream_, "\r%s [%s] %zu/%zu %s%s%s%s\x1b[K", label_.c_str(), bar.c_str(), done_,
+               total_, format_duration(std::chrono::steady_clock::now() - start_).c_str(),
+               time_left().c_str(), doing_.empty() ? "" : ": ", doing_.c_str());
   std::fflush(stream_);
 }
 

@@ -16,6 +16,9 @@
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
 // counting off and on, and the ratio of the medians.
 //
+// With --lab04 it times instead lab 04's report (the solution's program, built next to this one)
+// at three sizes: what a student waits for the lab's main output on sim.
+//
 // Every number is CPU wall-clock time of the simulation (std::chrono::steady_clock) around one
 // launch and its cudaDeviceSynchronize: what running CUDA C++ on the CPU costs, never GPU time.
 // Each configuration is verified against the CPU reference before it is timed; one warm-up run is
@@ -30,6 +33,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -670,6 +674,52 @@ int usage_error(const std::string& message) {
   return kUsage;
 }
 
+// --lab04: the wall-clock time of lab 04's report at three sizes, each run once.
+int run_lab04_report_times() {
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::filesystem::path program = self.parent_path() / "gpulab.lab04.solution.run.sim";
+  if (!std::filesystem::exists(program)) {
+    std::fprintf(stderr,
+                 "gpulab-sim-bench: error: %s is not built (cmake --build --preset default "
+                 "--target gpulab.lab04.solution.run.sim)\n",
+                 program.c_str());
+    return kFailure;
+  }
+  struct Size {
+    int seq_len;
+    int d_model;
+    int heads;
+  };
+  // The old sim default, the default, and a longer sequence.
+  const Size sizes[] = {{256, 128, 2}, {512, 128, 4}, {1024, 128, 2}};
+  std::printf(
+      "lab 04's report (solution), sim backend: wall-clock time of the whole program, one run "
+      "each\n\n");
+  gpulab::Table table({{"seq_len", "", gpulab::Align::right},
+                       {"d_model", "", gpulab::Align::right},
+                       {"heads", "", gpulab::Align::right},
+                       {"time", "s"}});
+  for (const Size& size : sizes) {
+    const std::string command = "'" + program.string() + "' --seq-len " +
+                                std::to_string(size.seq_len) + " --d-model " +
+                                std::to_string(size.d_model) + " --heads " +
+                                std::to_string(size.heads) + " >/dev/null 2>&1";
+    const auto begin = std::chrono::steady_clock::now();
+    const int status = std::system(command.c_str());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (status != 0) {
+      std::fprintf(stderr, "gpulab-sim-bench: error: %s failed (status %d)\n", command.c_str(),
+                   status);
+      return kFailure;
+    }
+    table.add_row({std::to_string(size.seq_len), std::to_string(size.d_model),
+                   std::to_string(size.heads), gpulab::format_fixed(seconds, 1)});
+  }
+  std::cout << table;
+  return kSuccess;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -682,6 +732,7 @@ int main(int argc, char** argv) {
   std::string json_path;
   bool counting_cost = false;
   bool ladders = false;
+  bool lab04 = false;
   app.add_option("--elements", n,
                  "Floats per kernel (default 16384 = 2^14; 2^20 with --counting-cost)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
@@ -690,6 +741,8 @@ int main(int argc, char** argv) {
   app.add_flag("--ladders", ladders,
                "Model the transpose ladder from its counted traffic against published figures "
                "instead");
+  app.add_flag("--lab04", lab04,
+               "Time lab 04's report (the solution's program) at three sizes instead");
   app.add_option("--json", json_path, "Also write the numbers to this JSON file");
   app.footer(
       "Each configuration is verified against the CPU reference, warmed up once, then timed per "
@@ -706,6 +759,9 @@ int main(int argc, char** argv) {
 
   if (n == 0) {
     n = counting_cost ? std::size_t{1} << 20 : kDefaultElements;
+  }
+  if (lab04) {
+    return run_lab04_report_times();
   }
   if (ladders) {
     try {

@@ -58,35 +58,49 @@ std::ostream& operator<<(std::ostream& out, const Table& table);
 /// True when the stream is a terminal (isatty on its file descriptor).
 [[nodiscard]] bool is_terminal(std::FILE* stream);
 
-/// A progress bar for long work, drawn on one terminal line ("label [=====>    ] 12/40 0:03").
-/// When the stream is not a terminal it draws nothing, so logs and pipes stay clean.
+/// Progress of long work with an estimate of the time left, on `stream` (stderr by default):
+///   on a terminal, one line redrawn in place:
+///     "lab04 levels [=====>    ] 2/5 0:12, about 0:20 left: level 3 (flash), seq_len 1024"
+///   elsewhere (a log, a pipe), one plain line each time a step starts (doing()), once the work has
+///   taken `quiet` (2 s by default), so short runs print nothing:
+///     "lab04 levels: 2/5 done in 0:12, about 0:20 left; now level 3 (flash), seq_len 1024"
+/// The estimate assumes the units left take as long as the units done; callers weight the units by
+/// their work (advance(units)) where steps differ in size.
 class ProgressBar {
  public:
   /// total: units of work; stream: where to draw (stderr by default); interactive: override of
-  /// the terminal check (tests use it).
+  /// the terminal check (tests use it); quiet: how long the plain lines wait.
   ProgressBar(std::string label, std::size_t total, std::FILE* stream = stderr);
-  ProgressBar(std::string label, std::size_t total, std::FILE* stream, bool interactive);
+  ProgressBar(std::string label, std::size_t total, std::FILE* stream, bool interactive,
+              std::chrono::milliseconds quiet = std::chrono::seconds(2));
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
+  /// Says what the work does from now on ("level 3 (flash), seq_len 1024"): shown on the bar, or
+  /// printed as a plain line.
+  void doing(std::string what);
   /// Marks `units` more done and redraws (at most every 50 ms, and always at the end).
   void advance(std::size_t units = 1);
   /// Completes the bar and ends its line; called by the destructor if not called before.
   void finish();
   /// Units done so far.
   [[nodiscard]] std::size_t done() const { return done_; }
-  /// Whether this bar draws at all.
+  /// Whether this bar draws in place (a terminal) rather than printing plain lines.
   [[nodiscard]] bool interactive() const { return interactive_; }
 
  private:
   void draw();
+  // ", about 0:20 left" once something is done, else "".
+  [[nodiscard]] std::string time_left() const;
 
   std::string label_;
   std::size_t total_;
   std::size_t done_ = 0;
+  std::string doing_;
   std::FILE* stream_;
   bool interactive_;
+  std::chrono::milliseconds quiet_;
   bool finished_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_{};
