@@ -61,7 +61,8 @@ lab01::TimingOptions sweep_options(const LabContext& context) {
 void size_sweep(LabContext& context, cudaStream_t stream) {
   std::ostream& out = *context.out;
   const gpulab::Roofline roof = gpulab::make_roofline(context.spec);
-  const int default_max = context.on_sim() ? (context.quick ? 18 : 22) : (context.quick ? 24 : 28);
+  // On sim the sweep reaches the first DRAM-bound size (2^24, about 15 s of simulation).
+  const int default_max = context.on_sim() ? (context.quick ? 18 : 24) : (context.quick ? 24 : 28);
   const int max_log2 = g_max_log2 > 0 ? g_max_log2 : default_max;
   out << "Vector add c = a + b (12 bytes and 1 FLOP per element), timed with your time_kernel\n";
   gpulab::Table table({{"n", "", gpulab::Align::left},
@@ -75,7 +76,12 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
                        {"modeled on " + context.spec.name, "ms"}});
   const lab01::TimingOptions options = sweep_options(context);
   std::vector<std::string> skipped;
-  gpulab::ProgressBar progress("vector add sizes", static_cast<std::size_t>((28 - 16) / 2 + 1));
+  // Progress in units of 2^16 elements: a size's time grows with its elements.
+  std::size_t units = 0;
+  for (int log2 = 16; log2 <= std::min(28, max_log2); log2 += 2) {
+    units += std::size_t{1} << (log2 - 16);
+  }
+  gpulab::ProgressBar progress("vector add sizes", units);
   for (int log2 = 16; log2 <= 28; log2 += 2) {
     const std::size_t n = std::size_t{1} << log2;
     const double bytes = 12.0 * static_cast<double>(n);
@@ -84,7 +90,6 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
     result.metrics.push_back(Metric::measured("bytes", bytes));
     result.metrics.push_back(Metric::modeled("time_ms", modeled_ms, context.spec.name));
     const std::string modeled_text = gpulab::format_fixed(modeled_ms, modeled_ms < 0.01 ? 5 : 4);
-    progress.advance();
     if (log2 > max_log2) {
       skipped.push_back(log2_label(n));
       table.add_row({log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
@@ -95,6 +100,8 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
       context.results.results.push_back(std::move(result));
       continue;
     }
+    progress.doing("n = " + log2_label(n) + " (" + gpulab::format_bytes(bytes) +
+                   "): verify, then time_kernel");
     VectorAddProblem problem(n);
     problem.verify(stream);
     const std::vector<double> samples =
@@ -117,6 +124,7 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
       result.samples_ms = samples;
     }
     context.results.results.push_back(std::move(result));
+    progress.advance(n >> 16);
   }
   progress.finish();
   out << table;
@@ -232,7 +240,7 @@ int main(int argc, char** argv) {
       [](CLI::App& app) {
         app.add_option("--max-log2", g_max_log2,
                        "Largest vector size to run, as a power of two (16..28; default 28 on "
-                       "cuda, 22 on sim)")
+                       "cuda, 24 on sim)")
             ->check(CLI::Range(16, 28));
       },
       report);
