@@ -323,6 +323,7 @@ struct BlockCounter {
   Range builtins_span;  // the four, when they are adjacent
   Range stack;
   const Range* last_global = nullptr;
+  std::array<const Range*, 4> recent_globals{};  // of this launch, most recent first
   // Scratch space of the costing, kept so that costing a request allocates nothing.
   Group scratch_group;
   std::vector<Group> groups;
@@ -408,7 +409,19 @@ inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, s
 // thread when a GPU could not make it).
 [[gnu::noinline]] void BlockCounter::record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op,
                                                       std::uint64_t pc) {
-  last_global = launch->global_range(a);
+  // Kernels mostly alternate between a few allocations (vector add: a, b, c): the last four
+  // found are looked at before the sorted list.
+  const auto recent = std::find_if(recent_globals.begin(), recent_globals.end(),
+                                   [&](const Range* r) { return r != nullptr && r->contains(a); });
+  if (recent != recent_globals.end()) {
+    last_global = *recent;
+  } else {
+    last_global = launch->global_range(a);
+    if (last_global != nullptr) {
+      std::rotate(recent_globals.rbegin(), recent_globals.rbegin() + 1, recent_globals.rend());
+      recent_globals.front() = last_global;
+    }
+  }
   if (last_global != nullptr) {
     current_log->append(instruction_key(pc, Space::global, op),
                         a - last_global->begin + last_global->modeled, bytes);
@@ -916,6 +929,7 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
   c.last_global = nullptr;
+  c.recent_globals.fill(nullptr);
 }
 
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {
