@@ -12,6 +12,7 @@
 // Without OP it lists the ops and their levels. Exit status: 0, 1 when a level failed its
 // verification or the run failed, 2 on bad arguments.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -174,7 +175,9 @@ int bench(const Options& options) {
   int failures = 0;
   int repeated = 0;  // levels whose sampling stopped at two equal samples
   gpulab::Stream stream;
-  gpulab::ProgressBar progress("gpulab bench " + std::string(op->name), indices.size());
+  // Off a terminal every level's line is printed (no quiet time): one level can take minutes.
+  gpulab::ProgressBar progress("gpulab bench " + std::string(op->name), indices.size(), stderr,
+                               gpulab::is_terminal(stderr), std::chrono::milliseconds(0));
   for (const std::size_t index : indices) {
     const kernels::OpLevel& level = op->levels[index];
     progress.doing("level " + std::to_string(level.number) + " (" + std::string(level.name) +
