@@ -1,5 +1,6 @@
 #include "gpulab/core/bench.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -96,7 +97,9 @@ Measurement measure(const LaunchFn& launch, cudaStream_t stream, const BenchOpti
     m.samples_ms.push_back(sample);
     sampled_ms += sample;
     const auto n = static_cast<int>(m.samples_ms.size());
-    if (deterministic && n >= 2 && m.samples_ms[n - 1] == m.samples_ms[n - 2]) {
+    if (deterministic && n >= 2 &&
+        std::abs(m.samples_ms[n - 1] - m.samples_ms[n - 2]) <=
+            1e-6 * std::max(m.samples_ms[n - 1], m.samples_ms[n - 2])) {
       m.stop = StopReason::repeated;
       break;
     }

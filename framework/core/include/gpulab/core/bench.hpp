@@ -15,8 +15,9 @@
 //   max_samples  max_samples taken;
 //   time_limit   time_limit_ms of wall-clock time spent (warm-up included), after >= 1 sample;
 //   repeated     on the sim's modeled clock (event_clock() == modeled), two samples in a row equal
-//                to the last bit: the clock is deterministic, so more samples would repeat them.
-//                It takes precedence over min_samples and min_time_ms.
+//                to 1 part in 10^6 (cudaEventElapsedTime's float, and the modeled clock's absolute
+//                times, round the last digits): the clock is deterministic, so more samples would
+//                repeat them. It takes precedence over min_samples and min_time_ms.
 #pragma once
 
 #include <cuda_runtime_api.h>
