@@ -683,27 +683,6 @@ void BlockCounter::cost_shared(const Group& g) {
   SharedAccessCounts& c = shared_counts(counts, op);
   c.requests += 1;
   c.lanes += static_cast<std::uint64_t>(std::popcount(g.mask));
-  // The usual request: each lane touches one 4-byte word (one phase), and no bank holds two
-  // different words (for atomics: no bank is touched twice). Checked without branches per lane.
-  {
-    std::array<std::uint64_t, kWarp> bank_word;  // NOLINT: read only where `used` has its bit
-    std::uint32_t used = 0;
-    bool one_wavefront = true;
-    for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
-      const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
-      const std::uint64_t word = g.address[lane] / 4;
-      const auto bank = static_cast<unsigned>(word % kWarp);
-      const bool seen = ((used >> bank) & 1u) != 0;
-      one_wavefront &= (g.address[lane] + std::max(g.bytes[lane], 1u) - 1) / 4 == word;
-      one_wavefront &= !seen || (bank_word[bank] == word && op != Op::atomic);
-      bank_word[bank] = word;
-      used |= 1u << bank;
-    }
-    if (one_wavefront) {
-      c.wavefronts += 1;
-      return;
-    }
-  }
   std::uint32_t widest = 4;
   for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
     widest = std::max(widest, g.bytes[static_cast<unsigned>(std::countr_zero(lanes))]);
