@@ -133,6 +133,14 @@ __global__ void set_bytes(unsigned char* data, std::size_t n, unsigned char valu
   }
 }
 
+#if defined(GPULAB_BACKEND_SIM)
+// One thread writes the byte at data + offset (the guard-page tests, and the kernel accesses that
+// are not to device memory).
+__global__ void write_byte_at(unsigned char* data, std::size_t offset) {
+  data[offset] = 1;
+}
+#endif
+
 #if defined(GPULAB_TEST_GUARD_PAGES)
 // The permissions column of /proc/self/maps ("rw-p", "---p") for the mapping holding `address`;
 // empty when none does.
@@ -177,11 +185,6 @@ __global__ void read_one_past_n(const float* in, float* out, int n) {
   if (i <= n) {
     out[i] = in[i];
   }
-}
-
-// One thread writes the byte at data + offset.
-__global__ void write_byte_at(unsigned char* data, std::size_t offset) {
-  data[offset] = 1;
 }
 
 // Runs `body` in a death-test child that must die of SIGSEGV (writing no core file).
