@@ -138,7 +138,7 @@ ProgressBar::ProgressBar(std::string label, std::size_t total, std::FILE* stream
     : label_(std::move(label)),
       total_(total),
       stream_(stream),
-      interactive_(interactive),
+      interactive_(interactive && stream != nullptr),
       quiet_(quiet),
       start_(std::chrono::steady_clock::now()) {}
 
@@ -189,7 +189,7 @@ void ProgressBar::finish() {
     return;
   }
   finished_ = true;
-  if (interactive_ && stream_ != nullptr) {
+  if (interactive_) {
     doing_.clear();
     draw();
     std::fputc('\n', stream_);
@@ -198,7 +198,7 @@ void ProgressBar::finish() {
 }
 
 void ProgressBar::draw() {
-  if (!interactive_ || stream_ == nullptr) {
+  if (!interactive_) {
     return;
   }
   constexpr std::size_t kWidth = 30;

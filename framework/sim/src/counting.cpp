@@ -334,6 +334,8 @@ struct BlockCounter {
   std::vector<std::size_t> merge_cursor;
 
   void begin_phase_logs(unsigned warp);
+  void release_log(unsigned warp);
+  void clear_warp_sectors();
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void lane_done(unsigned linear, bool exited);
@@ -382,6 +384,23 @@ void BlockCounter::begin_phase_logs(unsigned warp) {
   }
   warp_logs[warp] = free_logs.back();
   free_logs.pop_back();
+}
+
+// Empties `warp`'s log and returns it to the pool.
+void BlockCounter::release_log(unsigned warp) {
+  WarpLog* log = warp_logs[warp];
+  for (LaneLog& accesses : *log) {
+    accesses.size = 0;
+  }
+  free_logs.push_back(log);
+  warp_logs[warp] = nullptr;
+}
+
+void BlockCounter::clear_warp_sectors() {
+  for (WarpSectors& w : warp_sectors) {
+    w.sectors.clear();
+    w.ends.clear();
+  }
 }
 
 inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
@@ -537,11 +556,7 @@ void BlockCounter::cost_warp(unsigned warp) {
   if (p < longest) {
     cost_divergent(warp, p);
   }
-  for (LaneLog& accesses : *log) {
-    accesses.size = 0;
-  }
-  free_logs.push_back(log);
-  warp_logs[warp] = nullptr;
+  release_log(warp);
 }
 
 // The requests of `warp` whose accesses are at or after `from` in its lanes' logs, where the lanes
@@ -769,10 +784,7 @@ void BlockCounter::end_phase() {
       }
     }
   }
-  for (WarpSectors& w : warp_sectors) {
-    w.sectors.clear();
-    w.ends.clear();
-  }
+  clear_warp_sectors();
 }
 
 std::uint64_t return_address(const void* pc) {
@@ -941,19 +953,12 @@ void counting_end_block(bool failed) {
   BlockCounter& c = this_block_counter();
   active = nullptr;
   if (failed) {
-    for (WarpLog*& log : c.warp_logs) {
-      if (log != nullptr) {
-        for (LaneLog& accesses : *log) {
-          accesses.size = 0;
-        }
-        c.free_logs.push_back(log);
-        log = nullptr;
+    for (unsigned warp = 0; warp < c.warp_logs.size(); ++warp) {
+      if (c.warp_logs[warp] != nullptr) {
+        c.release_log(warp);
       }
     }
-    for (WarpSectors& w : c.warp_sectors) {
-      w.sectors.clear();
-      w.ends.clear();
-    }
+    c.clear_warp_sectors();
     c.launch = nullptr;
     return;
   }
