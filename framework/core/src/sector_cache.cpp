@@ -18,6 +18,12 @@ SectorCache::SectorCache(std::uint64_t capacity_bytes, unsigned ways) : sets_(0)
 }
 
 SectorCache::Line& SectorCache::find_or_allocate(std::uint64_t line, bool& present) {
+  // The line used last (accesses come in runs of one line's sectors) is already the most recent of
+  // its set: marking it used again would change no replacement.
+  if (Line& last = lines_[last_used_]; last.tag == line + 1) {
+    present = true;
+    return last;
+  }
   Line* set = &lines_[(line % sets_) * ways_];
   Line* empty = nullptr;
   Line* least_recent = nullptr;
@@ -26,6 +32,7 @@ SectorCache::Line& SectorCache::find_or_allocate(std::uint64_t line, bool& prese
     if (candidate.tag == line + 1) {
       present = true;
       candidate.last_use = ++clock_;
+      last_used_ = static_cast<std::size_t>(&candidate - lines_.data());
       return candidate;
     }
     if (candidate.tag == 0) {
@@ -38,6 +45,7 @@ SectorCache::Line& SectorCache::find_or_allocate(std::uint64_t line, bool& prese
   present = false;
   dram_writes_ += static_cast<std::uint64_t>(std::popcount(victim->dirty));
   *victim = Line{line + 1, ++clock_, 0, 0};
+  last_used_ = static_cast<std::size_t>(victim - lines_.data());
   return *victim;
 }
 

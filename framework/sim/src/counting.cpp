@@ -16,12 +16,13 @@
 // or cudaMallocHost allocation is global memory; the kernel's arguments are ignored; anything else
 // is "other" (a __constant__ variable, or host memory a GPU could not read).
 //
-// Requests. Each CUDA thread's accesses are logged in order (BlockCounter::record). The lanes of a
-// warp that reach the same instruction (the callback's return address) for the k-th time form one
-// request. Once every lane of a warp has reached the barrier or exited, its requests are complete
-// and are costed (cost_warp): where the lanes made the same accesses in the same order, position
-// by position with no lookup; from the first place where they differ, by counting each lane's
-// visits per instruction. At the barrier, and at the block's end, the warps' global sectors are
+// Requests. Each CUDA thread's accesses are logged in order (BlockCounter::record): its addresses,
+// and its instructions only where they differ from those of the first lane of its warp to get as
+// far (WarpLog). The lanes of a warp that reach the same instruction (the callback's return
+// address) for the k-th time form one request. Once every lane of a warp has reached the barrier
+// or exited, its requests are complete and are costed (cost_warp): where the lanes made the same
+// accesses in the same order, position by position with no lookup; from the first place where
+// they differ, by counting each lane's visits per instruction. At the barrier, and at the block's end, the warps' global sectors are
 // put in a schedule-independent order (position in the lowest lane's sequence, then warp, then
 // lane), so the counts do not depend on the order the simulator ran the threads in.
 //
@@ -73,39 +74,74 @@ Space space_of(std::uint64_t key) {
   return static_cast<Space>((key >> 2) & 1u);
 }
 
-// One access of one CUDA thread, as logged (trivial: appending one writes only its fields).
-struct Access {
-  std::uint64_t key;
-  std::uint64_t address;
-  std::uint32_t bytes;
+// What a logged access did besides its address: its instruction key and its size in bytes.
+struct Instruction {
+  std::uint64_t key = 0;
+  std::uint32_t bytes = 0;
 };
 
-// The accesses of one CUDA thread in the current phase, in order.
-struct LaneLog {
-  std::unique_ptr<Access[]> data;
-  std::size_t size = 0;
-  std::size_t capacity = 0;
+constexpr std::size_t kNever = ~std::size_t{0};
 
+// The accesses of one CUDA thread in the current phase, in order: how many, and their instructions
+// where they differ from the warp's reference (WarpLog).
+struct LaneLog {
+  std::size_t size = 0;
+  std::size_t own_from = kNever;  // the first position whose instruction differed, or kNever
+  std::vector<Instruction> own;   // the instructions at own_from and after
+};
+
+// The accesses of each lane of a warp in the current phase. The lanes of a warp mostly make the
+// same accesses in the same order, so the instruction at each position is kept once, in
+// `reference` (set by the first lane to reach the position), and a lane logs only addresses until
+// its instruction differs from the reference's; from there on it logs its own. The addresses are
+// stored position by position (the 32 lanes' addresses at position p together), as they are costed.
+struct WarpLog {
+  std::array<LaneLog, kWarp> lanes;
+  std::unique_ptr<std::uint64_t[]> addresses;  // [position][lane]
+  std::size_t capacity = 0;                    // positions
+  std::vector<Instruction> reference;
+  bool diverged = false;  // some lane has instructions of its own
+
+  WarpLog() { grow(); }
   [[gnu::noinline]] void grow() {
     const std::size_t larger = std::max<std::size_t>(64, 2 * capacity);
-    auto bigger = std::make_unique_for_overwrite<Access[]>(larger);
-    std::copy(data.get(), data.get() + size, bigger.get());
-    data = std::move(bigger);
+    auto bigger = std::make_unique_for_overwrite<std::uint64_t[]>(larger * kWarp);
+    std::copy(addresses.get(), addresses.get() + capacity * kWarp, bigger.get());
+    addresses = std::move(bigger);
     capacity = larger;
   }
-  void append(std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
-    if (size == capacity) {
+  // Logs an access of lane `lane_index` (BlockCounter::log has the usual case inline).
+  void append(unsigned lane_index, std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
+    LaneLog& lane = lanes[lane_index];
+    const std::size_t p = lane.size++;
+    if (p == capacity) {
       grow();
     }
-    Access& a = data[size++];
-    a.key = key;
-    a.address = address;
-    a.bytes = bytes;
+    addresses[p * kWarp + lane_index] = address;
+    if (lane.own_from == kNever) [[likely]] {
+      if (p < reference.size()) {
+        const Instruction& r = reference[p];
+        if (r.key == key && r.bytes == bytes) [[likely]] {
+          return;
+        }
+      } else {  // p == reference.size(): the lane matched the reference so far
+        reference.push_back({key, bytes});
+        return;
+      }
+      lane.own_from = p;
+      diverged = true;
+    }
+    lane.own.push_back({key, bytes});
+  }
+  [[nodiscard]] std::uint64_t address(unsigned lane, std::size_t p) const {
+    return addresses[p * kWarp + lane];
+  }
+  // The instruction of `lane`'s access at position `p`.
+  [[nodiscard]] const Instruction& at(unsigned lane, std::size_t p) const {
+    const LaneLog& l = lanes[lane];
+    return p < l.own_from ? reference[p] : l.own[p - l.own_from];
   }
 };
-
-// The accesses of each lane of a warp in the current phase.
-using WarpLog = std::array<LaneLog, kWarp>;
 
 // One warp-level request: the lanes that reached one instruction for the k-th time.
 struct Group {
@@ -314,16 +350,33 @@ struct BlockCounter {
   std::vector<std::uint32_t> lanes_done;    // per warp: lanes at the barrier or exited
   std::vector<std::uint32_t> lanes_exited;  // per warp
   std::vector<WarpSectors> warp_sectors;    // per warp, this phase
-  LaneLog* current_log = nullptr;           // of the running CUDA thread
+  // The running CUDA thread's log and its place in it (the position of its next access, copied
+  // to its LaneLog::size when it stops running), its column of addresses, and the reference
+  // instructions it can match (none once it has instructions of its own).
+  WarpLog* current_warp = nullptr;
+  unsigned current_lane = 0;
+  std::size_t place = 0;
+  std::uint64_t* column = nullptr;
+  const Instruction* reference = nullptr;
+  std::size_t reference_size = 0;
   MemoryCounters counts;
   std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
   Range dynamic_shared;
   Range tls;
   std::array<std::uintptr_t, 4> builtins{};
-  Range builtins_span;  // the four, when they are adjacent
+  Range builtins_span;             // from the lowest to the end of the highest
+  bool builtins_adjacent = false;  // nothing else in builtins_span
   Range stack;
-  const Range* last_global = nullptr;
+  // Per instruction (a small table indexed by its address): the allocation it reached last. An
+  // instruction mostly reaches one allocation (vector add's three loads and stores: a, b and c).
+  struct InstructionGlobal {
+    std::uint64_t pc = 0;
+    const Range* range = &kNoRange;
+  };
+  static constexpr Range kNoRange{};
+  std::array<InstructionGlobal, 64> instruction_globals{};
   std::array<const Range*, 4> recent_globals{};  // of this launch, most recent first
+  static std::size_t slot(std::uint64_t pc) { return (pc ^ (pc >> 7)) % 64; }
   // Scratch space of the costing, kept so that costing a request allocates nothing.
   Group scratch_group;
   std::vector<Group> groups;
@@ -338,6 +391,23 @@ struct BlockCounter {
   void clear_warp_sectors();
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
+  void log(std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
+    // The usual case: the access matches the reference (which is never longer than the log's
+    // capacity, so the address has room). Only `place` is written: one 8-byte store, which the
+    // next access's load of it is forwarded from.
+    const std::size_t p = place;
+    if (p < reference_size && reference[p].key == key && reference[p].bytes == bytes) [[likely]] {
+      column[p * kWarp] = address;
+      place = p + 1;
+      return;
+    }
+    log_elsewhere(key, address, bytes);
+  }
+  void log_elsewhere(std::uint64_t key, std::uint64_t address, std::uint32_t bytes);
+  void enter(unsigned linear);
+  void park();
+  void save_place();
+  void find_place();
   void lane_done(unsigned linear, bool exited);
   void cost_warp(unsigned warp);
   void cost_divergent(unsigned warp, std::size_t from);
@@ -360,13 +430,18 @@ thread_local bool in_device_code = false;     // set while any CUDA thread runs
 thread_local HostMemoryGap host_gap;          // the last stretch found free of device memory
 
 BlockCounter& this_block_counter() {
-  thread_local BlockCounter counter;
-  return counter;
+  // On the heap: in the static TLS block, beside the kernels' __shared__ variables, its size would
+  // move them (and the cache sets they share with the fibers' stacks).
+  thread_local const std::unique_ptr<BlockCounter> counter = std::make_unique<BlockCounter>();
+  return *counter;
 }
 
 bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
-  if (c.builtins_span.bytes != 0) {
-    return c.builtins_span.contains(a);
+  if (!c.builtins_span.contains(a)) {
+    return false;
+  }
+  if (c.builtins_adjacent) {
+    return true;
   }
   for (const std::uintptr_t b : c.builtins) {
     if (a - b < sizeof(dim3)) {
@@ -389,11 +464,57 @@ void BlockCounter::begin_phase_logs(unsigned warp) {
 // Empties `warp`'s log and returns it to the pool.
 void BlockCounter::release_log(unsigned warp) {
   WarpLog* log = warp_logs[warp];
-  for (LaneLog& accesses : *log) {
-    accesses.size = 0;
+  for (LaneLog& lane : log->lanes) {
+    lane.size = 0;
+    lane.own_from = kNever;
+    lane.own.clear();
   }
+  log->reference.clear();
+  log->diverged = false;
   free_logs.push_back(log);
   warp_logs[warp] = nullptr;
+}
+
+// Makes the CUDA thread `linear` the one whose accesses are logged.
+void BlockCounter::enter(unsigned linear) {
+  park();
+  const unsigned warp = linear / kWarp;
+  if (warp_logs[warp] == nullptr) {
+    begin_phase_logs(warp);
+  }
+  current_warp = warp_logs[warp];
+  current_lane = linear % kWarp;
+  find_place();
+}
+
+// The running CUDA thread stops running (for now).
+void BlockCounter::park() {
+  if (current_warp != nullptr) {
+    save_place();
+    current_warp = nullptr;
+  }
+}
+
+// The running thread's LaneLog::size, from its place.
+void BlockCounter::save_place() {
+  current_warp->lanes[current_lane].size = place;
+}
+
+// The running thread's place, from its LaneLog.
+void BlockCounter::find_place() {
+  const LaneLog& lane = current_warp->lanes[current_lane];
+  place = lane.size;
+  column = current_warp->addresses.get() + current_lane;
+  reference = current_warp->reference.data();
+  reference_size = lane.own_from == kNever ? current_warp->reference.size() : 0;
+}
+
+// log() past the usual case: the access appended by the general rule.
+[[gnu::noinline]] void BlockCounter::log_elsewhere(std::uint64_t key, std::uint64_t address,
+                                                   std::uint32_t bytes) {
+  save_place();
+  current_warp->append(current_lane, key, address, bytes);
+  find_place();
 }
 
 void BlockCounter::clear_warp_sectors() {
@@ -403,50 +524,44 @@ void BlockCounter::clear_warp_sectors() {
   }
 }
 
-inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
+[[gnu::always_inline]] inline void BlockCounter::record(std::uintptr_t a, std::uint32_t bytes,
+                                                        Op op, std::uint64_t pc) {
   if (stack.contains(a)) {
     ++counts.local_accesses;
     return;
   }
   if (dynamic_shared.contains(a)) {
-    current_log->append(instruction_key(pc, Space::shared, op), a, bytes);
+    log(instruction_key(pc, Space::shared, op), a, bytes);
   } else if (tls.contains(a)) {
     if (!is_builtin(*this, a)) {
-      current_log->append(instruction_key(pc, Space::shared, op), a, bytes);
+      log(instruction_key(pc, Space::shared, op), a, bytes);
     }
-  } else if (last_global != nullptr && last_global->contains(a)) {
+  } else if (const InstructionGlobal& g = instruction_globals[slot(pc)];
+             g.pc == pc && g.range->contains(a)) {
     // Global memory is logged at its modeled address (DeviceRange).
-    current_log->append(instruction_key(pc, Space::global, op),
-                        a - last_global->begin + last_global->modeled, bytes);
-  } else {
+    log(instruction_key(pc, Space::global, op), a - g.range->begin + g.range->modeled, bytes);
+  } else if (!launch->arguments().contains(a)) {  // every thread reads its arguments: not counted
     record_elsewhere(a, bytes, op, pc);
   }
 }
 
-// record() past its usual answers (kept out of it, so that they cost it nothing): an access to
-// another allocation than the last, or one that is not to global memory (counted, or failing the
-// thread when a GPU could not make it).
+// record() past its usual answers (kept out of it, so that they cost it nothing): an instruction's
+// first access to global memory, or one to another allocation than its last, or an access that is
+// not to global memory (counted, or failing the thread when a GPU could not make it).
 [[gnu::noinline]] void BlockCounter::record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op,
                                                       std::uint64_t pc) {
-  // Kernels mostly alternate between a few allocations (vector add: a, b, c): the last four
-  // found are looked at before the sorted list.
+  // A new instruction, or one that reached another allocation than the last time: kernels mostly
+  // use a few allocations, the last four found are looked at before the sorted list.
   const auto recent = std::find_if(recent_globals.begin(), recent_globals.end(),
                                    [&](const Range* r) { return r != nullptr && r->contains(a); });
-  if (recent != recent_globals.end()) {
-    last_global = *recent;
-  } else {
-    last_global = launch->global_range(a);
-    if (last_global != nullptr) {
+  const Range* global = recent != recent_globals.end() ? *recent : launch->global_range(a);
+  if (global != nullptr) {
+    if (recent == recent_globals.end()) {
       std::rotate(recent_globals.rbegin(), recent_globals.rbegin() + 1, recent_globals.rend());
-      recent_globals.front() = last_global;
+      recent_globals.front() = global;
     }
-  }
-  if (last_global != nullptr) {
-    current_log->append(instruction_key(pc, Space::global, op),
-                        a - last_global->begin + last_global->modeled, bytes);
-    return;
-  }
-  if (launch->arguments().contains(a)) {
+    instruction_globals[slot(pc)] = {pc, global};
+    log(instruction_key(pc, Space::global, op), a - global->begin + global->modeled, bytes);
     return;
   }
   if (!in_program_image(a)) {
@@ -496,50 +611,51 @@ void BlockCounter::cost_warp(unsigned warp) {
     return;
   }
   const unsigned lanes = std::min(kWarp, thread_count - warp * kWarp);
-  std::array<const Access*, kWarp> data{};
-  std::array<std::size_t, kWarp> size{};
-  std::size_t longest = 0;
+  const std::uint32_t all_lanes = lanes == kWarp ? ~0u : (1u << lanes) - 1;
+  // Up to the first position where a lane's instruction differed from the reference, the lanes
+  // with an access at position p all made the reference's: p is one request of all of them. Below
+  // `all_until` every lane has one.
+  std::size_t same_until = log->reference.size();
+  std::size_t all_until = same_until;
   for (unsigned lane = 0; lane < lanes; ++lane) {
-    data[lane] = (*log)[lane].data.get();
-    size[lane] = (*log)[lane].size;
-    longest = std::max(longest, size[lane]);
+    const LaneLog& l = log->lanes[lane];
+    same_until = std::min(same_until, l.own_from);
+    all_until = std::min(all_until, l.size);
   }
   WarpSectors& out = warp_sectors[warp];
-  // While the lanes make the same accesses (those with accesses left at position p all reach the
-  // same instruction), position p is one request of all of them.
   Group& g = scratch_group;
-  std::size_t p = 0;
-  for (; p < longest; ++p) {
-    std::uint32_t mask = 0;
-    std::uint64_t key = 0;
-    bool same = true;
-    // The range of 4-byte words the lanes touch, when each touches one.
-    std::uint64_t low_word = ~std::uint64_t{0};
-    std::uint64_t high_word = 0;
-    bool one_word_each = true;
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      if (p >= size[lane]) {
-        continue;
+  for (std::size_t p = 0; p < same_until; ++p) {
+    const Instruction& instruction = log->reference[p];
+    const std::uint32_t bytes = std::max(instruction.bytes, 1u);
+    const std::uint64_t* row = log->addresses.get() + p * kWarp;  // the lanes' addresses
+    std::uint32_t mask = all_lanes;
+    if (p >= all_until) {
+      mask = 0;
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        mask |= p < log->lanes[lane].size ? 1u << lane : 0u;
       }
-      const Access& a = data[lane][p];
-      if (mask == 0) {
-        key = a.key;
-        g.lowest_lane = lane;
+    }
+    // The lowest and highest address, and whether an access straddles two 4-byte words.
+    std::uint64_t low = ~std::uint64_t{0};
+    std::uint64_t high = 0;
+    bool straddles = bytes > 4;
+    if (mask == all_lanes) {
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        low = std::min(low, row[lane]);
+        high = std::max(high, row[lane]);
+        straddles |= row[lane] % 4 + bytes > 4;
       }
-      same &= a.key == key;
-      mask |= 1u << lane;
-      g.address[lane] = a.address;
-      g.bytes[lane] = a.bytes;
-      const std::uint64_t word = a.address / 4;
-      low_word = std::min(low_word, word);
-      high_word = std::max(high_word, word);
-      one_word_each &= (a.address + std::max(a.bytes, 1u) - 1) / 4 == word;
+    } else {
+      for (std::uint32_t m = mask; m != 0; m &= m - 1) {
+        const std::uint64_t address = row[std::countr_zero(m)];
+        low = std::min(low, address);
+        high = std::max(high, address);
+        straddles |= address % 4 + bytes > 4;
+      }
     }
-    if (!same) {
-      break;
-    }
-    if (space_of(key) == Space::shared && op_of(key) != Op::atomic && one_word_each &&
-        high_word - low_word < kWarp) {
+    const std::uint64_t key = instruction.key;
+    if (space_of(key) == Space::shared && op_of(key) != Op::atomic && !straddles &&
+        high / 4 - low / 4 < kWarp) {
       // Words among 32 consecutive ones are in different banks (or the same word): the most
       // common shared request, one wavefront.
       SharedAccessCounts& c = shared_counts(counts, op_of(key));
@@ -548,13 +664,19 @@ void BlockCounter::cost_warp(unsigned warp) {
       c.lanes += static_cast<std::uint64_t>(std::popcount(mask));
       continue;
     }
+    for (std::uint32_t m = mask; m != 0; m &= m - 1) {
+      const auto lane = static_cast<unsigned>(std::countr_zero(m));
+      g.address[lane] = row[lane];
+      g.bytes[lane] = instruction.bytes;
+    }
     g.key = key;
     g.mask = mask;
+    g.lowest_lane = static_cast<unsigned>(std::countr_zero(mask));
     g.position = static_cast<std::uint32_t>(p);
     cost(g, out);
   }
-  if (p < longest) {
-    cost_divergent(warp, p);
+  if (log->diverged) {
+    cost_divergent(warp, same_until);
   }
   release_log(warp);
 }
@@ -567,10 +689,10 @@ void BlockCounter::cost_divergent(unsigned warp, std::size_t from) {
   instructions.clear();
   groups.clear();
   for (unsigned lane = 0; lane < kWarp; ++lane) {
-    const LaneLog& accesses = log[lane];
-    for (std::size_t q = 0; q < accesses.size; ++q) {
-      const Access& a = accesses.data[q];
-      InstructionVisits& visits = instructions[a.key];
+    const LaneLog& l = log.lanes[lane];
+    for (std::size_t q = 0; q < l.size; ++q) {
+      const Instruction& instruction = log.at(lane, q);
+      InstructionVisits& visits = instructions[instruction.key];
       const std::uint32_t k = visits.visits[lane]++;
       if (q < from) {
         continue;
@@ -581,14 +703,14 @@ void BlockCounter::cost_divergent(unsigned warp, std::size_t from) {
       if (visits.groups[k] == kNoGroup) {
         visits.groups[k] = static_cast<std::uint32_t>(groups.size());
         Group& created = groups.emplace_back();
-        created.key = a.key;
+        created.key = instruction.key;
         created.lowest_lane = lane;  // lanes come in increasing order
         created.position = static_cast<std::uint32_t>(q);
       }
       Group& g = groups[visits.groups[k]];
       g.mask |= 1u << lane;
-      g.address[lane] = a.address;
-      g.bytes[lane] = a.bytes;
+      g.address[lane] = log.address(lane, q);
+      g.bytes[lane] = instruction.bytes;
     }
   }
   group_order.resize(groups.size());
@@ -613,6 +735,14 @@ void BlockCounter::cost(const Group& g, WarpSectors& out) {
   }
 }
 
+// The bytes of sector `s` (a bit each) that [begin, end) covers.
+std::uint32_t sector_bits(std::uint64_t s, std::uint64_t begin, std::uint64_t end) {
+  const std::uint64_t first = std::max(begin, s * 32) - s * 32;
+  const std::uint64_t last = std::min(end, s * 32 + 32) - s * 32;  // exclusive
+  return static_cast<std::uint32_t>(
+      (last - first == 32 ? ~std::uint64_t{0} : (std::uint64_t{1} << (last - first)) - 1) << first);
+}
+
 void BlockCounter::cost_global(const Group& g, WarpSectors& out) {
   // Every 32-byte sector any lane touches, once per request, with a bit for each of its bytes
   // that a lane touches. Lanes mostly touch sectors in increasing order, so a lane's sector is
@@ -621,17 +751,30 @@ void BlockCounter::cost_global(const Group& g, WarpSectors& out) {
   touched.clear();
   bool increasing = true;
   std::uint64_t requested = 0;
-  for (std::uint32_t lanes = g.mask; lanes != 0; lanes &= lanes - 1) {
+  // The most common request: the lanes read or write one contiguous span, each the bytes after
+  // the previous lane's (a coalesced access).
+  const auto first_lane = static_cast<unsigned>(std::countr_zero(g.mask));
+  std::uint64_t span_end = g.address[first_lane];
+  bool contiguous = true;
+  for (std::uint32_t lanes = g.mask; lanes != 0 && contiguous; lanes &= lanes - 1) {
+    const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
+    contiguous = g.address[lane] == span_end && g.bytes[lane] != 0;
+    span_end += g.bytes[lane];
+  }
+  if (contiguous) {
+    const std::uint64_t begin = g.address[first_lane];
+    requested = span_end - begin;
+    for (std::uint64_t s = begin / 32; s * 32 < span_end; ++s) {
+      touched.emplace_back(s, sector_bits(s, begin, span_end));
+    }
+  }
+  for (std::uint32_t lanes = contiguous ? 0 : g.mask; lanes != 0; lanes &= lanes - 1) {
     const auto lane = static_cast<unsigned>(std::countr_zero(lanes));
     const std::uint64_t begin = g.address[lane];
     requested += g.bytes[lane];
     const std::uint64_t end = begin + std::max(g.bytes[lane], 1u);  // exclusive
     for (std::uint64_t s = begin / 32; s * 32 < end; ++s) {
-      const std::uint64_t first = std::max(begin, s * 32) - s * 32;
-      const std::uint64_t last = std::min(end, s * 32 + 32) - s * 32;  // exclusive
-      const auto bits = static_cast<std::uint32_t>(
-          (last - first == 32 ? ~std::uint64_t{0} : (std::uint64_t{1} << (last - first)) - 1)
-          << first);
+      const std::uint32_t bits = sector_bits(s, begin, end);
       if (!touched.empty() && touched.back().first == s) {
         touched.back().second |= bits;
         continue;
@@ -900,15 +1043,14 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
     c.builtins = {
         reinterpret_cast<std::uintptr_t>(&threadIdx), reinterpret_cast<std::uintptr_t>(&blockIdx),
         reinterpret_cast<std::uintptr_t>(&blockDim), reinterpret_cast<std::uintptr_t>(&gridDim)};
-    // One range check instead of four when the built-ins are stored next to each other (12 bytes
-    // each) with nothing between them.
-    std::array<std::uintptr_t, 4> sorted = c.builtins;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted[3] - sorted[0] == 3 * sizeof(dim3)) {
-      c.builtins_span = Range{sorted[0], 4 * sizeof(dim3)};
-    }
+    // One range check rules out most shared accesses; it is the whole check when the built-ins
+    // are stored next to each other (12 bytes each) with nothing between them.
+    const auto [lowest, highest] = std::minmax_element(c.builtins.begin(), c.builtins.end());
+    c.builtins_span = Range{*lowest, *highest + sizeof(dim3) - *lowest};
+    c.builtins_adjacent = c.builtins_span.bytes == 4 * sizeof(dim3);
   }
   c.launch = &counter;
+  c.current_warp = nullptr;
   c.block = block_linear;
   c.thread_count = thread_count;
   const unsigned warps = (thread_count + kWarp - 1) / kWarp;
@@ -919,30 +1061,29 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.counts = MemoryCounters{};
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
-  c.last_global = nullptr;
+  c.instruction_globals.fill({});
   c.recent_globals.fill(nullptr);
 }
 
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {
   BlockCounter& c = this_block_counter();
-  const unsigned warp = linear / kWarp;
-  if (c.warp_logs[warp] == nullptr) {
-    c.begin_phase_logs(warp);
-  }
-  c.current_log = &(*c.warp_logs[warp])[linear % kWarp];
+  c.enter(linear);
   c.stack = Range{reinterpret_cast<std::uintptr_t>(fiber.stack_bottom()), fiber.stack_bytes()};
   active = &c;
 }
 
 void counting_leave_thread() noexcept {
   active = nullptr;
+  this_block_counter().park();
 }
 
 void counting_thread_done(unsigned linear, bool exited) {
   // The costing may run instrumented copies of library templates (the linker keeps one copy of
   // each, possibly a translated file's): their accesses are not the kernel's.
   active = nullptr;
-  this_block_counter().lane_done(linear, exited);
+  BlockCounter& c = this_block_counter();
+  c.park();
+  c.lane_done(linear, exited);
 }
 
 void counting_end_phase() {
@@ -952,6 +1093,7 @@ void counting_end_phase() {
 void counting_end_block(bool failed) {
   BlockCounter& c = this_block_counter();
   active = nullptr;
+  c.park();
   if (failed) {
     for (unsigned warp = 0; warp < c.warp_logs.size(); ++warp) {
       if (c.warp_logs[warp] != nullptr) {

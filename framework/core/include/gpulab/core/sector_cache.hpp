@@ -12,6 +12,7 @@
 // by line address modulo the set count, and exact LRU are this model's choices.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -57,6 +58,7 @@ class SectorCache {
   unsigned ways_;
   std::vector<Line> lines_;                 // set-major: lines_[set * ways_ + way]
   std::vector<std::uint64_t> dirty_lines_;  // indices into lines_ that may hold dirty sectors
+  std::size_t last_used_ = 0;               // index into lines_ of the line used last
   std::uint64_t clock_ = 0;
   std::uint64_t dram_reads_ = 0;
   std::uint64_t dram_writes_ = 0;
