@@ -1,7 +1,8 @@
 // `gpulab run lab04`: one attention layer at every optimization level, through your
 // optimize_attention. Instructor-owned.
-//   1  the configuration, and every level's output checked against the CPU reference before
-//      anything is timed (at a shorter sequence when the full one would keep the CPU busy);
+//   1  the configuration, and every level's output checked against the CPU reference before it
+//      is timed (its first run at the full size; all levels first at a shorter sequence when the
+//      full one would keep the CPU busy);
 //   2  the level table: time (measured on a GPU; on sim the modeled clock, from counted traffic),
 //      speed-up over level 0, the device memory the level held, its DRAM bytes (counted on sim,
 //      analytic on a GPU) and its bottleneck on the roofline (lab 03);
@@ -151,8 +152,27 @@ struct LevelRun {
   double dram_bytes = -1;   // counted on sim; -1 where nothing counted
 };
 
+// The CPU reference's output, when the levels are checked at the full size.
+struct Reference {
+  std::vector<float> y;
+  double scale = 0;  // its RMS
+};
+
+// Throws when `y`, level `level`'s output at `config`, is not `expected`'s.
+void check_level(const AttentionConfig& config, int level, const Reference& expected,
+                 const std::vector<float>& y) {
+  const gpulab::CloseResult comparison = gpulab::compare_close(
+      expected.y, y, kernels::level_tolerance(config, level, expected.scale));
+  if (!comparison.ok) {
+    throw std::runtime_error("level " + std::to_string(level) + " (" + kLevelNames[level] +
+                             ") does not match the CPU reference: " + comparison.message);
+  }
+}
+
+// Runs level `level` at `config` and times it; with `expected`, its output is checked first.
 LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& config,
-                   const kernels::AttentionInputs& inputs, gpulab::Stream& stream) {
+                   const kernels::AttentionInputs& inputs, const Reference* expected,
+                   gpulab::Stream& stream) {
   LevelRun run;
   run.level = level;
   GPULAB_CHECK(cudaDeviceSynchronize());
@@ -196,26 +216,44 @@ LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& conf
   options.warmup_runs = 0;
   run.memory_bytes = static_cast<double>(gpulab::memory_stats().peak_allocated_bytes - before);
 #endif
+  run.y = buffers.y.to_vector();
+  if (expected != nullptr) {
+    check_level(config, level, *expected, run.y);  // before it is timed
+  }
   run.time =
       gpulab::measure([&](cudaStream_t s) { lab04::optimize_attention(config, buffers, level, s); },
                       stream, options)
           .summary;
-  run.y = buffers.y.to_vector();  // after the samples, which write the same values
   return run;
 }
 
-// 1: every level's y against the CPU reference at `checked`.
-void verify(const AttentionConfig& config, const AttentionConfig& checked, std::ostream& out,
-            gpulab::Stream& stream) {
-  const kernels::AttentionInputs inputs = kernels::make_attention_inputs(checked, kSeed);
-  const std::vector<float> expected = kernels::attention_reference(checked, inputs);
-  const double scale = gpulab::rms(expected);
+// Section 1's line that says which levels matched the CPU reference, and at which size.
+void print_checked(std::ostream& out, const AttentionConfig& config,
+                   const AttentionConfig& checked) {
   out << "verified against the CPU reference";
   if (checked.seq_len != config.seq_len) {
     out << " at seq_len " << checked.seq_len << " (the full size would take the double-precision "
         << "reference too long; the same kernels run at both sizes)";
   }
   out << ":";
+  for (int level = 0; level < kLevels; ++level) {
+    if (runs(level, checked)) {
+      out << " level " << level << " ok;";
+    }
+  }
+  out << "\n";
+}
+
+Reference reference_of(const AttentionConfig& config, const kernels::AttentionInputs& inputs) {
+  Reference expected{kernels::attention_reference(config, inputs)};
+  expected.scale = gpulab::rms(expected.y);
+  return expected;
+}
+
+// 1 at a shorter sequence: every level's y against the CPU reference at `checked`.
+void verify(const AttentionConfig& checked, gpulab::Stream& stream) {
+  const kernels::AttentionInputs inputs = kernels::make_attention_inputs(checked, kSeed);
+  const Reference expected = reference_of(checked, inputs);
   for (int level = 0; level < kLevels; ++level) {
     if (!runs(level, checked)) {
       continue;
@@ -225,33 +263,34 @@ void verify(const AttentionConfig& config, const AttentionConfig& checked, std::
     buffers.y.fill_bytes(0xff);
     lab04::optimize_attention(checked, buffers, level, stream);
     stream.synchronize();
-    const gpulab::CloseResult comparison = gpulab::compare_close(
-        expected, buffers.y.to_vector(), kernels::level_tolerance(checked, level, scale));
-    if (!comparison.ok) {
-      throw std::runtime_error("level " + std::to_string(level) + " (" + kLevelNames[level] +
-                               ") does not match the CPU reference: " + comparison.message);
-    }
-    out << " level " << level << " ok;";
+    check_level(checked, level, expected, buffers.y.to_vector());
   }
-  out << "\n";
 }
 
-// 2: the level table.
-void level_table(LabContext& ctx, const AttentionConfig& config, gpulab::Stream& stream) {
-  std::ostream& out = *ctx.out;
-  const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, kSeed);
+// The levels that run at `config`, each checked against `expected` (when given) before it is
+// timed.
+std::vector<LevelRun> run_levels(const LabContext& ctx, const AttentionConfig& config,
+                                 const kernels::AttentionInputs& inputs,
+                                 const Reference* expected, gpulab::Stream& stream) {
   std::vector<LevelRun> runs_done;
   gpulab::ProgressBar progress("lab04 levels", kLevels);
   for (int level = 0; level < kLevels; ++level) {
     if (runs(level, config)) {
       progress.doing("level " + std::to_string(level) + " (" + kLevelNames[level] + "), seq_len " +
                      std::to_string(config.seq_len) + ", " + std::to_string(config.heads) +
-                     " heads: run, count, time");
-      runs_done.push_back(run_level(ctx, level, config, inputs, stream));
+                     " heads: run" + (expected != nullptr ? ", check" : "") + ", count, time");
+      runs_done.push_back(run_level(ctx, level, config, inputs, expected, stream));
     }
     progress.advance();
   }
   progress.finish();
+  return runs_done;
+}
+
+// 2: the level table.
+void level_table(LabContext& ctx, const AttentionConfig& config,
+                 const std::vector<LevelRun>& runs_done) {
+  std::ostream& out = *ctx.out;
   const LevelRun& baseline = runs_done.front();
   const double scale = gpulab::rms(baseline.y);
   const bool counted = baseline.dram_bytes >= 0;
@@ -355,13 +394,23 @@ void report(LabContext& ctx) {
   while (checked.seq_len > 1 && kernels::forward_cost(checked).flops > kReferenceFlopLimit) {
     checked.seq_len = std::max(1, checked.seq_len / 2);
   }
-  verify(config, checked, out, stream);
+  const kernels::AttentionInputs inputs = kernels::make_attention_inputs(config, kSeed);
+  std::vector<LevelRun> runs_done;
+  if (checked.seq_len == config.seq_len) {
+    // Each level's first run at the full size is checked, before it is timed.
+    const Reference expected = reference_of(config, inputs);
+    runs_done = run_levels(ctx, config, inputs, &expected, stream);
+  } else {
+    verify(checked, stream);
+    runs_done = run_levels(ctx, config, inputs, nullptr, stream);
+  }
+  print_checked(out, config, checked);
   if (!runs(4, config)) {
     out << "Level 4 is left out: head_dim " << config.head_dim()
         << " is not a multiple of 16 up to " << lab04::kMaxHeadDim << ".\n";
   }
   out << "\n";
-  level_table(ctx, config, stream);
+  level_table(ctx, config, runs_done);
   memory_table(ctx, config);
 }
 
