@@ -161,8 +161,8 @@ struct Reference {
 // Throws when `y`, level `level`'s output at `config`, is not `expected`'s.
 void check_level(const AttentionConfig& config, int level, const Reference& expected,
                  const std::vector<float>& y) {
-  const gpulab::CloseResult comparison = gpulab::compare_close(
-      expected.y, y, kernels::level_tolerance(config, level, expected.scale));
+  const gpulab::CloseResult comparison =
+      gpulab::compare_close(expected.y, y, kernels::level_tolerance(config, level, expected.scale));
   if (!comparison.ok) {
     throw std::runtime_error("level " + std::to_string(level) + " (" + kLevelNames[level] +
                              ") does not match the CPU reference: " + comparison.message);
@@ -270,8 +270,8 @@ void verify(const AttentionConfig& checked, gpulab::Stream& stream) {
 // The levels that run at `config`, each checked against `expected` (when given) before it is
 // timed.
 std::vector<LevelRun> run_levels(const LabContext& ctx, const AttentionConfig& config,
-                                 const kernels::AttentionInputs& inputs,
-                                 const Reference* expected, gpulab::Stream& stream) {
+                                 const kernels::AttentionInputs& inputs, const Reference* expected,
+                                 gpulab::Stream& stream) {
   std::vector<LevelRun> runs_done;
   gpulab::ProgressBar progress("lab04 levels", kLevels);
   for (int level = 0; level < kLevels; ++level) {

@@ -22,9 +22,10 @@
 // address) for the k-th time form one request. Once every lane of a warp has reached the barrier
 // or exited, its requests are complete and are costed (cost_warp): where the lanes made the same
 // accesses in the same order, position by position with no lookup; from the first place where
-// they differ, by counting each lane's visits per instruction. At the barrier, and at the block's end, the warps' global sectors are
-// put in a schedule-independent order (position in the lowest lane's sequence, then warp, then
-// lane), so the counts do not depend on the order the simulator ran the threads in.
+// they differ, by counting each lane's visits per instruction. At the barrier, and at the block's
+// end, the warps' global sectors are put in a schedule-independent order (position in the lowest
+// lane's sequence, then warp, then lane), so the counts do not depend on the order the simulator
+// ran the threads in.
 //
 // L2. Each block's global sectors are fed to the device's L2 model (gpulab/core/sector_cache.hpp)
 // in block order (blocks finish out of order on several workers; a reorder buffer holds the early
@@ -363,9 +364,7 @@ struct BlockCounter {
   std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
   Range dynamic_shared;
   Range tls;
-  std::array<std::uintptr_t, 4> builtins{};
-  Range builtins_span;             // from the lowest to the end of the highest
-  bool builtins_adjacent = false;  // nothing else in builtins_span
+  std::array<std::uintptr_t, 4> builtins{};  // threadIdx, blockIdx, blockDim, gridDim
   Range stack;
   // Per instruction (a small table indexed by its address): the allocation it reached last. An
   // instruction mostly reaches one allocation (vector add's three loads and stores: a, b and c).
@@ -437,18 +436,10 @@ BlockCounter& this_block_counter() {
 }
 
 bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
-  if (!c.builtins_span.contains(a)) {
-    return false;
-  }
-  if (c.builtins_adjacent) {
-    return true;
-  }
-  for (const std::uintptr_t b : c.builtins) {
-    if (a - b < sizeof(dim3)) {
-      return true;
-    }
-  }
-  return false;
+  // Four comparisons with no branch between them: the answer is mostly no, and the linker need not
+  // put the four next to each other (initialized and zeroed TLS data are apart).
+  const auto in = [&](std::size_t i) { return a - c.builtins[i] < sizeof(dim3); };
+  return in(0) | in(1) | in(2) | in(3);
 }
 
 // Gives `warp` a log for this phase, from the pool.
@@ -1043,11 +1034,6 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
     c.builtins = {
         reinterpret_cast<std::uintptr_t>(&threadIdx), reinterpret_cast<std::uintptr_t>(&blockIdx),
         reinterpret_cast<std::uintptr_t>(&blockDim), reinterpret_cast<std::uintptr_t>(&gridDim)};
-    // One range check rules out most shared accesses; it is the whole check when the built-ins
-    // are stored next to each other (12 bytes each) with nothing between them.
-    const auto [lowest, highest] = std::minmax_element(c.builtins.begin(), c.builtins.end());
-    c.builtins_span = Range{*lowest, *highest + sizeof(dim3) - *lowest};
-    c.builtins_adjacent = c.builtins_span.bytes == 4 * sizeof(dim3);
   }
   c.launch = &counter;
   c.current_warp = nullptr;
