@@ -64,6 +64,8 @@ class Switcher {
   static void transfer(Fiber& from, Fiber& to, bool finished) noexcept;
   /// First thing a fiber's entry function calls.
   static void started() noexcept;
+  /// Starts loading the top of `fiber`'s saved stack into the cache, ahead of a switch to it.
+  static void prefetch(const Fiber& fiber) noexcept;
 };
 
 }  // namespace gpulab::sim::detail
