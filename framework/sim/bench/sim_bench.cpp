@@ -23,7 +23,8 @@
 // `gpulab bench` on the cuda backend, e.g. docs/results/h200-sxm-2026-11-26/bench-*.json) on sim
 // at the same op, level, size, block size and spec, and prints its time on the modeled clock
 // beside the measured one: the error, the worst ratio and whether each ladder keeps its order
-// (gpulab/core/fidelity.hpp). These are modeled times, not CPU times.
+// (gpulab/core/fidelity.hpp). These are modeled times, not CPU times; the levels are not verified
+// here (the catalog's tests verify every level).
 //
 // Every number is CPU wall-clock time of the simulation (std::chrono::steady_clock) around one
 // launch and its cudaDeviceSynchronize: what running CUDA C++ on the CPU costs, never GPU time.
