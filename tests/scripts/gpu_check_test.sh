@@ -10,15 +10,8 @@ build_dir="$2"
 script="$source_dir/scripts/gpu-check"
 work=$(mktemp -d -t gpulab-gpu-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-failures=0
-
-expect() {  # expect WHAT EXIT_WANTED EXIT_GOT TEXT_WANTED TEXT_GOT
-  if [[ "$3" != "$2" || "$5" != *"$4"* ]]; then
-    echo "FAILED: $1: expected exit $2 and output containing '$4'; got exit $3:"
-    echo "$5" | sed 's/^/  | /'
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 text=$("$script" --help 2>&1); expect "--help" 0 $? "--skip LIST" "$text"
 text=$("$script" --bogus 2>&1); expect "an unknown argument" 2 $? "unknown argument '--bogus'" "$text"
@@ -59,8 +52,4 @@ text=$(PATH="$work/one:$PATH" "$script" --out logs2 --build "$work/no-build" \
   --skip build,tests,grade,reports,bench,profile,sanitizer 2>&1)
 expect "a failing step" 1 $? "FAILED  device (exit 127" "$text"
 
-if ((failures > 0)); then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "scripts/gpu-check: all checks passed"
+finish

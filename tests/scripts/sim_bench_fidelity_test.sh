@@ -8,15 +8,8 @@ set -uo pipefail
 bench="$1"
 work=$(mktemp -d -t gpulab-fidelity.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-failures=0
-
-expect() {  # expect WHAT EXIT_WANTED EXIT_GOT TEXT_WANTED TEXT_GOT
-  if [[ "$3" != "$2" || "$5" != *"$4"* ]]; then
-    echo "FAILED: $1: expected exit $2 and output containing '$4'; got exit $3:"
-    echo "$5" | sed 's/^/  | /'
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 # results FILE BACKEND SPEC OP: one kernel_bench result, level 1 at 65536, "measured" 0.01 ms.
 results() {
@@ -57,8 +50,4 @@ expect "an op the catalog lacks" 2 $? "the catalog has no op \"no_such_op\"" "$t
 text=$("$bench" --fidelity "$work/unknown.json" --skip no_such_op 2>&1)
 expect "every op skipped" 2 $? "no \`gpulab bench\` times measured on a GPU" "$text"
 
-if ((failures > 0)); then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+finish
