@@ -696,12 +696,31 @@ struct Measured {
   double time_ms = 0;
 };
 
-// A results file's parameter `key`, as a number.
-template <class T>
-T parameter(const gpulab::Result& r, const std::string& key, T otherwise) {
+// A `gpulab bench` result's parameter `key`: its text, or `otherwise` when it has none.
+std::string parameter(const gpulab::Result& r, const std::string& key, std::string otherwise) {
   const auto it = r.params.find(key);
-  return it == r.params.end() || it->second.empty() ? otherwise
-                                                    : static_cast<T>(std::stoull(it->second));
+  return it == r.params.end() ? otherwise : it->second;
+}
+
+// The same, as a whole number; throws std::invalid_argument naming the parameter.
+template <class T>
+T number(const gpulab::Result& r, const std::string& key, T otherwise) {
+  const std::string text = parameter(r, key, "");
+  if (text.empty()) {
+    return otherwise;
+  }
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size()) {
+    throw std::invalid_argument("a kernel_bench result's parameter " + key + " is \"" + text +
+                                "\", not a whole number");
+  }
+  return static_cast<T>(value);
 }
 
 // --fidelity: the catalog levels measured in `files`, each run on sim at the same op, level, size
@@ -729,13 +748,17 @@ int run_fidelity(const std::vector<std::string>& files, const std::vector<std::s
       const auto time = std::find_if(r.metrics.begin(), r.metrics.end(), [](const auto& m) {
         return m.name == "time_ms" && m.provenance == gpulab::Provenance::measured && m.value;
       });
+      const std::string op = parameter(r, "op", "");
       if (r.name != gpulab::result_kind::kernel_bench || time == r.metrics.end() ||
-          std::find(skip.begin(), skip.end(), r.params.at("op")) != skip.end()) {
+          std::find(skip.begin(), skip.end(), op) != skip.end()) {
         continue;
       }
-      measured.push_back({r.params.at("op"), parameter<int>(r, "level", 0),
-                          parameter<std::size_t>(r, "size", 0),
-                          parameter<unsigned>(r, "block_size", 0), *time->value});
+      try {
+        measured.push_back({op, number<int>(r, "level", 0), number<std::size_t>(r, "size", 0),
+                            number<unsigned>(r, "block_size", 0), *time->value});
+      } catch (const std::invalid_argument& e) {
+        return usage_error(file + ": " + e.what());
+      }
     }
   }
   const std::optional<gpulab::GpuSpec> spec = gpulab::find_spec(spec_name);
