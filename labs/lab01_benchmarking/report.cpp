@@ -61,7 +61,7 @@ lab01::TimingOptions sweep_options(const LabContext& context) {
 void size_sweep(LabContext& context, cudaStream_t stream) {
   std::ostream& out = *context.out;
   const gpulab::Roofline roof = gpulab::make_roofline(context.spec);
-  // On sim the sweep reaches the first DRAM-bound size (2^24, about 15 s of simulation).
+  // On sim the sweep reaches the first DRAM-bound size (2^24, about 5 s of simulation).
   const int default_max = context.on_sim() ? (context.quick ? 18 : 24) : (context.quick ? 24 : 28);
   const int max_log2 = g_max_log2 > 0 ? g_max_log2 : default_max;
   out << "Vector add c = a + b (12 bytes and 1 FLOP per element), timed with your time_kernel\n";

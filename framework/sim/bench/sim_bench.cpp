@@ -778,7 +778,8 @@ int run_fidelity(const std::vector<std::string>& files, const std::vector<std::s
               gpulab::version_string().c_str(),
               gpulab::timing_label(gpulab::event_clock(), spec->name).c_str(), spec->name.c_str());
   gpulab::Stream stream;
-  gpulab::BenchOptions options;  // as `gpulab bench` on the modeled clock
+  // As `gpulab bench` on the modeled clock, with one warm-up launch where it has the verifying one.
+  gpulab::BenchOptions options;
   options.warmup_runs = 1;
   options.min_samples = 3;
   options.min_time_ms = 0;
