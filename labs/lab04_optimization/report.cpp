@@ -336,8 +336,9 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
   if (ctx.clock == gpulab::TimingClock::modeled) {
     out << "On sim, time is the modeled clock: each kernel's time modeled on " << ctx.spec.name
         << " from the memory traffic it was counted making (docs/sim.md, section 10). The model "
-           "has no term for arithmetic, so it sees what fusion and tiling save in bytes, not "
-           "what the tensor cores save in FLOPs; a GPU measures both.\n";
+           "counts level 4's tensor-core FLOPs but not the FP32 arithmetic of the others, so it "
+           "sees what fusion and tiling save in bytes, not what the tensor cores save in FLOPs; "
+           "a GPU measures both.\n";
   } else if (ctx.clock == gpulab::TimingClock::host) {
     out << "These times are CPU time of the simulation, not a GPU's: compare the DRAM and memory "
            "columns, or run with the modeled clock.\n";

@@ -32,6 +32,7 @@ MemoryCounters sample() {
   c.dram_bytes_written = 640;
   c.local_accesses = 3;
   c.other_accesses = 4;
+  c.l2_atomic_busiest_sector = 5;
   return c;
 }
 
@@ -57,6 +58,7 @@ TEST(Counters, SumsEveryField) {
   EXPECT_EQ(total.shared_atomic.wavefronts, 64u);
   EXPECT_EQ(total.dram_bytes_written, 1280u);
   EXPECT_EQ(total.other_accesses, 8u);
+  EXPECT_EQ(total.l2_atomic_busiest_sector, 10u);  // serial chains of two launches add up
 }
 
 TEST(Counters, MetricNamesAreUniqueAndNcuNamesExcludeOurOwn) {
@@ -198,6 +200,21 @@ TEST(Counters, LineRoundTrips) {
   const std::string line = gpulab::counted_launch_to_json_line(launch);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_EQ(gpulab::counted_launch_from_json_line(line), launch);
+}
+
+TEST(Counters, LinesWrittenBeforeTheBusiestSectorReadItAsZero) {
+  CountedLaunch launch;
+  launch.counters = sample();
+  std::string line = gpulab::counted_launch_to_json_line(launch);
+  const std::string field = ",\"l2_atomic_busiest_sector\":5";
+  ASSERT_NE(line.find(field), std::string::npos) << line;
+  line.erase(line.find(field), field.size());
+  EXPECT_EQ(gpulab::counted_launch_from_json_line(line).counters.l2_atomic_busiest_sector, 0u);
+  // Every other field is still required.
+  const std::string other = ",\"other_accesses\":4";
+  ASSERT_NE(line.find(other), std::string::npos) << line;
+  line.erase(line.find(other), other.size());
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line(line)), std::runtime_error);
 }
 
 TEST(Counters, BadLinesAreRejectedWithTheReason) {

@@ -139,6 +139,39 @@ TEST(TrafficModel, DeclaredFlopsCanBound) {
   EXPECT_NEAR(m.fp32_s, 1e-3, 1e-12);
 }
 
+TEST(TrafficModel, AtomicsOnOneSectorSerialize) {
+  // 1e6 atomic requests on one sector: one after the other in L2, whatever else the launch does.
+  MemoryCounters c = vector_add_counts();
+  c.l2_atomic_busiest_sector = 1000000;
+  const auto m = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NEAR(m.atomic_s, 1e6 * gpulab::kAtomicSectorCycles / 1980e6, 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::atomics);
+  EXPECT_NEAR(m.time_s, 3e-6 + m.tail_factor * m.atomic_s, 1e-12);
+  EXPECT_EQ(gpulab::to_string(m.bound), "atomics on one sector (L2)");
+  // The same requests spread so that no sector takes more than a few: the term vanishes.
+  c.l2_atomic_busiest_sector = 4;
+  const auto spread = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NE(spread.bound, ModelBound::atomics);
+  EXPECT_LT(spread.time_s, m.time_s / 10);
+}
+
+TEST(TrafficModel, TensorCoreFlopsRunAtTheDensePeakOfTheirType) {
+  MemoryCounters c = vector_add_counts();
+  c.tensor_fp16_flop = 989'400'000'000;  // 1 ms at H100 SXM's dense FP16 peak (989.4 TFLOP/s)
+  const auto fp16 = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_EQ(fp16.bound, ModelBound::tensor);
+  EXPECT_NEAR(fp16.tensor_s, 989.4e9 / (h100().fp16_tensor_tflop_s * 1e12), 1e-12);
+  EXPECT_EQ(gpulab::to_string(fp16.bound), "tensor cores");
+  c.tensor_bf16_flop = c.tensor_fp16_flop;  // and as much again on bfloat16 inputs
+  const auto both = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NEAR(both.tensor_s, fp16.tensor_s + 989.4e9 / (h100().bf16_tensor_tflop_s * 1e12), 1e-12);
+  // V100 has no BF16 tensor cores: BF16 work is costed at its FP16 rate.
+  const gpulab::GpuSpec v100 = *gpulab::find_spec("v100");
+  c.tensor_fp16_flop = 0;
+  EXPECT_NEAR(gpulab::model_time(c, vector_add_shape(), v100).tensor_s,
+              989.4e9 / (v100.fp16_tensor_tflop_s * 1e12), 1e-12);
+}
+
 TEST(TrafficModel, NothingCountedIsLaunchBound) {
   const auto m = gpulab::model_time(MemoryCounters{}, vector_add_shape(), h100());
   EXPECT_EQ(m.bound, ModelBound::launch);

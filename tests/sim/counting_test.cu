@@ -397,6 +397,37 @@ TEST(CountingAtomics, OneWordFromEveryLane) {
   EXPECT_EQ(out.to_vector().front(), kWarp);
 }
 
+// Thread i adds 1 to counters[(i * stride) % n]: stride 0 puts every atomic on one word.
+__global__ void atomics_strided(unsigned* counters, unsigned n, unsigned stride) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  atomicAdd(&counters[(i * stride) % n], 1u);
+}
+
+TEST(CountingAtomics, TheBusiestSectorCountsItsRequests) {
+  GPULAB_REQUIRE_COUNTING();
+  constexpr unsigned kBlocks = 8;
+  constexpr unsigned kThreads = 128;  // 4 warps a block: 32 requests in all
+  constexpr unsigned kWords = kBlocks * kThreads;
+  DeviceBuffer<unsigned> counters(kWords);
+  const auto run = [&](unsigned stride) {
+    counters.fill_bytes(0);
+    return count_one([&] {
+      atomics_strided<<<kBlocks, kThreads>>>(counters.data(), kWords, stride);
+      GPULAB_CHECK_LAUNCH();
+    });
+  };
+  // Every lane on one word: each warp's request takes the one sector.
+  const MemoryCounters one = run(0);
+  EXPECT_EQ(one.global_atomic.requests, 32u);
+  EXPECT_EQ(one.l2_atomic_busiest_sector, 32u);
+  EXPECT_EQ(counters.to_vector().front(), kWords);
+  // Consecutive words: each sector is the request of one warp.
+  EXPECT_EQ(run(1).l2_atomic_busiest_sector, 1u);
+  // A stride of 8 words (one sector): 128 distinct words, so each sector is hit by lanes
+  // i, i + 128, ...: 8 threads, of 8 different warps.
+  EXPECT_EQ(run(8).l2_atomic_busiest_sector, 8u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // L2 and DRAM
 // ---------------------------------------------------------------------------------------------

@@ -131,6 +131,29 @@ TEST(Wmma, EachWarpsMmaSyncIsOneTensorCoreOperation) {
 #endif
 }
 
+TEST(Wmma, CountingSeesEachMmaSyncsFlopsByInputType) {
+#if defined(GPULAB_BACKEND_SIM)
+  GPULAB_REQUIRE_DEVICE();
+  GPULAB_REQUIRE_COUNTING();
+  gpulab::sim::clear_counted_launches();
+  gpulab::sim::set_counting(true);
+  check_tile<16, 16, 16, __half, wmma::row_major, wmma::col_major, float>(3, false, 0);
+  check_tile<8, 32, 16, __nv_bfloat16, wmma::row_major, wmma::row_major, float>(2, false, 0);
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  gpulab::sim::set_counting(false);
+  gpulab::MemoryCounters total;
+  for (const gpulab::CountedLaunch& launch : gpulab::sim::counted_launches()) {
+    total += launch.counters;
+  }
+  gpulab::sim::clear_counted_launches();
+  EXPECT_EQ(total.tensor_mma, 5u);
+  EXPECT_EQ(total.tensor_fp16_flop, 3u * 2 * 16 * 16 * 16);
+  EXPECT_EQ(total.tensor_bf16_flop, 2u * 2 * 8 * 32 * 16);
+#else
+  GTEST_SKIP() << "the sim's counts (Nsight Compute counts tensor instructions on a GPU)";
+#endif
+}
+
 TEST(Wmma, HalfAccumulatorsAndTheOtherShapes) {
   GPULAB_REQUIRE_DEVICE();
   check_tile<16, 16, 16, __half, wmma::row_major, wmma::col_major, __half>(2, false, 0);

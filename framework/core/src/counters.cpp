@@ -60,6 +60,15 @@ void for_each_field(Counters& c, Visit visit) {
   visit("dram_bytes_written", c.dram_bytes_written);
   visit("local_accesses", c.local_accesses);
   visit("other_accesses", c.other_accesses);
+  visit("l2_atomic_busiest_sector", c.l2_atomic_busiest_sector);
+  visit("tensor_mma", c.tensor_mma);
+  visit("tensor_fp16_flop", c.tensor_fp16_flop);
+  visit("tensor_bf16_flop", c.tensor_bf16_flop);
+}
+
+// Fields a line of schema version 1 may lack (added after the version's first files): read as 0.
+bool optional_field(std::string_view name) {
+  return name == "l2_atomic_busiest_sector" || name.starts_with("tensor_");
 }
 
 std::array<std::uint32_t, 3> read_dim(const nlohmann::json& j, const char* name) {
@@ -94,6 +103,10 @@ MemoryCounters& MemoryCounters::operator+=(const MemoryCounters& other) {
   dram_bytes_written += other.dram_bytes_written;
   local_accesses += other.local_accesses;
   other_accesses += other.other_accesses;
+  l2_atomic_busiest_sector += other.l2_atomic_busiest_sector;
+  tensor_mma += other.tensor_mma;
+  tensor_fp16_flop += other.tensor_fp16_flop;
+  tensor_bf16_flop += other.tensor_bf16_flop;
   return *this;
 }
 
@@ -160,6 +173,9 @@ CountedLaunch counted_launch_from_json_line(std::string_view line) {
     launch.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<std::uint64_t>();
     const nlohmann::json& counters = j.at("counters");
     for_each_field(launch.counters, [&](const std::string& name, std::uint64_t& value) {
+      if (optional_field(name) && !counters.contains(name)) {
+        return;
+      }
       const nlohmann::json& field = counters.at(name);
       if (!field.is_number_unsigned()) {
         throw std::runtime_error("counters." + name + " is not a count");
@@ -227,6 +243,8 @@ void for_each_figure(Counters& c, Visit visit) {
         "global atomic requests");
   count("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "sector", &c.global_atomic.sectors,
         "32-byte sectors touched by global atomics");
+  count("gpulab__lts_atom_requests_busiest_sector.max", "request", &c.l2_atomic_busiest_sector,
+        "global atomic requests on the busiest sector (they serialize in L2)");
   count("smsp__inst_executed_op_shared_ld.sum", "request", &c.shared_load.requests,
         "shared-memory load requests");
   count("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "wavefront",
@@ -253,6 +271,12 @@ void for_each_figure(Counters& c, Visit visit) {
   count("dram__bytes_read.sum", "byte", &c.dram_bytes_read, "DRAM bytes read (L2 misses)");
   count("dram__bytes_write.sum", "byte", &c.dram_bytes_written,
         "DRAM bytes written (dirty L2 sectors)");
+  count("gpulab__tensor_mma_sync.sum", "instruction", &c.tensor_mma,
+        "warp-level WMMA multiply-accumulates (mma_sync calls)");
+  count("gpulab__tensor_fp16_flop.sum", "flop", &c.tensor_fp16_flop,
+        "tensor-core FLOPs on half inputs (2 m n k per mma_sync)");
+  count("gpulab__tensor_bf16_flop.sum", "flop", &c.tensor_bf16_flop,
+        "tensor-core FLOPs on bfloat16 inputs (2 m n k per mma_sync)");
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ std::string_view to_string(ModelBound bound) noexcept {
       return "L1/shared";
     case ModelBound::fp32:
       return "FP32";
+    case ModelBound::tensor:
+      return "tensor cores";
+    case ModelBound::atomics:
+      return "atomics on one sector (L2)";
     case ModelBound::launch:
       return "launch";
   }
@@ -106,6 +110,13 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
   m.l1_shared_s = l1_shared_cycles / active_sms / clock_hz;
 
   m.fp32_s = shape.flop / (spec.fp32_tflop_s * 1e12);
+  // A spec without BF16 tensor cores (Volta, Turing) runs BF16 as a GPU of that generation
+  // cannot: at its FP16 rate, so that such a kernel still has a time on every spec.
+  const double bf16_peak =
+      spec.bf16_tensor_tflop_s > 0 ? spec.bf16_tensor_tflop_s : spec.fp16_tensor_tflop_s;
+  m.tensor_s = as_double(c.tensor_fp16_flop) / (spec.fp16_tensor_tflop_s * 1e12) +
+               as_double(c.tensor_bf16_flop) / (bf16_peak * 1e12);
+  m.atomic_s = as_double(c.l2_atomic_busiest_sector) * kAtomicSectorCycles / clock_hz;
   m.launch_s = spec.launch_overhead_us * 1e-6;
 
   double largest = 0;
@@ -124,6 +135,8 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
            m.dram_s >= m.l1_shared_s ? dram_bound : ModelBound::l1_shared);
   consider(m.l2_s, ModelBound::l2_bandwidth);
   consider(m.fp32_s, ModelBound::fp32);
+  consider(m.tensor_s, ModelBound::tensor);
+  consider(m.atomic_s, ModelBound::atomics);
   const double body = m.tail_factor * largest;
   if (body < m.launch_s) {
     m.bound = ModelBound::launch;

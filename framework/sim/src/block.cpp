@@ -549,6 +549,10 @@ bool try_complete_matrix(Worker& w, unsigned warp) {
   if (first.matrix->op == MatrixOp::mma) {
     multiply_fragments(calls);
     tensor_core_operation_count().fetch_add(1, std::memory_order_relaxed);
+    if (w.counter != nullptr) {
+      counting_tensor_mma(first.matrix->a.type, first.matrix->a.rows, first.matrix->b.cols,
+                          first.matrix->a.cols);
+    }
   }
   for (unsigned lane = 0; lane < kWarp; ++lane) {
     CudaThread& t = w.threads[base + lane];

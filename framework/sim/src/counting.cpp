@@ -29,7 +29,8 @@
 //
 // L2. Each block's global sectors are fed to the device's L2 model (gpulab/core/sector_cache.hpp)
 // in block order (blocks finish out of order on several workers; a reorder buffer holds the early
-// ones), so L2 and DRAM figures are the same with 1 or many workers and under every schedule.
+// ones), so L2 and DRAM figures are the same with 1 or many workers and under every schedule. The
+// atomic sectors are also counted per sector (heavy_hitters.hpp), for the busiest one.
 #include "counting.hpp"
 
 #include <dlfcn.h>
@@ -50,6 +51,7 @@
 
 #include "fiber.hpp"
 #include "gpulab/core/counters.hpp"
+#include "gpulab/core/heavy_hitters.hpp"
 #include "gpulab/core/sector_cache.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "gpulab/sim/wmma.hpp"
@@ -284,6 +286,7 @@ class LaunchCounter {
   MemoryCounters totals_;
   std::map<std::uint64_t, std::vector<std::uint64_t>> pending_;  // blocks done out of order
   std::uint64_t next_block_ = 0;
+  HeavyHitters atomic_sectors_{1024};  // global atomic requests per sector, in block order
   std::uint64_t dram_reads_before_;
   std::uint64_t dram_writes_before_;
 };
@@ -941,6 +944,7 @@ void LaunchCounter::feed(const std::vector<std::uint64_t>& sectors) {
         totals_.l2_sector_hits += l2.write(sector) ? 1 : 0;
         break;
       case Op::atomic:  // a read-modify-write at L2
+        atomic_sectors_.add(sector);
         totals_.l2_sector_reads += 1;
         totals_.l2_sector_writes += 1;
         totals_.l2_sector_hits += (l2.read(sector) ? 1 : 0) + (l2.write(sector) ? 1 : 0);
@@ -967,6 +971,7 @@ MemoryCounters LaunchCounter::finish() {
   l2.write_back();
   totals_.dram_bytes_read = (l2.dram_sector_reads() - dram_reads_before_) * 32;
   totals_.dram_bytes_written = (l2.dram_sector_writes() - dram_writes_before_) * 32;
+  totals_.l2_atomic_busiest_sector = atomic_sectors_.largest();
   return totals_;
 }
 
@@ -1049,6 +1054,14 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
   c.instruction_globals.fill({});
   c.recent_globals.fill(nullptr);
+}
+
+void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept {
+  MemoryCounters& c = this_block_counter().counts;
+  const auto flop = std::uint64_t{2} * static_cast<std::uint64_t>(m) *
+                    static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(k);
+  c.tensor_mma += 1;
+  (input == MatrixElement::bf16 ? c.tensor_bf16_flop : c.tensor_fp16_flop) += flop;
 }
 
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {

@@ -14,6 +14,7 @@
 #include "device_state.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/sim/launch.hpp"
+#include "gpulab/sim/wmma.hpp"
 
 namespace gpulab::sim::detail {
 
@@ -50,6 +51,8 @@ void counting_thread_done(unsigned linear, bool exited);
 void counting_end_phase();
 /// The block finished (or failed: its counts are dropped).
 void counting_end_block(bool failed);
+/// A warp of the block completed an mma_sync of m x n x k on `input` elements.
+void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept;
 
 /// A CUDA thread (counted or not) runs on this OS thread from device_code_enter() to
 /// device_code_leave(): its accesses to device memory are a kernel's. Anywhere else, an

@@ -18,7 +18,7 @@
 // - speed: each student core faster than the one it improves on (1 than 0, 3 than 1, 4 than 3)
 //   by the harness's noise-aware comparison, measured on a GPU at 2048 tokens; on sim the modeled
 //   clock (from counted traffic, deterministic) at 256 tokens compares 1 with 0 and 3 with 1 (it
-//   has no term for arithmetic, so it cannot see what the tensor cores save).
+//   has no term for FP32 arithmetic, so it cannot see what the tensor cores save).
 //
 // Tolerances: kernels::level_tolerance (the numeric policy applied to the layer's chain, plus FP16
 // rounding for level 4) at the scale (rms) of the tensor compared; for attn that is looser than
@@ -607,7 +607,7 @@ CoreTiming time_core(int level, const AttentionConfig& config,
 }
 
 // The comparisons: each optimized level's core against the one it improves, on one layer. The
-// sim's modeled clock has no term for arithmetic, so it cannot see what the tensor cores save:
+// sim's modeled clock has no term for FP32 arithmetic, so it cannot see what the tensor cores save:
 // level 4 against level 3 is measured on a GPU only (on sim, level 4's gain is graded by its
 // counted traffic and its tensor-core operations above).
 struct SpeedComparison {

@@ -56,8 +56,18 @@ struct MemoryCounters {
   std::uint64_t l2_sector_hits = 0;      ///< lookups that found their sector in L2
   std::uint64_t dram_bytes_read = 0;     ///< sectors L2 missed, times 32
   std::uint64_t dram_bytes_written = 0;  ///< dirty sectors written back, times 32
-  std::uint64_t local_accesses = 0;      ///< lane accesses to the thread's own stack (not modeled)
-  std::uint64_t other_accesses = 0;      ///< lane accesses outside device and shared memory
+  /// Global atomic requests that reached the busiest 32-byte sector (atomics on one sector
+  /// serialize in L2; the time model's contention term). Summed when launches are added: their
+  /// serial chains run one after the other. A lower bound within 1/1025 of the launch's atomic
+  /// sector requests (heavy_hitters.hpp); exact for 1024 sectors or fewer.
+  std::uint64_t l2_atomic_busiest_sector = 0;
+  /// Tensor-core work: warp-level matrix multiply-accumulates (WMMA mma_sync; a GPU may split one
+  /// into several instructions) and their FLOPs (2 m n k each), by input type.
+  std::uint64_t tensor_mma = 0;
+  std::uint64_t tensor_fp16_flop = 0;  ///< mma_sync on half inputs
+  std::uint64_t tensor_bf16_flop = 0;  ///< mma_sync on __nv_bfloat16 inputs
+  std::uint64_t local_accesses = 0;    ///< lane accesses to the thread's own stack (not modeled)
+  std::uint64_t other_accesses = 0;    ///< lane accesses outside device and shared memory
 
   MemoryCounters& operator+=(const MemoryCounters& other);
   friend bool operator==(const MemoryCounters&, const MemoryCounters&) = default;

@@ -4,7 +4,7 @@
 // registers change the occupancy and so the latency hiding. Every result is "modeled (SPEC)", never
 // measured; docs/sim.md, "The time model", gives the equations and their limits.
 //
-//   t = launch overhead + tail x max(DRAM + L1/shared, L2, FP32)
+//   t = launch overhead + tail x max(DRAM + L1/shared, L2, FP32, tensor, atomics)
 //
 //   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
 //             bytes in flight = resident warps x bytes per global load request (Little's law: one
@@ -15,6 +15,10 @@
 //             only part of) plus shared-memory wavefronts (one per clock), spread over the SMs
 //             the grid occupies
 //   FP32      declared FLOPs / FP32 peak (0 when the launch declares none)
+//   tensor    counted mma_sync FLOPs / the dense tensor peak of their input type (FP16, BF16)
+//   atomics   atomic requests on the busiest 32-byte sector x kAtomicSectorCycles / clock: atomics
+//             on one sector are applied in L2 one request after the other, however many SMs send
+//             them
 //   tail      ceil(waves) / waves for waves = blocks / (resident blocks per SM x SMs) >= 1
 #pragma once
 
@@ -48,22 +52,42 @@ inline constexpr int kAssumedRegisters = 32;
 /// is about 4.4 clocks per element per SM at 1980 MHz. An assumption: docs/sim.md.
 inline constexpr double kPartialSectorWriteCycles = 4;
 
-/// Which term bounds a modeled time.
-enum class ModelBound { dram_bandwidth, dram_latency, l2_bandwidth, l1_shared, fp32, launch };
+/// SM clocks one global atomic request holds its 32-byte sector in L2: the next atomic request on
+/// the same sector waits that long. NVIDIA publishes no figure for its recent GPUs; 25.5 is fitted
+/// to one measurement, the catalog's global-atomics histogram on an H200 SXM (2^26 uniform keys in
+/// 256 bins, 1024 blocks of 256 threads: 17.30 ms, docs/results/h200-sxm-2026-11-26.md), whose
+/// busiest sector took 1,339,809 atomic requests on sim: 17.30 ms x 1980 MHz / 1,339,809. An
+/// assumption: docs/sim.md.
+inline constexpr double kAtomicSectorCycles = 25.5;
 
-/// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32", "launch".
+/// Which term bounds a modeled time.
+enum class ModelBound {
+  dram_bandwidth,
+  dram_latency,
+  l2_bandwidth,
+  l1_shared,
+  fp32,
+  tensor,
+  atomics,
+  launch
+};
+
+/// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32",
+/// "tensor cores", "atomics on one sector (L2)", "launch".
 [[nodiscard]] std::string_view to_string(ModelBound bound) noexcept;
 
 /// The modeled time of one launch and its terms (seconds).
 struct ModeledTime {
-  double time_s = 0;                      ///< launch + tail x max(DRAM + L1/shared, L2, FP32)
-  double dram_s = 0;                      ///< DRAM bytes at the achievable DRAM bandwidth
-  double l2_s = 0;                        ///< L2 sectors at the L2 bandwidth
-  double l1_shared_s = 0;                 ///< L1 request cycles and shared wavefronts per SM
-  double fp32_s = 0;                      ///< declared FLOPs at the FP32 peak
-  double launch_s = 0;                    ///< launch overhead
-  double tail_factor = 1;                 ///< ceil(waves) / waves
-  double waves = 0;                       ///< blocks / blocks resident at once
+  double time_s = 0;       ///< launch + tail x max(DRAM + L1/shared, L2, FP32, tensor, atomics)
+  double dram_s = 0;       ///< DRAM bytes at the achievable DRAM bandwidth
+  double l2_s = 0;         ///< L2 sectors at the L2 bandwidth
+  double l1_shared_s = 0;  ///< L1 request cycles and shared wavefronts per SM
+  double fp32_s = 0;       ///< declared FLOPs at the FP32 peak
+  double tensor_s = 0;     ///< counted tensor-core FLOPs at the dense peaks
+  double atomic_s = 0;     ///< the busiest sector's atomics, one after the other
+  double launch_s = 0;     ///< launch overhead
+  double tail_factor = 1;  ///< ceil(waves) / waves
+  double waves = 0;        ///< blocks / blocks resident at once
   double achievable_dram_gb_s = 0;        ///< min(peak, bytes in flight / latency)
   double occupancy_fraction = 0;          ///< resident warps / max warps per SM
   int active_blocks_per_sm = 0;           ///< resident blocks per SM (0: cannot launch)
