@@ -259,7 +259,7 @@ int run(const Options& options) {
       continue;
     }
     const GpuSpec spec = chosen ? *chosen : find_spec(launch.spec).value_or(default_spec());
-    const ModeledTime m = model_time(launch.counters, launch_shape(launch, spec), spec);
+    const ModeledTime m = model_launch(launch, spec);
     auto it = std::find_if(kernels.begin(), kernels.end(),
                            [&](const KernelSummary& k) { return k.kernel == launch.kernel; });
     if (it == kernels.end()) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -200,6 +202,12 @@ TEST(Counters, LineRoundTrips) {
   const std::string line = gpulab::counted_launch_to_json_line(launch);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_EQ(gpulab::counted_launch_from_json_line(line), launch);
+  // With the kernel's own resources and a clock64() wait.
+  launch.registers_per_thread = 40;
+  launch.static_shared_bytes = 4096;
+  launch.longest_wait_cycles = 123456;
+  EXPECT_EQ(gpulab::counted_launch_from_json_line(gpulab::counted_launch_to_json_line(launch)),
+            launch);
 }
 
 TEST(Counters, LinesWrittenBeforeTheBusiestSectorReadItAsZero) {
@@ -215,6 +223,27 @@ TEST(Counters, LinesWrittenBeforeTheBusiestSectorReadItAsZero) {
   ASSERT_NE(line.find(other), std::string::npos) << line;
   line.erase(line.find(other), other.size());
   EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line(line)), std::runtime_error);
+}
+
+TEST(Counters, LinesWithoutResourcesOrWaitsReadThemAsUnknown) {
+  CountedLaunch launch;
+  launch.registers_per_thread = 40;
+  launch.static_shared_bytes = 4096;
+  launch.longest_wait_cycles = 7;
+  nlohmann::json j = nlohmann::json::parse(gpulab::counted_launch_to_json_line(launch));
+  j.erase("registers_per_thread");
+  j.erase("static_shared_bytes");
+  j.erase("longest_wait_cycles");
+  const CountedLaunch read = gpulab::counted_launch_from_json_line(j.dump());
+  EXPECT_EQ(read.registers_per_thread, 0);
+  EXPECT_EQ(read.static_shared_bytes, 0u);
+  EXPECT_EQ(read.longest_wait_cycles, 0u);
+  j["registers_per_thread"] = 300;
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line(j.dump())),
+               std::runtime_error);
+  j["registers_per_thread"] = "many";
+  EXPECT_THROW(static_cast<void>(gpulab::counted_launch_from_json_line(j.dump())),
+               std::runtime_error);
 }
 
 TEST(Counters, BadLinesAreRejectedWithTheReason) {

@@ -230,6 +230,41 @@ TEST(KernelTable, ResourcesOfGivesTheOccupancyInput) {
   EXPECT_EQ(resources.static_shared_bytes, 4096u);
 }
 
+TEST(KernelTable, ALaunchsOwnResourcesComeBeforeTheTable) {
+  const GpuSpec spec = *find_spec("h100-sxm");
+  CountedLaunch launch;
+  launch.kernel = "a_kernel_no_table_has";
+  launch.grid = {132, 1, 1};
+  launch.block = {256, 1, 1};
+  EXPECT_FALSE(launch_shape(launch, spec).resources_known);
+  launch.registers_per_thread = 128;
+  launch.static_shared_bytes = 8192;
+  const LaunchShape shape = launch_shape(launch, spec);
+  EXPECT_TRUE(shape.resources_known);
+  EXPECT_EQ(shape.resources.registers_per_thread, 128);
+  EXPECT_EQ(shape.resources.static_shared_bytes, 8192u);
+  // 128 registers x 256 threads: 2 blocks of 65,536 registers per SM.
+  EXPECT_EQ(model_launch(launch, spec).active_blocks_per_sm, 2);
+}
+
+TEST(KernelTable, ModelLaunchIsTheTrafficModelOrTheClockWaitWhicheverIsLonger) {
+  const GpuSpec spec = *find_spec("h100-sxm");
+  CountedLaunch launch;
+  launch.kernel = "k";
+  launch.counters.dram_bytes_read = 3'350'000'000;  // about 1 ms at 3.35 TB/s
+  launch.counters.global_load = {1'000'000, 100'000'000, 3'200'000'000, 32'000'000};
+  launch.grid = {1024, 1, 1};
+  launch.block = {256, 1, 1};
+  const ModeledTime traffic = model_time(launch.counters, launch_shape(launch, spec), spec);
+  EXPECT_EQ(model_launch(launch, spec).time_s, traffic.time_s);
+  EXPECT_EQ(model_launch(launch, spec).bound, traffic.bound);
+  launch.longest_wait_cycles = 1980 * 1000 * 5;  // 5 ms at 1980 MHz
+  const ModeledTime waiting = model_launch(launch, spec);
+  EXPECT_EQ(waiting.bound, ModelBound::clock_wait);
+  EXPECT_NEAR(waiting.time_s, spec.launch_overhead_us * 1e-6 + 5e-3, 1e-12);
+  EXPECT_EQ(to_string(waiting.bound), "clock64() wait");
+}
+
 TEST(KernelTable, ShortNameDropsQualifiersTemplateArgumentsAndSignature) {
   // As the sim names launches, and as Nsight Compute's CSV names them (seen on an H200 with the
   // ncu of CUDA 13.0: "unnamed>::batched_gemm_kernel(unnamed>::GemmArgs)").

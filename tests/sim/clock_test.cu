@@ -69,12 +69,9 @@ TEST(ModeledClock, AKernelTakesItsCountedTrafficModel) {
     ms = elapsed_ms(nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); });
   });
   ASSERT_EQ(launches.size(), 1u);
-  // The same model on the same counts and shape (vector_add_kernel's registers from the kernel
-  // table when nvcc built it; otherwise both sides assume the same).
-  const double model_ms =
-      gpulab::model_time(launches[0].counters, gpulab::launch_shape(launches[0], spec()), spec())
-          .time_s *
-      1e3;
+  // The one rule for a counted launch's time, the one `gpulab profile` prints (vector_add_kernel's
+  // registers from the kernel table when nvcc built it; otherwise both sides assume the same).
+  const double model_ms = gpulab::model_launch(launches[0], spec()).time_s * 1e3;
   EXPECT_NEAR(ms, model_ms, 1e-6 * model_ms + 1e-6);
   // 3 x 1 MiB through DRAM at 3.35 TB/s is about 1 us: far below a millisecond, above the launch.
   EXPECT_GT(ms, spec().launch_overhead_us * 1e-3);
@@ -113,6 +110,27 @@ TEST(ModeledClock, ASpinKernelTakesItsRequestedTime) {
     EXPECT_GE(ms, wanted_ms);
     EXPECT_LE(ms, wanted_ms * 1.01 + 0.01) << wanted_ms;
   }
+}
+
+TEST(ModeledClock, AWaitingKernelsCountedLaunchGivesTheClocksTime) {
+  // What `gpulab profile` prints for a launch is model_launch on its counted record: for a kernel
+  // bounded by a clock64() wait too, the same time the modeled clock gave it.
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream stream;
+  double ms = 0;
+  const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
+    ms = elapsed_ms(stream.get(), [&] { gpulab::kernels::spin_kernel(0.5, stream.get()); });
+  });
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_GT(launches[0].longest_wait_cycles, 0u);
+  const gpulab::ModeledTime m = gpulab::model_launch(launches[0], spec());
+  EXPECT_EQ(m.bound, gpulab::ModelBound::clock_wait);
+  EXPECT_NEAR(ms, m.time_s * 1e3, 1e-6 * ms);
+  // And through the file format `gpulab profile` reads.
+  const gpulab::CountedLaunch read =
+      gpulab::counted_launch_from_json_line(gpulab::counted_launch_to_json_line(launches[0]));
+  EXPECT_EQ(read, launches[0]);
 }
 
 TEST(ModeledClock, CopiesTakeBytesOverTheHostLink) {

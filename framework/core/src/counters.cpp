@@ -139,7 +139,7 @@ std::string counted_launch_to_json_line(const CountedLaunch& launch) {
   nlohmann::json counters = nlohmann::json::object();
   for_each_field(launch.counters,
                  [&](const std::string& name, std::uint64_t value) { counters[name] = value; });
-  const nlohmann::json line = {
+  nlohmann::json line = {
       {"schema_version", kCountedLaunchSchemaVersion},
       {"launch_id", launch.launch_id},
       {"kernel", launch.kernel},
@@ -148,8 +148,13 @@ std::string counted_launch_to_json_line(const CountedLaunch& launch) {
       {"grid", launch.grid},
       {"block", launch.block},
       {"dynamic_shared_bytes", launch.dynamic_shared_bytes},
+      {"longest_wait_cycles", launch.longest_wait_cycles},
       {"counters", counters},
   };
+  if (launch.registers_per_thread > 0) {
+    line["registers_per_thread"] = launch.registers_per_thread;
+    line["static_shared_bytes"] = launch.static_shared_bytes;
+  }
   return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -171,6 +176,13 @@ CountedLaunch counted_launch_from_json_line(std::string_view line) {
     launch.grid = read_dim(j, "grid");
     launch.block = read_dim(j, "block");
     launch.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<std::uint64_t>();
+    // Fields added after the version's first files: absent means unknown (0).
+    launch.longest_wait_cycles = j.value("longest_wait_cycles", std::uint64_t{0});
+    launch.registers_per_thread = j.value("registers_per_thread", 0);
+    launch.static_shared_bytes = j.value("static_shared_bytes", std::uint64_t{0});
+    if (launch.registers_per_thread < 0 || launch.registers_per_thread > 255) {
+      throw std::runtime_error("registers_per_thread is not 0 to 255");
+    }
     const nlohmann::json& counters = j.at("counters");
     for_each_field(launch.counters, [&](const std::string& name, std::uint64_t& value) {
       if (optional_field(name) && !counters.contains(name)) {

@@ -94,11 +94,26 @@ LaunchShape launch_shape(const CountedLaunch& launch, const GpuSpec& spec) {
   shape.grid = launch.grid;
   shape.block = launch.block;
   shape.dynamic_shared_bytes = launch.dynamic_shared_bytes;
-  if (const auto resources = table_resources(launch.kernel, spec)) {
+  if (launch.registers_per_thread > 0) {
+    shape.resources.registers_per_thread = launch.registers_per_thread;
+    shape.resources.static_shared_bytes = launch.static_shared_bytes;
+    shape.resources_known = true;
+  } else if (const auto resources = table_resources(launch.kernel, spec)) {
     shape.resources = *resources;
     shape.resources_known = true;
   }
   return shape;
+}
+
+ModeledTime model_launch(const CountedLaunch& launch, const GpuSpec& spec) {
+  ModeledTime m = model_time(launch.counters, launch_shape(launch, spec), spec);
+  const double wait_s =
+      m.launch_s + static_cast<double>(launch.longest_wait_cycles) / (spec.boost_clock_mhz * 1e6);
+  if (wait_s > m.time_s) {
+    m.time_s = wait_s;
+    m.bound = ModelBound::clock_wait;
+  }
+  return m;
 }
 
 }  // namespace gpulab

@@ -22,6 +22,8 @@ std::string_view to_string(ModelBound bound) noexcept {
       return "tensor cores";
     case ModelBound::atomics:
       return "atomics on one sector (L2)";
+    case ModelBound::clock_wait:
+      return "clock64() wait";
     case ModelBound::launch:
       return "launch";
   }

@@ -507,8 +507,7 @@ std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
 std::pair<double, gpulab::ModelBound> modeled_gb_s(const gpulab::CountedLaunch& launch, int side,
                                                    const gpulab::GpuSpec& spec) {
   const double bytes = 2.0 * static_cast<double>(side) * side * sizeof(float);
-  const gpulab::ModeledTime m =
-      gpulab::model_time(launch.counters, gpulab::launch_shape(launch, spec), spec);
+  const gpulab::ModeledTime m = gpulab::model_launch(launch, spec);
   return {bytes / m.time_s / 1e9, m.bound};
 }
 

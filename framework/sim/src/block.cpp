@@ -839,7 +839,7 @@ struct BlockOrder {
 }  // namespace
 
 std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
-                                            std::optional<MemoryCounters>& counted) {
+                                            std::optional<CountedLaunch>& counted) {
   const dim3 grid = launch.spec.grid;
   const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
   const BlockOrder order(blocks, launch.schedule);

@@ -92,29 +92,13 @@ void modeled_wait(cudaStream_t stream, double time_s) {
   end(stream, time_s);
 }
 
-double modeled_kernel_seconds(const KernelLaunch& launch, const MemoryCounters& counters,
-                              std::uint64_t longest_wait_cycles) {
-  const GpuSpec& spec = device_spec();
-  LaunchShape shape;
-  shape.grid = {launch.spec.grid.x, launch.spec.grid.y, launch.spec.grid.z};
-  shape.block = {launch.spec.block.x, launch.spec.block.y, launch.spec.block.z};
-  shape.dynamic_shared_bytes = launch.spec.shared_bytes;
-  if (const auto recorded = recorded_resources(launch.spec.kernel)) {
-    shape.resources = *recorded;
-    shape.resources_known = true;
-  } else if (const auto table = table_resources(launch.spec.name, spec)) {
-    shape.resources = *table;
-    shape.resources_known = true;
-  }
-  double traffic_s = overhead_s();
+double modeled_kernel_seconds(const CountedLaunch& launch) {
   try {
-    traffic_s = model_time(counters, shape, spec).time_s;
+    return model_launch(launch, device_spec()).time_s;
   } catch (const std::invalid_argument&) {
     // A launch the occupancy calculator cannot place was already refused at the launch.
+    return overhead_s();
   }
-  const double wait_s =
-      overhead_s() + static_cast<double>(longest_wait_cycles) / (spec.boost_clock_mhz * 1e6);
-  return std::max(traffic_s, wait_s);
 }
 
 double modeled_copy_seconds(std::size_t bytes, bool device_to_device) {

@@ -27,8 +27,6 @@
 
 namespace gpulab::sim::detail {
 
-struct KernelLaunch;
-
 /// Cycles a clock64() call advances its thread's modeled clock (a read-and-compare loop step).
 inline constexpr std::uint64_t kModeledCyclesPerClockRead = 32;
 
@@ -46,9 +44,7 @@ cudaError_t enqueue_timed(cudaStream_t stream, std::function<double(double start
 void modeled_wait(cudaStream_t stream, double time_s);
 
 /// Modeled durations, in seconds.
-[[nodiscard]] double modeled_kernel_seconds(const KernelLaunch& launch,
-                                            const MemoryCounters& counters,
-                                            std::uint64_t longest_wait_cycles);
+[[nodiscard]] double modeled_kernel_seconds(const CountedLaunch& launch);
 [[nodiscard]] double modeled_copy_seconds(std::size_t bytes, bool device_to_device);
 [[nodiscard]] double modeled_memset_seconds(std::size_t bytes);
 [[nodiscard]] double modeled_gemm_seconds(double m, double n, double k, double batch);

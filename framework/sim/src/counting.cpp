@@ -1004,31 +1004,35 @@ LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
   return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals), l2));
 }
 
-std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool failed, bool keep) {
+std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool failed, bool keep) {
   if (!counter || failed) {
     return std::nullopt;
   }
-  const MemoryCounters counters = counter->finish();
-  if (!keep) {
-    return counters;
-  }
-  const LaunchSpec& spec = counter->launch().spec;
+  const KernelLaunch& launch = counter->launch();
+  const LaunchSpec& spec = launch.spec;
   CountedLaunch record;
-  record.launch_id = counter->launch().id;
+  record.launch_id = launch.id;
   record.kernel = spec.name;
   record.where = std::string(spec.where.file_name()) + ":" + std::to_string(spec.where.line());
   record.grid = {spec.grid.x, spec.grid.y, spec.grid.z};
   record.block = {spec.block.x, spec.block.y, spec.block.z};
   record.dynamic_shared_bytes = spec.shared_bytes;
   record.spec = device_spec().key;
-  record.counters = counters;
-  CountingState& s = counting_state();
-  std::scoped_lock lock(s.mutex);
-  if (!s.file.empty()) {
-    append_counted_launch(s.file, record);
+  if (const auto recorded = recorded_resources(spec.kernel)) {
+    record.registers_per_thread = recorded->registers_per_thread;
+    record.static_shared_bytes = recorded->static_shared_bytes;
   }
-  s.launches.push_back(std::move(record));
-  return counters;
+  record.longest_wait_cycles = launch.longest_wait_cycles.load();
+  record.counters = counter->finish();
+  if (keep) {
+    CountingState& s = counting_state();
+    std::scoped_lock lock(s.mutex);
+    if (!s.file.empty()) {
+      append_counted_launch(s.file, record);
+    }
+    s.launches.push_back(record);
+  }
+  return record;
 }
 
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

@@ -33,9 +33,9 @@ using LaunchCounterPtr = std::unique_ptr<LaunchCounter, LaunchCounterDeleter>;
 
 /// A counter for `launch` (whose `counted` flag is set), or null.
 [[nodiscard]] LaunchCounterPtr begin_counting(const KernelLaunch& launch);
-/// Ends the launch: writes back L2 and returns its counters (none when it failed or was not
-/// counted); keeps them in counted_launches() (and GPULAB_SIM_COUNTERS) when `keep`.
-std::optional<MemoryCounters> finish_counting(LaunchCounterPtr counter, bool failed, bool keep);
+/// Ends the launch: writes back L2 and returns the counted launch (none when it failed or was not
+/// counted); keeps it in counted_launches() (and GPULAB_SIM_COUNTERS) when `keep`.
+std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool failed, bool keep);
 
 // Per worker thread, from block.cpp. None of these is called when the launch is not counted.
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

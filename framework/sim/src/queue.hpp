@@ -78,9 +78,9 @@ struct KernelFailure {
 bool inside_kernel() noexcept;
 
 /// Runs every block of the launch; on the first failure stops and says what went wrong. A counted
-/// launch leaves its counters in `counted`.
+/// launch leaves its record in `counted`.
 std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
-                                            std::optional<MemoryCounters>& counted);
+                                            std::optional<CountedLaunch>& counted);
 
 /// The FIFO and the device thread. Sequence numbers start at 1; 0 means "nothing queued".
 class DeviceQueue {

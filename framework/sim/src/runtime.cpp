@@ -1638,13 +1638,12 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
     const cudaError_t queued = enqueue_timed(spec.stream, [launch](double start_s) {
       launch->start_cycles =
           static_cast<std::uint64_t>(start_s * device_spec().boost_clock_mhz * 1e6);
-      std::optional<MemoryCounters> counted;
+      std::optional<CountedLaunch> counted;
       if (auto failure = execute_kernel(*launch, counted)) {
         DeviceQueue::instance().set_sticky(failure->error, std::move(failure->message));
         return 0.0;
       }
-      return counted ? modeled_kernel_seconds(*launch, *counted, launch->longest_wait_cycles.load())
-                     : 0.0;
+      return counted ? modeled_kernel_seconds(*counted) : 0.0;
     });
     if (queued == cudaSuccess) {
       note(spec.stream, StreamOp::kernel, spec.name);

@@ -246,8 +246,7 @@ std::optional<double> counted_model_ms(const Launch& launch, const GpuSpec& spec
   if (launches.size() != 1) {
     return std::nullopt;
   }
-  return model_time(launches.front().counters, launch_shape(launches.front(), spec), spec).time_s *
-         1e3;
+  return model_launch(launches.front(), spec).time_s * 1e3;
 #else
   (void)launch;
   (void)spec;

@@ -94,6 +94,11 @@ struct CountedLaunch {
   std::array<std::uint32_t, 3> grid{1, 1, 1};  ///< blocks, x y z
   std::array<std::uint32_t, 3> block{1, 1, 1};  ///< threads per block, x y z
   std::uint64_t dynamic_shared_bytes = 0;       ///< dynamic shared memory per block
+  /// The kernel's registers per thread and static shared memory as its launch knew them (recorded
+  /// with the kernel); 0 registers: unknown, the time model looks them up for its spec.
+  int registers_per_thread = 0;
+  std::uint64_t static_shared_bytes = 0;
+  std::uint64_t longest_wait_cycles = 0;  ///< the longest clock64() wait of one of its threads
   MemoryCounters counters;
   friend bool operator==(const CountedLaunch&, const CountedLaunch&) = default;
 };

@@ -66,8 +66,14 @@ struct KernelTableEntry {
 [[nodiscard]] std::optional<KernelResources> table_resources(std::string_view launch_name,
                                                              const GpuSpec& spec);
 
-/// A counted launch's configuration for the time model, with its kernel's resources from the
-/// table where it has them (resources_known false otherwise).
+/// A counted launch's configuration for the time model, with its kernel's resources as the launch
+/// recorded them, else from the table for the spec (resources_known false when neither has them).
 [[nodiscard]] LaunchShape launch_shape(const CountedLaunch& launch, const GpuSpec& spec);
+
+/// The modeled time of a counted launch on `spec`: the time model on its counts and shape, and no
+/// less than launch overhead + its longest clock64() wait (bound ModelBound::clock_wait). The one
+/// rule for every modeled kernel time: the sim's modeled clock and `gpulab profile` both use it.
+/// Throws as model_time() does.
+[[nodiscard]] ModeledTime model_launch(const CountedLaunch& launch, const GpuSpec& spec);
 
 }  // namespace gpulab

@@ -69,11 +69,12 @@ enum class ModelBound {
   fp32,
   tensor,
   atomics,
+  clock_wait,
   launch
 };
 
 /// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32",
-/// "tensor cores", "atomics on one sector (L2)", "launch".
+/// "tensor cores", "atomics on one sector (L2)", "clock64() wait", "launch".
 [[nodiscard]] std::string_view to_string(ModelBound bound) noexcept;
 
 /// The modeled time of one launch and its terms (seconds).
