@@ -44,8 +44,9 @@ std::unique_ptr<OpProblem> Op::make_problem(std::size_t size) const {
 }
 
 std::span<const Op> catalog() {
-  static const std::vector<Op> ops = {vector_add_op(), reduction_op(), histogram_op(),
-                                      transpose_op(),  gemm_op(),      attention_op()};
+  static const std::vector<Op> ops = {vector_add_op(), reduction_op(), reduction_ladder_op(),
+                                      histogram_op(),  transpose_op(), gemm_op(),
+                                      attention_op()};
   return ops;
 }
 

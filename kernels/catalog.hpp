@@ -86,8 +86,8 @@ struct Op {
   [[nodiscard]] std::size_t level_index(int number) const;
 };
 
-/// Every op of kernels/, in a fixed order: vector_add, reduction, histogram, transpose, gemm,
-/// attention.
+/// Every op of kernels/, in a fixed order: vector_add, reduction, reduction_ladder, histogram,
+/// transpose, gemm, attention.
 [[nodiscard]] std::span<const Op> catalog();
 /// The op named `name`, or nullptr.
 [[nodiscard]] const Op* find_op(std::string_view name) noexcept;
@@ -146,6 +146,7 @@ void require_close(const std::string& what, std::span<const float> expected,
 // Each op file's entry (defined there).
 [[nodiscard]] Op vector_add_op();
 [[nodiscard]] Op reduction_op();
+[[nodiscard]] Op reduction_ladder_op();
 [[nodiscard]] Op histogram_op();
 [[nodiscard]] Op transpose_op();
 [[nodiscard]] Op gemm_op();

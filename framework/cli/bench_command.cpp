@@ -64,7 +64,8 @@ Command add_bench_command(CLI::App& app) {
       "bench",
       "Verify, then time every level of one op of the kernel catalog (without OP: list them).");
   auto options = std::make_shared<BenchOptions>();
-  command->add_option("OP", options->op, "vector_add, reduction, histogram, transpose, gemm, ...");
+  command->add_option("OP", options->op,
+                      "vector_add, reduction, reduction_ladder, histogram, transpose, ...");
   command->add_option_function<int>(
       "--level", [options](int level) { options->level = level; },
       "Only this level (default: every level)");

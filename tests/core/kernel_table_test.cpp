@@ -63,6 +63,14 @@ constexpr ExpectedKernel kExpected[] = {
     {"block_sum_shared_kernel", "kernels/reduction/reduction.cu", 256 * 4},
     // __shared__ float warp_sums[kReduceBlock / 32].
     {"block_sum_warp_kernel", "kernels/reduction/reduction.cu", 256 / 32 * 4},
+    // The reduction ladder: __shared__ float partial[kReduceBlock] each.
+    {"ladder_divergent_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_interleaved_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_sequential_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_add_on_load_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_last_warp_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_unrolled_kernel", "kernels/reduction/reduction.cu", 256 * 4},
+    {"ladder_many_per_thread_kernel", "kernels/reduction/reduction.cu", 256 * 4},
     // __shared__ float a_tile[16][16] and b_tile[16][16 + 1] (one float of padding per row).
     {"batched_gemm_kernel", "kernels/attention/attention.cu", 16 * 16 * 4 + 16 * 17 * 4},
     // __shared__ float max_partials[256 / 32] and sum_partials[256 / 32].
