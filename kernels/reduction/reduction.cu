@@ -106,87 +106,36 @@ void reduce_passes(Pass pass, const float* in, float* out, std::size_t n, float*
 // value; 6 and 7 over the compile-time block size.
 // ---------------------------------------------------------------------------------------------
 
-// 1: interleaved addressing; the threads that add are every (2s)-th one, in every warp.
-__global__ void ladder_divergent_kernel(const float* __restrict__ in, float* __restrict__ out,
-                                        std::size_t n) {
-  __shared__ float partial[kReduceBlock];
-  const unsigned t = threadIdx.x;
-  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + t;
-  partial[t] = i < n ? in[i] : 0.0f;
-  __syncthreads();
-  for (unsigned s = 1; s < blockDim.x; s *= 2) {
-    if (t % (2 * s) == 0) {
-      partial[t] += partial[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
+// What every rung shares: a thread's element (kernels 1 to 3), the sum of the two a thread of
+// kernels 4 to 6 loads (its own and the one a block further: a block covers 2 x blockDim.x), and
+// the block's sum written by thread 0.
+__device__ __forceinline__ float load_one(const float* in, std::size_t n) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  return i < n ? in[i] : 0.0f;
 }
 
-// 2: interleaved addressing by contiguous threads: no divergence, but the strided index puts many
-// lanes of a warp on one bank.
-__global__ void ladder_interleaved_kernel(const float* __restrict__ in, float* __restrict__ out,
-                                          std::size_t n) {
-  __shared__ float partial[kReduceBlock];
-  const unsigned t = threadIdx.x;
-  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + t;
-  partial[t] = i < n ? in[i] : 0.0f;
-  __syncthreads();
-  for (unsigned s = 1; s < blockDim.x; s *= 2) {
-    const unsigned index = 2 * s * t;
-    if (index < blockDim.x) {
-      partial[index] += partial[index + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
-}
-
-// 3: sequential addressing: the lower half adds the upper half, conflict-free.
-__global__ void ladder_sequential_kernel(const float* __restrict__ in, float* __restrict__ out,
-                                         std::size_t n) {
-  __shared__ float partial[kReduceBlock];
-  const unsigned t = threadIdx.x;
-  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + t;
-  partial[t] = i < n ? in[i] : 0.0f;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (t < s) {
-      partial[t] += partial[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
-}
-
-// The sum of the two elements a thread of kernels 4 to 6 loads: its own and the one a block
-// further (each block covers 2 x blockDim.x elements).
 __device__ __forceinline__ float load_two(const float* in, std::size_t n, unsigned block_size) {
   const std::size_t i = std::size_t{blockIdx.x} * 2 * block_size + threadIdx.x;
   return (i < n ? in[i] : 0.0f) + (i + block_size < n ? in[i + block_size] : 0.0f);
 }
 
-// 4: the first add during the load: half the blocks, each thread adding two elements first.
-__global__ void ladder_add_on_load_kernel(const float* __restrict__ in, float* __restrict__ out,
-                                          std::size_t n) {
-  __shared__ float partial[kReduceBlock];
-  const unsigned t = threadIdx.x;
-  partial[t] = load_two(in, n, blockDim.x);
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+__device__ __forceinline__ void write_block_sum(float* out, const float* partial, unsigned t) {
+  if (t == 0) {
+    out[blockIdx.x] = partial[0];
+  }
+}
+
+// Sequential addressing from stride `first` down to stride `last` (excluded): the lower half adds
+// the upper half, conflict-free, with a barrier after each step. With constant bounds (kernels 6
+// and 7) the loop is unrolled completely.
+__device__ __forceinline__ void sequential_steps(float* partial, unsigned t, unsigned first,
+                                                 unsigned last) {
+#pragma unroll
+  for (unsigned s = first; s > last; s /= 2) {
     if (t < s) {
       partial[t] += partial[t + s];
     }
     __syncthreads();
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
   }
 }
 
@@ -194,6 +143,9 @@ __global__ void ladder_add_on_load_kernel(const float* __restrict__ in, float* _
 // not for the block (the warp-synchronous code of the original, written for GPUs since Volta,
 // whose lanes need not run in lockstep).
 __device__ __forceinline__ void last_warp_sum(float* partial, unsigned t) {
+  if (t >= 32) {
+    return;
+  }
 #pragma unroll
   for (unsigned s = 32; s > 0; s /= 2) {
     if (t < s) {
@@ -203,6 +155,62 @@ __device__ __forceinline__ void last_warp_sum(float* partial, unsigned t) {
   }
 }
 
+// 1: interleaved addressing; the threads that add are every (2s)-th one, in every warp.
+__global__ void ladder_divergent_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                        std::size_t n) {
+  __shared__ float partial[kReduceBlock];
+  const unsigned t = threadIdx.x;
+  partial[t] = load_one(in, n);
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+    if (t % (2 * s) == 0) {
+      partial[t] += partial[t + s];
+    }
+    __syncthreads();
+  }
+  write_block_sum(out, partial, t);
+}
+
+// 2: interleaved addressing by contiguous threads: no divergence, but the strided index puts many
+// lanes of a warp on one bank.
+__global__ void ladder_interleaved_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                          std::size_t n) {
+  __shared__ float partial[kReduceBlock];
+  const unsigned t = threadIdx.x;
+  partial[t] = load_one(in, n);
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+    const unsigned index = 2 * s * t;
+    if (index < blockDim.x) {
+      partial[index] += partial[index + s];
+    }
+    __syncthreads();
+  }
+  write_block_sum(out, partial, t);
+}
+
+// 3: sequential addressing.
+__global__ void ladder_sequential_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                         std::size_t n) {
+  __shared__ float partial[kReduceBlock];
+  const unsigned t = threadIdx.x;
+  partial[t] = load_one(in, n);
+  __syncthreads();
+  sequential_steps(partial, t, blockDim.x / 2, 0);
+  write_block_sum(out, partial, t);
+}
+
+// 4: the first add during the load: half the blocks, each thread adding two elements first.
+__global__ void ladder_add_on_load_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                          std::size_t n) {
+  __shared__ float partial[kReduceBlock];
+  const unsigned t = threadIdx.x;
+  partial[t] = load_two(in, n, blockDim.x);
+  __syncthreads();
+  sequential_steps(partial, t, blockDim.x / 2, 0);
+  write_block_sum(out, partial, t);
+}
+
 // 5: the last warp unrolled: __syncthreads only while more than a warp adds.
 __global__ void ladder_last_warp_kernel(const float* __restrict__ in, float* __restrict__ out,
                                         std::size_t n) {
@@ -210,49 +218,25 @@ __global__ void ladder_last_warp_kernel(const float* __restrict__ in, float* __r
   const unsigned t = threadIdx.x;
   partial[t] = load_two(in, n, blockDim.x);
   __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 32; s /= 2) {
-    if (t < s) {
-      partial[t] += partial[t + s];
-    }
-    __syncthreads();
-  }
-  if (t < 32) {
-    last_warp_sum(partial, t);
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
+  sequential_steps(partial, t, blockDim.x / 2, 32);
+  last_warp_sum(partial, t);
+  write_block_sum(out, partial, t);
 }
 
-// The block's steps above a warp, over the compile-time block size: fully unrolled.
-__device__ __forceinline__ void unrolled_block_sum(float* partial, unsigned t) {
-  __syncthreads();
-#pragma unroll
-  for (unsigned s = kReduceBlock / 2; s > 32; s /= 2) {
-    if (t < s) {
-      partial[t] += partial[t + s];
-    }
-    __syncthreads();
-  }
-  if (t < 32) {
-    last_warp_sum(partial, t);
-  }
-}
-
-// 6: completely unrolled: the block size is a compile-time constant, so are the loop's bounds.
+// 6: completely unrolled: the block size is a compile-time constant, so are the loops' bounds.
 __global__ void ladder_unrolled_kernel(const float* __restrict__ in, float* __restrict__ out,
                                        std::size_t n) {
   __shared__ float partial[kReduceBlock];
   const unsigned t = threadIdx.x;
   partial[t] = load_two(in, n, kReduceBlock);
-  unrolled_block_sum(partial, t);
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
+  __syncthreads();
+  sequential_steps(partial, t, kReduceBlock / 2, 32);
+  last_warp_sum(partial, t);
+  write_block_sum(out, partial, t);
 }
 
-// 7: many elements per thread: a fixed grid whose threads each sum a grid-stride run of elements
-// in a register first.
+// 7: many elements per thread: a grid of one full wave whose threads each sum a grid-stride run
+// of elements in a register first.
 __global__ void ladder_many_per_thread_kernel(const float* __restrict__ in, float* __restrict__ out,
                                               std::size_t n) {
   __shared__ float partial[kReduceBlock];
@@ -263,10 +247,10 @@ __global__ void ladder_many_per_thread_kernel(const float* __restrict__ in, floa
     sum += in[i] + (i + kReduceBlock < n ? in[i + kReduceBlock] : 0.0f);
   }
   partial[t] = sum;
-  unrolled_block_sum(partial, t);
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
+  __syncthreads();
+  sequential_steps(partial, t, kReduceBlock / 2, 32);
+  last_warp_sum(partial, t);
+  write_block_sum(out, partial, t);
 }
 
 // Blocks of level 7's passes: one full wave of the device (its SMs times the 256-thread blocks an
