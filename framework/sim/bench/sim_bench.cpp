@@ -10,7 +10,9 @@
 // published sizes, counted on sim, with its modeled effective bandwidth next to published
 // measurements: NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Parallel Forall blog,
 // 2013) on several specs, and an H100 measurement (yencal, 2025) on H100; and whether the
-// ladder's order is the same (docs/results/model-ladders-*.md).
+// ladder's order is the same (docs/results/model-ladders-*.md); then the reduction ladder of
+// "Optimizing Parallel Reduction in CUDA" on the simulated spec, and whether it keeps its
+// published order (docs/results/reduction-ladder-*.md).
 //
 // With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
@@ -603,12 +605,78 @@ void run_h100_ladder() {
               transposes_in_published_order(modeled) ? "yes" : "NO");
 }
 
+// Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007): the time of each of its
+// seven kernels summing 2^22 ints on a G80 (GeForce 8800 GTX), ms, in the order of the catalog's
+// reduction_ladder levels.
+constexpr double kPublishedReductionMs[] = {8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268};
+constexpr std::size_t kReductionSize = std::size_t{1} << 22;
+
+// True when every level is strictly faster than the one before.
+bool strictly_faster_down(const std::vector<double>& times) {
+  for (std::size_t i = 1; i < times.size(); ++i) {
+    if (!(times[i] < times[i - 1])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The catalog's reduction_ladder at 2^22 floats: each level verified, then counted once with a
+// cold L2 (every pass of it) and modeled on the simulated spec (GPULAB_SIM_SPEC) alone, since its
+// level 7 sizes its grid to the device: the sum of its launches' modeled times.
+void run_reduction_ladder() {
+  const gpulab::kernels::Op* op = gpulab::kernels::find_op("reduction_ladder");
+  if (op == nullptr || op->levels.size() != std::size(kPublishedReductionMs)) {
+    throw std::runtime_error("the kernel catalog has no seven-level reduction_ladder op");
+  }
+  const std::unique_ptr<gpulab::kernels::OpProblem> problem = op->make_problem(kReductionSize);
+  gpulab::Table table({{"level", "", gpulab::Align::left},
+                       {"published G80", "ms", gpulab::Align::right},
+                       {"modeled", "us", gpulab::Align::right},
+                       {"bound of its first pass", "", gpulab::Align::left}});
+  std::vector<double> modeled;
+  std::string spec_name;
+  for (std::size_t index = 0; index < op->levels.size(); ++index) {
+    try {
+      problem->verify(index, nullptr, 0);
+    } catch (const std::runtime_error& e) {
+      throw VerificationError(e.what());
+    }
+    const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
+      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+      problem->launch(index, nullptr, 0);
+    });
+    const gpulab::GpuSpec spec =
+        gpulab::find_spec(launches.at(0).spec).value_or(gpulab::default_spec());
+    spec_name = spec.name;
+    double seconds = 0;
+    for (const gpulab::CountedLaunch& launch : launches) {
+      seconds += gpulab::model_launch(launch, spec).time_s;
+    }
+    modeled.push_back(seconds);
+    table.add_row({level_label(op->levels[index]),
+                   gpulab::format_fixed(kPublishedReductionMs[index], 3),
+                   gpulab::format_fixed(seconds * 1e6, 1),
+                   std::string(gpulab::to_string(gpulab::model_launch(launches[0], spec).bound))});
+  }
+  std::printf(
+      "\nReduction ladder, 2^22 floats, 256 threads per block. Published: Mark Harris, "
+      "\"Optimizing Parallel Reduction in CUDA\" (NVIDIA, 2007), 2^22 ints on a G80, measured; "
+      "modeled: counted on sim as %s (GPULAB_SIM_SPEC), cold L2, every pass of a level "
+      "summed.\n\n",
+      spec_name.c_str());
+  std::cout << table << "\n";
+  std::printf("modeled %s: each level faster than the one before (the published order): %s\n",
+              spec_name.c_str(), strictly_faster_down(modeled) ? "yes" : "NO");
+}
+
 void run_ladders() {
   if (!gpulab::sim::counting_available()) {
     throw std::runtime_error(gpulab::sim::counting_unavailable_reason());
   }
   run_harris_ladder();
   run_h100_ladder();
+  run_reduction_ladder();
 }
 
 void print_table(const std::vector<Row>& rows, std::size_t n) {
@@ -890,8 +958,8 @@ int main(int argc, char** argv) {
   app.add_flag("--counting-cost", counting_cost,
                "Time vector add and a 512^3 tiled GEMM with memory counting off and on instead");
   app.add_flag("--ladders", ladders,
-               "Model the transpose ladder from its counted traffic against published figures "
-               "instead");
+               "Model the transpose and reduction ladders from their counted traffic against "
+               "published figures instead");
   app.add_flag("--lab04", lab04,
                "Time lab 04's report (the solution's program) at three sizes instead");
   app.add_option("--fidelity", fidelity,
