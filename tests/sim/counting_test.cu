@@ -429,6 +429,39 @@ TEST(CountingAtomics, TheBusiestSectorCountsItsRequests) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Barriers and warp collectives
+// ---------------------------------------------------------------------------------------------
+
+__global__ void barriers_and_collectives(unsigned* out) {
+  __syncthreads();
+  unsigned value = threadIdx.x;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  }
+  const unsigned votes = __ballot_sync(0xffffffffu, value % 2 == 0);
+  __syncwarp();
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) {
+    out[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = value + votes;
+  }
+}
+
+TEST(CountingInstructions, EachWarpsBarriersAndCollectivesCountOnce) {
+  GPULAB_REQUIRE_COUNTING();
+  constexpr unsigned kBlocks = 2;
+  constexpr unsigned kThreads = 64;  // 2 warps a block: 4 warps in all
+  DeviceBuffer<unsigned> out(kBlocks * kThreads / kWarp);
+  const MemoryCounters c = count_one([&] {
+    barriers_and_collectives<<<kBlocks, kThreads>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.barrier_instructions, 2u * 4);    // two __syncthreads, each warp
+  EXPECT_EQ(c.shuffle_instructions, 5u * 4);    // five shuffle steps, each warp
+  EXPECT_EQ(c.vote_instructions, 1u * 4);       // one ballot, each warp
+  EXPECT_EQ(c.warp_sync_instructions, 1u * 4);  // one __syncwarp, each warp
+}
+
+// ---------------------------------------------------------------------------------------------
 // L2 and DRAM
 // ---------------------------------------------------------------------------------------------
 

@@ -64,11 +64,16 @@ void for_each_field(Counters& c, Visit visit) {
   visit("tensor_mma", c.tensor_mma);
   visit("tensor_fp16_flop", c.tensor_fp16_flop);
   visit("tensor_bf16_flop", c.tensor_bf16_flop);
+  visit("barrier_instructions", c.barrier_instructions);
+  visit("shuffle_instructions", c.shuffle_instructions);
+  visit("vote_instructions", c.vote_instructions);
+  visit("warp_sync_instructions", c.warp_sync_instructions);
 }
 
 // Fields a line of schema version 1 may lack (added after the version's first files): read as 0.
 bool optional_field(std::string_view name) {
-  return name == "l2_atomic_busiest_sector" || name.starts_with("tensor_");
+  return name == "l2_atomic_busiest_sector" || name.starts_with("tensor_") ||
+         name.ends_with("_instructions");
 }
 
 std::array<std::uint32_t, 3> read_dim(const nlohmann::json& j, const char* name) {
@@ -107,6 +112,10 @@ MemoryCounters& MemoryCounters::operator+=(const MemoryCounters& other) {
   tensor_mma += other.tensor_mma;
   tensor_fp16_flop += other.tensor_fp16_flop;
   tensor_bf16_flop += other.tensor_bf16_flop;
+  barrier_instructions += other.barrier_instructions;
+  shuffle_instructions += other.shuffle_instructions;
+  vote_instructions += other.vote_instructions;
+  warp_sync_instructions += other.warp_sync_instructions;
   return *this;
 }
 
@@ -289,6 +298,14 @@ void for_each_figure(Counters& c, Visit visit) {
         "tensor-core FLOPs on half inputs (2 m n k per mma_sync)");
   count("gpulab__tensor_bf16_flop.sum", "flop", &c.tensor_bf16_flop,
         "tensor-core FLOPs on bfloat16 inputs (2 m n k per mma_sync)");
+  count("gpulab__inst_executed_barrier.sum", "instruction", &c.barrier_instructions,
+        "warp-level __syncthreads (one per warp and barrier)");
+  count("gpulab__inst_executed_shfl.sum", "instruction", &c.shuffle_instructions,
+        "warp-level shuffles (__shfl*_sync)");
+  count("gpulab__inst_executed_vote.sum", "instruction", &c.vote_instructions,
+        "warp-level votes (__ballot_sync, __any_sync, __all_sync, __activemask)");
+  count("gpulab__inst_executed_warpsync.sum", "instruction", &c.warp_sync_instructions,
+        "warp-level __syncwarp");
 }
 
 }  // namespace

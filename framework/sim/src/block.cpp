@@ -492,6 +492,9 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
       w.warp_waiting[warp] &= ~(1u << lane);
     }
   }
+  if (w.counter != nullptr) {
+    counting_warp_collective(op);
+  }
   return true;
 }
 
@@ -641,6 +644,9 @@ bool release_active_masks(Worker& w) {
         mask |= 1u << lane;
       }
     }
+    if (mask != 0 && w.counter != nullptr) {
+      counting_warp_collective(WarpOp::active);
+    }
     for (unsigned lane = 0; lane < kWarp; ++lane) {
       if ((mask & (1u << lane)) != 0) {
         w.threads[base + lane].result = mask;
@@ -693,6 +699,7 @@ bool release_barrier(Worker& w) {
   w.at_barrier = 0;
   ++w.phase;
   if (w.counter != nullptr) {
+    counting_barrier((w.thread_count + kWarp - 1) / kWarp);
     counting_end_phase();
   }
   if (w.launch->schedule.order == Schedule::Order::shuffle) {

@@ -1068,6 +1068,31 @@ void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept {
   (input == MatrixElement::bf16 ? c.tensor_bf16_flop : c.tensor_fp16_flop) += flop;
 }
 
+void counting_barrier(unsigned warps) noexcept {
+  this_block_counter().counts.barrier_instructions += warps;
+}
+
+void counting_warp_collective(WarpOp op) noexcept {
+  MemoryCounters& c = this_block_counter().counts;
+  switch (op) {
+    case WarpOp::sync:
+      c.warp_sync_instructions += 1;
+      break;
+    case WarpOp::ballot:
+    case WarpOp::any:
+    case WarpOp::all:
+    case WarpOp::active:
+      c.vote_instructions += 1;
+      break;
+    case WarpOp::shfl:
+    case WarpOp::shfl_up:
+    case WarpOp::shfl_down:
+    case WarpOp::shfl_xor:
+      c.shuffle_instructions += 1;
+      break;
+  }
+}
+
 void counting_enter_thread(unsigned linear, const Fiber& fiber) noexcept {
   BlockCounter& c = this_block_counter();
   c.enter(linear);

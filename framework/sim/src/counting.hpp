@@ -13,6 +13,7 @@
 
 #include "device_state.hpp"
 #include "gpulab/core/counters.hpp"
+#include "gpulab/sim/device.hpp"
 #include "gpulab/sim/launch.hpp"
 #include "gpulab/sim/wmma.hpp"
 
@@ -53,6 +54,10 @@ void counting_end_phase();
 void counting_end_block(bool failed);
 /// A warp of the block completed an mma_sync of m x n x k on `input` elements.
 void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept;
+/// `warps` warps of the block passed a __syncthreads.
+void counting_barrier(unsigned warps) noexcept;
+/// A warp of the block completed the warp collective `op`.
+void counting_warp_collective(WarpOp op) noexcept;
 
 /// A CUDA thread (counted or not) runs on this OS thread from device_code_enter() to
 /// device_code_leave(): its accesses to device memory are a kernel's. Anywhere else, an

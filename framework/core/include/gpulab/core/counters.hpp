@@ -66,8 +66,15 @@ struct MemoryCounters {
   std::uint64_t tensor_mma = 0;
   std::uint64_t tensor_fp16_flop = 0;  ///< mma_sync on half inputs
   std::uint64_t tensor_bf16_flop = 0;  ///< mma_sync on __nv_bfloat16 inputs
-  std::uint64_t local_accesses = 0;    ///< lane accesses to the thread's own stack (not modeled)
-  std::uint64_t other_accesses = 0;    ///< lane accesses outside device and shared memory
+  /// Warp-level instructions of the kinds the sim runs itself (not the kernel's arithmetic): each
+  /// warp's __syncthreads (one per warp and barrier), and each warp collective call: shuffles
+  /// (__shfl*_sync), votes (__ballot_sync, __any_sync, __all_sync, __activemask) and __syncwarp.
+  std::uint64_t barrier_instructions = 0;
+  std::uint64_t shuffle_instructions = 0;
+  std::uint64_t vote_instructions = 0;
+  std::uint64_t warp_sync_instructions = 0;
+  std::uint64_t local_accesses = 0;  ///< lane accesses to the thread's own stack (not modeled)
+  std::uint64_t other_accesses = 0;  ///< lane accesses outside device and shared memory
 
   MemoryCounters& operator+=(const MemoryCounters& other);
   friend bool operator==(const MemoryCounters&, const MemoryCounters&) = default;
