@@ -287,8 +287,11 @@ void reduce_sum_warp(const float* in, float* out, std::size_t n, float* workspac
       in, out, n, workspace, stream);
 }
 
-// The ladder's launchers: each launches its kernel by name (so a counted launch is named after it)
-// over the passes, with the elements a block sums and the cap on blocks of its kernel.
+namespace {
+
+// The ladder's launchers (reached through reduction_ladder_levels()): each launches its kernel by
+// name (so a counted launch is named after it) over the passes, with the elements a block sums
+// and the cap on blocks of its kernel.
 void reduce_ladder_divergent(const float* in, float* out, std::size_t n, float* workspace,
                              cudaStream_t stream) {
   reduce_passes(
@@ -351,6 +354,8 @@ void reduce_ladder_many_per_thread(const float* in, float* out, std::size_t n, f
       },
       in, out, n, workspace, stream, 2 * kReduceBlock, full_wave_blocks());
 }
+
+}  // namespace
 
 void block_sums_shared(const float* in, float* partials, std::size_t n, cudaStream_t stream) {
   if (n == 0) {

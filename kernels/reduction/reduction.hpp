@@ -44,23 +44,8 @@ void reduce_sum_warp(const float* in, float* out, std::size_t n, float* workspac
 /// The levels above, in order.
 std::span<const Level<ReduceLaunch>> reduction_levels();
 
-/// The seven levels of the published ladder (same contract as reduce_sum_shared; each fills the
-/// workspace with its passes' partial sums).
-void reduce_ladder_divergent(const float* in, float* out, std::size_t n, float* workspace,
-                             cudaStream_t stream = nullptr);
-void reduce_ladder_interleaved(const float* in, float* out, std::size_t n, float* workspace,
-                               cudaStream_t stream = nullptr);
-void reduce_ladder_sequential(const float* in, float* out, std::size_t n, float* workspace,
-                              cudaStream_t stream = nullptr);
-void reduce_ladder_add_on_load(const float* in, float* out, std::size_t n, float* workspace,
-                               cudaStream_t stream = nullptr);
-void reduce_ladder_last_warp(const float* in, float* out, std::size_t n, float* workspace,
-                             cudaStream_t stream = nullptr);
-void reduce_ladder_unrolled(const float* in, float* out, std::size_t n, float* workspace,
-                            cudaStream_t stream = nullptr);
-void reduce_ladder_many_per_thread(const float* in, float* out, std::size_t n, float* workspace,
-                                   cudaStream_t stream = nullptr);
-/// Those seven, in order.
+/// The seven levels of the published ladder, in order (same contract as reduce_sum_shared; each
+/// fills the workspace with its passes' partial sums).
 std::span<const Level<ReduceLaunch>> reduction_ladder_levels();
 
 /// One pass of level 1 alone: partials[b] = sum of the b-th run of 256 elements.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpulab-sim-bench --fidelity on small made-up measurements: the table, the summary and the ladder
 # line for a vector_add "measured on a GPU"; exit 2 for a file measured on sim, for files of two
-# GPUs, for an op the catalog lacks and for a size that is not a number. Exit 77 (skipped) where
-# the build cannot count.
+# GPUs, for an op the catalog lacks and for a size that is not a whole number (a word, a negative
+# number). Exit 77 (skipped) where the build cannot count.
 #
 #   sim_bench_fidelity_test.sh PATH/TO/gpulab-sim-bench
 set -uo pipefail
@@ -51,6 +51,10 @@ expect "an op the catalog lacks" 2 $? "the catalog has no op \"no_such_op\"" "$t
 sed 's/"size": "65536"/"size": "64k"/' "$work/gpu.json" > "$work/bad-size.json"
 text=$("$bench" --fidelity "$work/bad-size.json" 2>&1)
 expect "a size that is not a number" 2 $? "parameter size is \"64k\", not a whole number" "$text"
+
+sed 's/"size": "65536"/"size": "-1"/' "$work/gpu.json" > "$work/negative-size.json"
+text=$("$bench" --fidelity "$work/negative-size.json" 2>&1)
+expect "a negative size" 2 $? "parameter size is \"-1\", not a whole number" "$text"
 
 text=$("$bench" --fidelity "$work/unknown.json" --skip no_such_op 2>&1)
 expect "every op skipped" 2 $? "no \`gpulab bench\` times measured on a GPU" "$text"

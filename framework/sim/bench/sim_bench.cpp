@@ -35,6 +35,7 @@
 // samples or 20 samples, whichever comes first, and the median and minimum are reported.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -53,6 +54,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -482,25 +484,33 @@ const gpulab::kernels::Op& transpose_op() {
   return *op;
 }
 
-// Each level of the catalog's transpose on a side x side matrix, verified against the CPU
-// reference, then counted with a cold L2 (as Nsight Compute measures). A wrong result is never
-// modeled.
+// Every launch of each level of `op` on `problem`, verified against the CPU reference first, then
+// counted with a cold L2 (as Nsight Compute measures). A wrong result is never modeled.
+std::vector<std::vector<gpulab::CountedLaunch>> count_levels(const gpulab::kernels::Op& op,
+                                                             gpulab::kernels::OpProblem& problem) {
+  std::vector<std::vector<gpulab::CountedLaunch>> levels;
+  for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    try {
+      problem.verify(index, nullptr, 0);
+    } catch (const std::runtime_error& e) {
+      throw VerificationError(e.what());
+    }
+    levels.push_back(gpulab::sim::count_launches([&] {
+      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+      problem.launch(index, nullptr, 0);
+    }));
+  }
+  return levels;
+}
+
+// Each level of the catalog's transpose on a side x side matrix (one launch each), counted.
 std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
   const gpulab::kernels::Op& op = transpose_op();
   const std::unique_ptr<gpulab::kernels::OpProblem> problem =
       op.make_problem(static_cast<std::size_t>(side));
   std::vector<gpulab::CountedLaunch> launches;
-  for (std::size_t index = 0; index < op.levels.size(); ++index) {
-    try {
-      problem->verify(index, nullptr, 0);
-    } catch (const std::runtime_error& e) {
-      throw VerificationError(e.what());
-    }
-    const std::vector<gpulab::CountedLaunch> counted = gpulab::sim::count_launches([&] {
-      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-      problem->launch(index, nullptr, 0);
-    });
-    launches.push_back(counted.at(0));
+  for (const std::vector<gpulab::CountedLaunch>& level : count_levels(op, *problem)) {
+    launches.push_back(level.at(0));
   }
   return launches;
 }
@@ -630,22 +640,15 @@ void run_reduction_ladder() {
     throw std::runtime_error("the kernel catalog has no seven-level reduction_ladder op");
   }
   const std::unique_ptr<gpulab::kernels::OpProblem> problem = op->make_problem(kReductionSize);
+  const std::vector<std::vector<gpulab::CountedLaunch>> levels = count_levels(*op, *problem);
   gpulab::Table table({{"level", "", gpulab::Align::left},
                        {"published G80", "ms", gpulab::Align::right},
                        {"modeled", "us", gpulab::Align::right},
                        {"bound of its first pass", "", gpulab::Align::left}});
   std::vector<double> modeled;
   std::string spec_name;
-  for (std::size_t index = 0; index < op->levels.size(); ++index) {
-    try {
-      problem->verify(index, nullptr, 0);
-    } catch (const std::runtime_error& e) {
-      throw VerificationError(e.what());
-    }
-    const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
-      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-      problem->launch(index, nullptr, 0);
-    });
+  for (std::size_t index = 0; index < levels.size(); ++index) {
+    const std::vector<gpulab::CountedLaunch>& launches = levels[index];
     const gpulab::GpuSpec spec =
         gpulab::find_spec(launches.at(0).spec).value_or(gpulab::default_spec());
     spec_name = spec.name;
@@ -776,18 +779,15 @@ T number(const gpulab::Result& r, const std::string& key, T otherwise) {
   if (text.empty()) {
     return otherwise;
   }
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size()) {
+  // std::from_chars takes digits only (no spaces; a minus sign only for a signed T) and says when
+  // they overflow T.
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
     throw std::invalid_argument("a kernel_bench result's parameter " + key + " is \"" + text +
                                 "\", not a whole number");
   }
-  return static_cast<T>(value);
+  return value;
 }
 
 // --fidelity: the catalog levels measured in `files`, each run on sim at the same op, level, size
