@@ -35,6 +35,30 @@ else()
   set(GPULAB_SIM_COUNTING_FLAGS "")
 endif()
 
+# Counted arithmetic on sim: with memory counting, the translated files are also compiled with
+# gpulab's GCC plugin (framework/sim/plugin), which makes each basic block report the operations it
+# executes by class. It needs GCC's plugin headers (Debian: gcc-N-plugin-dev; scripts/setup
+# installs them); without them sim kernels count no arithmetic and the time model has no
+# instruction terms (docs/sim.md, "Counted instructions"). GPULAB_SIM_COUNT_ARITHMETIC=OFF builds
+# without the plugin (to measure what its calls cost).
+option(GPULAB_SIM_COUNT_ARITHMETIC "Let sim kernels count their arithmetic (a GCC plugin)" ON)
+set(GPULAB_SIM_COUNT_OPS OFF)
+if(GPULAB_SIM_COUNTING AND GPULAB_SIM_COUNT_ARITHMETIC)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=plugin
+                  OUTPUT_VARIABLE GPULAB_GCC_PLUGIN_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(EXISTS "${GPULAB_GCC_PLUGIN_DIR}/include/gcc-plugin.h")
+    set(GPULAB_SIM_COUNT_OPS ON)
+    set(GPULAB_SIM_COUNT_OPS_PLUGIN "${PROJECT_BINARY_DIR}/lib/gpulab_count_ops.so")
+    list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_OPS_PLUGIN}"
+         "-fplugin-arg-gpulab_count_ops-skip=${PROJECT_SOURCE_DIR}/framework/sim/include/")
+  else()
+    string(REGEX MATCH "^[0-9]+" _gcc_major "${CMAKE_CXX_COMPILER_VERSION}")
+    message(WARNING "GCC's plugin headers are missing (${GPULAB_GCC_PLUGIN_DIR}/include): sim "
+                    "kernels will count memory traffic but no arithmetic. Install "
+                    "gcc-${_gcc_major}-plugin-dev (scripts/setup does).")
+  endif()
+endif()
+
 # The sim member compiles each .cu file through gpulab-sim-translate (framework/sim/translate),
 # which rewrites the CUDA-only syntax (kernel launches, extern __shared__) into calls to the sim
 # runtime and keeps every line number: <build>/sim_sources/<target>/<path of the .cu>.cpp, rebuilt
@@ -69,6 +93,11 @@ function(_gpulab_backend_sources target backend out)
       # CUDA's pragmas (#pragma unroll, nv_diag_suppress, ...) mean nothing to the host compiler.
       set_source_files_properties("${translated}" PROPERTIES
         COMPILE_OPTIONS "-iquote;${dir};-Wno-unknown-pragmas;${GPULAB_SIM_COUNTING_FLAGS}")
+      if(GPULAB_SIM_COUNT_OPS)
+        # Recompiled when the plugin changes (the target depends on it: _gpulab_backend_configure).
+        set_property(SOURCE "${translated}" APPEND PROPERTY OBJECT_DEPENDS
+                     "${GPULAB_SIM_COUNT_OPS_PLUGIN}")
+      endif()
       list(APPEND result "${translated}")
     else()
       list(APPEND result "${abs}")
@@ -95,6 +124,11 @@ function(_gpulab_backend_configure target backend)
     set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${GPULAB_CUDA_ARCHITECTURES}")
   else()
     target_link_libraries(${target} PUBLIC gpulab.sim.runtime)
+    if(GPULAB_SIM_COUNT_OPS)
+      add_dependencies(${target} gpulab_count_ops)
+      # Tests of the counted arithmetic skip without the plugin.
+      target_compile_definitions(${target} PRIVATE GPULAB_SIM_COUNT_OPS=1)
+    endif()
   endif()
 endfunction()
 

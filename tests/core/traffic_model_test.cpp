@@ -172,6 +172,88 @@ TEST(TrafficModel, TensorCoreFlopsRunAtTheDensePeakOfTheirType) {
               989.4e9 / (v100.fp16_tensor_tflop_s * 1e12), 1e-12);
 }
 
+// Counted warp instructions on H100 SXM (132 SMs at 1980 MHz, 128 FP32 lanes, 64 integer, 16
+// special, 4 schedulers); vector add's 65536 blocks cover every SM.
+TEST(TrafficModel, EachPipeRunsItsWarpInstructionsOnItsLanes) {
+  const double sm_clocks = 132 * 1980e6;
+  MemoryCounters c = vector_add_counts();
+  c.fp32_fma_instructions = 4'000'000'000;  // 32 x 4e9 / 128 lanes = 1e9 SM clocks
+  auto m = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NEAR(m.fp32_s, 1e9 / sm_clocks, 1e-12);
+  // 128 lanes take 4 warp instructions a clock, as the schedulers issue: with the memory requests
+  // issued too, issue bounds. A100's 64 FP32 lanes take half that: FP32 bounds.
+  EXPECT_EQ(m.bound, ModelBound::issue);
+  const gpulab::GpuSpec a100 = *gpulab::find_spec("a100");
+  m = gpulab::model_time(c, vector_add_shape(), a100);
+  EXPECT_NEAR(m.fp32_s, 4e9 * 32 / 64 / (108 * 1410e6), 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::fp32);
+  c.fp32_fma_instructions = 0;
+  c.integer_instructions = 2'000'000'000;  // 32 x 2e9 / 64 lanes = 1e9
+  m = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NEAR(m.integer_s, 1e9 / sm_clocks, 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::integer);
+  c.integer_instructions = 0;
+  c.special_instructions = 300'000'000;  // (3e8 + 2e8) x 32 / 16 lanes = 1e9
+  c.conversion_instructions = 200'000'000;
+  m = gpulab::model_time(c, vector_add_shape(), h100());
+  EXPECT_NEAR(m.special_s, 1e9 / sm_clocks, 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::special);
+  EXPECT_EQ(gpulab::to_string(m.bound), "special functions (SFU)");
+  // FP64: 64 lanes on H100, 2 on L4 (CUDA C++ Programming Guide's throughput table).
+  c = vector_add_counts();
+  c.fp64_instructions = 2'000'000'000;
+  EXPECT_EQ(gpulab::model_time(c, vector_add_shape(), h100()).bound, ModelBound::fp64);
+  const gpulab::GpuSpec l4 = *gpulab::find_spec("l4");
+  EXPECT_NEAR(gpulab::model_time(c, vector_add_shape(), l4).fp64_s,
+              2e9 * 32 / 2 / (l4.sm_count * l4.boost_clock_mhz * 1e6), 1e-9);
+}
+
+TEST(TrafficModel, AMixOfPipesIsBoundByIssue) {
+  // Each pipe at half its rate or less, together 4 warp instructions a clock: the schedulers'.
+  MemoryCounters c = vector_add_counts();
+  c.fp32_fma_instructions = 2'000'000'000;  // FP32 pipe: 5e8 clocks
+  c.integer_instructions = 1'000'000'000;   // integer pipe: 5e8
+  c.branch_instructions = 1'000'000'000;
+  const auto m = gpulab::model_time(c, vector_add_shape(), h100());
+  const double issued = 4e9 + 2.0 * (1 << 24) / 32 + (1 << 24) / 32.0;  // + memory requests
+  EXPECT_NEAR(m.issue_s, issued / 4 / (132 * 1980e6), 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::issue);
+  EXPECT_EQ(gpulab::to_string(m.bound), "instruction issue");
+}
+
+TEST(TrafficModel, ABlocksCriticalPathIsPaidOncePerWave) {
+  // Per block: 10 phases (9 barriers), a global load in one, shared memory in 4, 20 shared
+  // requests, 10 shuffles and 50 arithmetic instructions on its slowest warps: with the load
+  // served by DRAM, 600 + 4 x 29 + 10 x 29 + (20 + 50) x 1 + 9 x 20 = 1256 clocks.
+  const auto path = [](std::uint32_t blocks, bool dram) {
+    MemoryCounters c;
+    c.path_phases = 10ull * blocks;
+    c.path_global_phases = blocks;
+    c.path_shared_phases = 4ull * blocks;
+    c.path_shared_requests = 20ull * blocks;
+    c.path_collectives = 10ull * blocks;
+    c.path_arithmetic = 50ull * blocks;
+    c.l2_sector_reads = 1000;
+    c.dram_bytes_read = dram ? 1000 * 32 : 0;  // every read missed L2, or none did
+    return c;
+  };
+  // 21120 blocks of 256 threads, 8 resident per SM: 20 waves.
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {21120, 1, 1};
+  auto m = gpulab::model_time(path(21120, true), shape, h100());
+  EXPECT_NEAR(m.waves, 20.0, 1e-12);
+  EXPECT_NEAR(m.latency_s, 20 * 1256 / 1980e6, 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::latency);
+  EXPECT_EQ(gpulab::to_string(m.bound), "latency (critical path)");
+  // Reads that hit L2 wait L2's latency instead: 262 clocks where DRAM took 600.
+  m = gpulab::model_time(path(21120, false), shape, h100());
+  EXPECT_NEAR(m.latency_s, 20 * (1256 - 600 + 262) / 1980e6, 1e-12);
+  // Half a wave still takes a whole path.
+  shape.grid = {528, 1, 1};
+  m = gpulab::model_time(path(528, true), shape, h100());
+  EXPECT_NEAR(m.latency_s, 1256 / 1980e6, 1e-12);
+}
+
 TEST(TrafficModel, NothingCountedIsLaunchBound) {
   const auto m = gpulab::model_time(MemoryCounters{}, vector_add_shape(), h100());
   EXPECT_EQ(m.bound, ModelBound::launch);
@@ -206,6 +288,14 @@ TEST(TrafficModel, EverySpecHasItsMemoryFigures) {
     EXPECT_LT(spec.dram_latency_ns, 600);
     EXPECT_GT(spec.launch_overhead_us, 0);
     EXPECT_NE(spec.memory_model_source.find("L2"), std::string::npos);
+    // The instruction figures: 4 schedulers, FP32 lanes from the peak (64 or 128 per SM).
+    EXPECT_EQ(spec.warp_issue_per_clock_per_sm, 4);
+    EXPECT_TRUE(spec.fp32_lanes_per_sm == 64 || spec.fp32_lanes_per_sm == 128)
+        << spec.fp32_lanes_per_sm;
+    EXPECT_GE(spec.fp64_lanes_per_sm, 2);
+    EXPECT_GT(spec.l2_latency_cycles, spec.shared_latency_cycles);
+    EXPECT_LT(spec.l2_latency_cycles, spec.dram_latency_ns * spec.boost_clock_mhz * 1e-3);
+    EXPECT_NE(spec.instruction_model_source.find("Programming Guide"), std::string::npos);
   }
   // The published figure: A100's 5120 bytes per clock at 1410 MHz.
   EXPECT_NEAR(gpulab::find_spec("a100")->l2_bandwidth_gb_s, 5120 * 1.41, 1e-9);

@@ -380,24 +380,29 @@ TEST(CodeChecks, HonestUsesOfTheStandardLibraryAreAllowed) {
   EXPECT_TRUE(found.empty()) << joined(found);
 }
 
-TEST(CodeChecks, AsTheSimCompilesItANamespaceScopeStringIsFine) {
+TEST(CodeChecks, AsTheSimCompilesItANamespaceScopeStringAndArithmeticAreFine) {
   // The sim's translation of a .cu file is built with the counting instrumentation, which calls
-  // __asan_{before,after}_dynamic_init around a file's dynamic initialization.
-  const Lines found = check_object_code(
-      compile_lab_code(
-          R"cpp(
+  // __asan_{before,after}_dynamic_init around a file's dynamic initialization, and (with GCC's
+  // plugin headers) gpulab_sim_count_ops in every basic block that computes.
+  const Lines found = check_object_code(compile_lab_code(
+                                            R"cpp(
 #include <string>
-            namespace gpulab::lab09 {
-            const std::string kUnits = "ms";
-            std::size_t f() {
-              return kUnits.size();
-            }
-            }  // namespace gpulab::lab09
-          )cpp",
-          "work.cu", false,
-          "-fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 "
-          "--param asan-stack=0 --param asan-globals=0"),
-      {"gpulab::lab09", {}, false, {}});
+                                              namespace gpulab::lab09 {
+                                              const std::string kUnits = "ms";
+                                              std::size_t f() {
+                                                return kUnits.size();
+                                              }
+                                              float g(const float* p, int n) {
+                                                float s = 0.0f;
+                                                for (int i = 0; i < n; ++i) {
+                                                  s = s * p[i] + 1.0f;
+                                                }
+                                                return s;
+                                              }
+                                              }  // namespace gpulab::lab09
+                                            )cpp",
+                                            "work.cu", false, GPULAB_SIM_FLAGS),
+                                        {"gpulab::lab09", {}, false, {}});
   EXPECT_TRUE(found.empty()) << joined(found);
 }
 

@@ -462,6 +462,123 @@ TEST(CountingInstructions, EachWarpsBarriersAndCollectivesCountOnce) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Arithmetic (the gpulab_count_ops plugin: framework/sim/plugin/count_ops.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// Skips the current test in a build whose kernels are compiled without the plugin.
+#if defined(GPULAB_SIM_COUNT_OPS)
+#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() GPULAB_REQUIRE_COUNTING()
+#else
+#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() \
+  GTEST_SKIP() << "this build's kernels count no arithmetic (no GCC plugin headers)"
+#endif
+
+// A recurrence of `n` steps (n at run time, so the host compiler cannot fold it): one contracted
+// multiply-add each.
+__global__ void multiply_add_chain(const float* in, float* out, int n) {
+  const float a = in[threadIdx.x];
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    sum = sum * a + 1.0f;
+  }
+  out[threadIdx.x] = sum;
+}
+
+TEST(CountingArithmetic, EachMultiplyAddOfEachWarpCountsOnce) {
+  GPULAB_REQUIRE_COUNTED_ARITHMETIC();
+  constexpr unsigned kThreads = 128;  // 4 warps
+  DeviceBuffer<float> in(kThreads);
+  DeviceBuffer<float> out(kThreads);
+  in.fill_bytes(0);
+  for (const int n : {1, 10, 100}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const MemoryCounters c = count_one([&] {
+      multiply_add_chain<<<1, kThreads>>>(in.data(), out.data(), n);
+      GPULAB_CHECK_LAUNCH();
+    });
+    EXPECT_EQ(c.fp32_fma_instructions, 4u * n);
+    EXPECT_EQ(c.fp32_instructions, 0u);
+    EXPECT_EQ(c.fp32_flop, 2u * kThreads * n);
+    // The loop's counter, its increment and its exit test are loop control, not counted; its
+    // branch is, once an iteration (and the entry test once).
+    EXPECT_GE(c.branch_instructions, 4u * n);
+    EXPECT_LE(c.branch_instructions, 4u * (n + 2));
+    EXPECT_LE(c.integer_instructions, 4u * 2);
+    EXPECT_EQ(c.special_instructions + c.conversion_instructions + c.fp64_instructions, 0u);
+    // One phase, one global load of the path's.
+    EXPECT_EQ(c.path_phases, 1u);
+    EXPECT_EQ(c.path_global_phases, 1u);
+    EXPECT_GE(c.path_arithmetic, static_cast<std::uint64_t>(2 * n));  // the multiply-adds, branches
+  }
+}
+
+// A quarter of each warp takes an exponential, the rest a multiply-add; then every lane converts
+// twice and adds.
+__global__ void divergent_arithmetic(const float* in, float* out) {
+  const float x = in[threadIdx.x];
+  const float y = threadIdx.x % 32 < 8 ? expf(x) : x * 3.0f + 2.0f;
+  out[threadIdx.x] = y + static_cast<float>(static_cast<int>(x * 2.0f));
+}
+
+TEST(CountingArithmetic, AWarpIssuesWhatAnyOfItsLanesExecutes) {
+  GPULAB_REQUIRE_COUNTED_ARITHMETIC();
+  constexpr unsigned kThreads = 64;  // 2 warps
+  DeviceBuffer<float> in(kThreads);
+  DeviceBuffer<float> out(kThreads);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    divergent_arithmetic<<<1, kThreads>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  // Both sides of the branch, once per warp: a GPU runs them one after the other.
+  EXPECT_EQ(c.special_instructions, 2u);
+  EXPECT_EQ(c.fp32_fma_instructions, 2u);
+  EXPECT_EQ(c.conversion_instructions, 2u * 2);  // float -> int -> float
+  EXPECT_EQ(c.fp32_instructions, 2u * 2);        // x * 2 and the add
+  // FLOPs are the lanes': 24 multiply-adds (2 each) and 64 x (multiply + add).
+  EXPECT_EQ(c.fp32_flop, 2u * 2 * 24 + 2u * kThreads);
+  // The lane test (threadIdx.x % 32 < 8: a mask and a compare) decides a branch: counted.
+  EXPECT_GE(c.integer_instructions, 2u * 2);
+  EXPECT_GE(c.branch_instructions, 2u);
+}
+
+// Two barriers: three phases. Phase 0 loads from global memory and stores to shared memory, phase
+// 1 reads two neighbours and adds them, phase 2 shuffles five times (warp 0 only) and writes.
+__global__ void three_phases(const float* in, float* out) {
+  __shared__ float tile[64];
+  tile[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  float v = tile[threadIdx.x] + tile[(threadIdx.x + 1) % 64];
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+      v += __shfl_down_sync(0xffffffffu, v, offset);
+    }
+  }
+  out[threadIdx.x] = v;
+}
+
+TEST(CountingArithmetic, TheCriticalPathSumsEachPhasesSlowestWarp) {
+  GPULAB_REQUIRE_COUNTED_ARITHMETIC();
+  constexpr unsigned kBlocks = 3;
+  DeviceBuffer<float> in(64);
+  DeviceBuffer<float> out(64);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    three_phases<<<kBlocks, 64>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.path_phases, 3u * kBlocks);
+  EXPECT_EQ(c.path_global_phases, 1u * kBlocks);           // the load in phase 0
+  EXPECT_EQ(c.path_shared_phases, 2u * kBlocks);           // phases 0 and 1
+  EXPECT_EQ(c.path_shared_requests, (1u + 2u) * kBlocks);  // a store; two loads
+  EXPECT_EQ(c.path_collectives, 5u * kBlocks);             // warp 0's shuffles
+  EXPECT_EQ(c.shuffle_instructions, 5u * kBlocks);
+  EXPECT_GE(c.path_arithmetic, (1u + 5u) * kBlocks);    // at least the adds
+  EXPECT_EQ(c.fp32_instructions, (2u + 5u) * kBlocks);  // per warp: 1 + 1, then 5
+}
+
+// ---------------------------------------------------------------------------------------------
 // L2 and DRAM
 // ---------------------------------------------------------------------------------------------
 

@@ -68,12 +68,26 @@ void for_each_field(Counters& c, Visit visit) {
   visit("shuffle_instructions", c.shuffle_instructions);
   visit("vote_instructions", c.vote_instructions);
   visit("warp_sync_instructions", c.warp_sync_instructions);
+  visit("fp32_fma_instructions", c.fp32_fma_instructions);
+  visit("fp32_instructions", c.fp32_instructions);
+  visit("fp64_instructions", c.fp64_instructions);
+  visit("integer_instructions", c.integer_instructions);
+  visit("special_instructions", c.special_instructions);
+  visit("conversion_instructions", c.conversion_instructions);
+  visit("branch_instructions", c.branch_instructions);
+  visit("fp32_flop", c.fp32_flop);
+  visit("path_phases", c.path_phases);
+  visit("path_global_phases", c.path_global_phases);
+  visit("path_shared_phases", c.path_shared_phases);
+  visit("path_shared_requests", c.path_shared_requests);
+  visit("path_collectives", c.path_collectives);
+  visit("path_arithmetic", c.path_arithmetic);
 }
 
 // Fields a line of schema version 1 may lack (added after the version's first files): read as 0.
 bool optional_field(std::string_view name) {
   return name == "l2_atomic_busiest_sector" || name.starts_with("tensor_") ||
-         name.ends_with("_instructions");
+         name.ends_with("_instructions") || name == "fp32_flop" || name.starts_with("path_");
 }
 
 std::array<std::uint32_t, 3> read_dim(const nlohmann::json& j, const char* name) {
@@ -116,6 +130,20 @@ MemoryCounters& MemoryCounters::operator+=(const MemoryCounters& other) {
   shuffle_instructions += other.shuffle_instructions;
   vote_instructions += other.vote_instructions;
   warp_sync_instructions += other.warp_sync_instructions;
+  fp32_fma_instructions += other.fp32_fma_instructions;
+  fp32_instructions += other.fp32_instructions;
+  fp64_instructions += other.fp64_instructions;
+  integer_instructions += other.integer_instructions;
+  special_instructions += other.special_instructions;
+  conversion_instructions += other.conversion_instructions;
+  branch_instructions += other.branch_instructions;
+  fp32_flop += other.fp32_flop;
+  path_phases += other.path_phases;
+  path_global_phases += other.path_global_phases;
+  path_shared_phases += other.path_shared_phases;
+  path_shared_requests += other.path_shared_requests;
+  path_collectives += other.path_collectives;
+  path_arithmetic += other.path_arithmetic;
   return *this;
 }
 
@@ -306,6 +334,34 @@ void for_each_figure(Counters& c, Visit visit) {
         "warp-level votes (__ballot_sync, __any_sync, __all_sync, __activemask)");
   count("gpulab__inst_executed_warpsync.sum", "instruction", &c.warp_sync_instructions,
         "warp-level __syncwarp");
+  count("gpulab__inst_executed_ffma.sum", "instruction", &c.fp32_fma_instructions,
+        "warp-level FP32 fused multiply-adds (counted source operations)");
+  count("gpulab__inst_executed_fp32.sum", "instruction", &c.fp32_instructions,
+        "warp-level FP32 adds, multiplies, min/max and compares");
+  count("gpulab__inst_executed_fp64.sum", "instruction", &c.fp64_instructions,
+        "warp-level FP64 arithmetic");
+  count("gpulab__inst_executed_int.sum", "instruction", &c.integer_instructions,
+        "warp-level integer and pointer arithmetic, logic and compares");
+  count("gpulab__inst_executed_sfu.sum", "instruction", &c.special_instructions,
+        "warp-level special functions (exp, log, sin, cos, sqrt, reciprocal)");
+  count("gpulab__inst_executed_cvt.sum", "instruction", &c.conversion_instructions,
+        "warp-level conversions (int <-> float, float <-> double)");
+  count("gpulab__inst_executed_branch.sum", "instruction", &c.branch_instructions,
+        "warp-level conditional branches");
+  count("gpulab__flop_fp32.sum", "flop", &c.fp32_flop,
+        "FP32 operations of all threads (an FMA counts 2)");
+  count("gpulab__path_phases.sum", "phase", &c.path_phases,
+        "barrier phases of the blocks (barriers + 1 per block)");
+  count("gpulab__path_global_phases.sum", "phase", &c.path_global_phases,
+        "phases in which a block loaded from global memory");
+  count("gpulab__path_shared_phases.sum", "phase", &c.path_shared_phases,
+        "phases in which a block used shared memory");
+  count("gpulab__path_shared_requests.sum", "request", &c.path_shared_requests,
+        "per phase, the most shared requests of one warp, summed over phases and blocks");
+  count("gpulab__path_collectives.sum", "instruction", &c.path_collectives,
+        "per phase, the most warp collectives of one warp, summed over phases and blocks");
+  count("gpulab__path_arithmetic.sum", "instruction", &c.path_arithmetic,
+        "per phase, the most arithmetic instructions of one warp, summed over phases and blocks");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
@@ -105,6 +106,58 @@ void apply_memory_model(GpuSpec& s) {
       "bandwidth, one direction";
 }
 
+// ---------------------------------------------------------------------------------------------
+// The instruction figures of the time model (traffic_model.hpp), the same for every spec but the
+// FP32 and FP64 lanes.
+// - Issue: 4 warp schedulers per SM, each issuing one instruction per clock for compute
+//   capabilities 7.x to 9.0 (CUDA C++ Programming Guide, "Compute Capabilities", sections on
+//   Volta, Turing, Ampere and Hopper).
+// - Lanes (results per clock per SM): CUDA C++ Programming Guide, "Arithmetic Instructions"
+//   throughput table: FP32 from the spec's own peak (SMs x 2 x lanes x clock), FP64 32 (7.0,
+//   8.0), 64 (9.0), 2 (7.5, 8.6, 8.9); 32-bit integer add, compare and logic 64; reciprocal,
+//   square root, exponential, logarithm, sine, cosine and conversions 16.
+// - Latencies (SM clocks): shared-memory load 29 and L2 hit 262 as measured on A100 and H800 by
+//   Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture" (arXiv:2402.13499,
+//   table IV: 29.0 both; L2 261.5 and 263.0). A shuffle's and a barrier's latency have no
+//   published measurement for these GPUs: assumed equal to a shared-memory load's (29) and 20.
+// ---------------------------------------------------------------------------------------------
+constexpr int kWarpSchedulersPerSm = 4;
+constexpr int kIntegerLanes = 64;
+constexpr int kSpecialLanes = 16;
+constexpr double kSharedLatencyCycles = 29;
+constexpr double kL2LatencyCycles = 262;
+constexpr double kCollectiveLatencyCycles = 29;
+constexpr double kBarrierLatencyCycles = 20;
+
+int fp64_lanes(int major, int minor) {
+  if (major == 9 || major == 10) {
+    return 64;
+  }
+  if ((major == 8 && minor == 0) || (major == 7 && minor == 0) || (major == 6 && minor == 0)) {
+    return 32;
+  }
+  return 2;
+}
+
+void apply_instruction_model(GpuSpec& s) {
+  s.warp_issue_per_clock_per_sm = kWarpSchedulersPerSm;
+  const double sm_clocks = s.sm_count * s.boost_clock_mhz * 1e6;
+  s.fp32_lanes_per_sm =
+      sm_clocks > 0 ? static_cast<int>(std::lround(s.fp32_tflop_s * 1e12 / (2 * sm_clocks))) : 0;
+  s.fp64_lanes_per_sm = fp64_lanes(s.cc_major, s.cc_minor);
+  s.integer_lanes_per_sm = kIntegerLanes;
+  s.special_lanes_per_sm = kSpecialLanes;
+  s.shared_latency_cycles = kSharedLatencyCycles;
+  s.l2_latency_cycles = kL2LatencyCycles;
+  s.collective_latency_cycles = kCollectiveLatencyCycles;
+  s.barrier_latency_cycles = kBarrierLatencyCycles;
+  s.instruction_model_source =
+      "4 schedulers per SM and lanes per clock (FP32 from the peak; FP64, integer 64, special "
+      "functions and conversions 16): CUDA C++ Programming Guide; latencies: shared 29 and L2 262 "
+      "clocks (Luo et al. arXiv:2402.13499, A100 and H800); shuffle 29 and barrier 20 clocks: "
+      "model assumptions";
+}
+
 void apply_limits(GpuSpec& s, const SmLimits& limits) {
   s.max_threads_per_sm = limits.threads_per_sm;
   // Same table: the rows below hold for every compute capability in the database.
@@ -118,6 +171,7 @@ void apply_limits(GpuSpec& s, const SmLimits& limits) {
   s.shared_memory_per_block_optin_bytes = limits.smem_optin;
   s.reserved_shared_memory_per_block_bytes = limits.smem_reserved;
   apply_memory_model(s);
+  apply_instruction_model(s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,6 +689,7 @@ GpuSpec estimate(const DeviceInfo& device) {
   s.reserved_shared_memory_per_block_bytes = device.reserved_shared_memory_per_block_bytes;
   s.origin = SpecOrigin::estimated;
   apply_memory_model(s);
+  apply_instruction_model(s);
 
   const std::string clock = format_number(s.boost_clock_mhz) + " MHz";
   s.source =

@@ -18,6 +18,16 @@ std::string_view to_string(ModelBound bound) noexcept {
       return "L1/shared";
     case ModelBound::fp32:
       return "FP32";
+    case ModelBound::fp64:
+      return "FP64";
+    case ModelBound::integer:
+      return "integer";
+    case ModelBound::special:
+      return "special functions (SFU)";
+    case ModelBound::issue:
+      return "instruction issue";
+    case ModelBound::latency:
+      return "latency (critical path)";
     case ModelBound::tensor:
       return "tensor cores";
     case ModelBound::atomics:
@@ -111,7 +121,47 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
           128.0 / spec.shared_memory_bytes_per_clock_per_sm;
   m.l1_shared_s = l1_shared_cycles / active_sms / clock_hz;
 
-  m.fp32_s = shape.flop / (spec.fp32_tflop_s * 1e12);
+  // The pipes and issue, from the counted warp instructions, over the SMs the grid occupies.
+  const double sm_clocks_s = active_sms * clock_hz;
+  const auto on_lanes = [&](std::uint64_t warp_instructions, int lanes) {
+    return lanes > 0 ? as_double(warp_instructions) * spec.warp_size / lanes / sm_clocks_s : 0.0;
+  };
+  m.fp32_s =
+      std::max(shape.flop / (spec.fp32_tflop_s * 1e12),
+               on_lanes(c.fp32_fma_instructions + c.fp32_instructions, spec.fp32_lanes_per_sm));
+  m.fp64_s = on_lanes(c.fp64_instructions, spec.fp64_lanes_per_sm);
+  m.integer_s = on_lanes(c.integer_instructions, spec.integer_lanes_per_sm);
+  m.special_s =
+      on_lanes(c.special_instructions + c.conversion_instructions, spec.special_lanes_per_sm);
+  const std::uint64_t issued =
+      c.fp32_fma_instructions + c.fp32_instructions + c.fp64_instructions + c.integer_instructions +
+      c.special_instructions + c.conversion_instructions + c.branch_instructions + requests +
+      c.shared_load.requests + c.shared_store.requests + c.shared_atomic.requests +
+      c.barrier_instructions + c.shuffle_instructions + c.vote_instructions +
+      c.warp_sync_instructions + c.tensor_mma;
+  m.issue_s = spec.warp_issue_per_clock_per_sm > 0
+                  ? as_double(issued) / spec.warp_issue_per_clock_per_sm / sm_clocks_s
+                  : 0.0;
+
+  // The latency term: a block's mean critical path, once per wave.
+  const double dram_cycles = spec.dram_latency_ns * 1e-9 * clock_hz;
+  const double missed =
+      c.l2_sector_reads > 0
+          ? std::clamp(as_double(c.dram_bytes_read) / 32.0 / as_double(c.l2_sector_reads), 0.0, 1.0)
+          : 1.0;
+  const double global_cycles =
+      spec.l2_latency_cycles + missed * std::max(0.0, dram_cycles - spec.l2_latency_cycles);
+  const double barriers = c.path_phases > blocks ? as_double(c.path_phases - blocks) : 0.0;
+  // Loads of one phase are mostly independent of each other (a tile staged, a loop over it): one
+  // latency of each kind per phase. Shuffles are a chain (a warp reduction's steps). A warp issues
+  // at most one instruction a clock: a clock per shared request and arithmetic instruction of the
+  // slowest warp (dependent arithmetic waits longer on a GPU; the counts cannot tell which is).
+  const double path_cycles = as_double(c.path_global_phases) * global_cycles +
+                             as_double(c.path_shared_phases) * spec.shared_latency_cycles +
+                             as_double(c.path_collectives) * spec.collective_latency_cycles +
+                             as_double(c.path_shared_requests + c.path_arithmetic) +
+                             barriers * spec.barrier_latency_cycles;
+  m.latency_s = std::max(m.waves, 1.0) * path_cycles / as_double(blocks) / clock_hz;
   // A spec without BF16 tensor cores (Volta, Turing) runs BF16 as a GPU of that generation
   // cannot: at its FP16 rate, so that such a kernel still has a time on every spec.
   const double bf16_peak =
@@ -137,6 +187,11 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
            m.dram_s >= m.l1_shared_s ? dram_bound : ModelBound::l1_shared);
   consider(m.l2_s, ModelBound::l2_bandwidth);
   consider(m.fp32_s, ModelBound::fp32);
+  consider(m.fp64_s, ModelBound::fp64);
+  consider(m.integer_s, ModelBound::integer);
+  consider(m.special_s, ModelBound::special);
+  consider(m.issue_s, ModelBound::issue);
+  consider(m.latency_s, ModelBound::latency);
   consider(m.tensor_s, ModelBound::tensor);
   consider(m.atomic_s, ModelBound::atomics);
   const double body = m.tail_factor * largest;

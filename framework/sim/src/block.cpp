@@ -493,7 +493,7 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
     }
   }
   if (w.counter != nullptr) {
-    counting_warp_collective(op);
+    counting_warp_collective(op, warp);
   }
   return true;
 }
@@ -645,7 +645,7 @@ bool release_active_masks(Worker& w) {
       }
     }
     if (mask != 0 && w.counter != nullptr) {
-      counting_warp_collective(WarpOp::active);
+      counting_warp_collective(WarpOp::active, base / kWarp);
     }
     for (unsigned lane = 0; lane < kWarp; ++lane) {
       if ((mask & (1u << lane)) != 0) {

@@ -146,6 +146,19 @@ struct WarpLog {
   }
 };
 
+// The arithmetic one CUDA thread executed in the current phase, by class, as the gpulab_count_ops
+// plugin counts it (framework/sim/plugin/count_ops.cpp: the fields of its two arguments).
+enum OpClass : unsigned { fp32_fma, fp32_other, fp64, integer, special, conversion, branch };
+using OpCounts = std::array<std::uint64_t, 7>;
+
+// What one warp's critical path holds in the current phase.
+struct WarpPath {
+  bool global = false;            // it loaded from global memory (or made a global atomic)
+  std::uint64_t shared = 0;       // shared-memory requests
+  std::uint64_t collectives = 0;  // shuffles, votes, __syncwarp
+  std::uint64_t arithmetic = 0;   // counted arithmetic instructions
+};
+
 // One warp-level request: the lanes that reached one instruction for the k-th time.
 struct Group {
   std::uint64_t key = 0;
@@ -364,6 +377,9 @@ struct BlockCounter {
   const Instruction* reference = nullptr;
   std::size_t reference_size = 0;
   MemoryCounters counts;
+  std::vector<OpCounts> thread_ops;    // per CUDA thread of the block, this phase
+  OpCounts* current_ops = nullptr;     // the running thread's
+  std::vector<WarpPath> warp_path;     // per warp, this phase
   std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
   Range dynamic_shared;
   Range tls;
@@ -412,6 +428,17 @@ struct BlockCounter {
   void find_place();
   void lane_done(unsigned linear, bool exited);
   void cost_warp(unsigned warp);
+  void cost_requests(unsigned warp, const WarpLog* log);
+  void cost_ops(unsigned warp);
+  void count_ops(std::uint64_t low, std::uint64_t high) {
+    OpCounts& o = *current_ops;
+    for (unsigned f = 0; f < 4; ++f) {
+      o[f] += (low >> (16 * f)) & 0xffffu;
+    }
+    for (unsigned f = 4; f < o.size(); ++f) {
+      o[f] += (high >> (16 * (f - 4))) & 0xffffu;
+    }
+  }
   void cost_divergent(unsigned warp, std::size_t from);
   void cost(const Group& g, WarpSectors& out);
   void cost_global(const Group& g, WarpSectors& out);
@@ -478,6 +505,7 @@ void BlockCounter::enter(unsigned linear) {
   }
   current_warp = warp_logs[warp];
   current_lane = linear % kWarp;
+  current_ops = &thread_ops[linear];
   find_place();
 }
 
@@ -595,6 +623,35 @@ void BlockCounter::lane_done(unsigned linear, bool exited) {
   const std::uint32_t all = in_warp == kWarp ? ~0u : (1u << in_warp) - 1;
   if (lanes_done[warp] == all) {
     cost_warp(warp);
+    cost_ops(warp);
+  }
+}
+
+// Adds `warp`'s arithmetic of this phase to the block's counts: per class, its slowest lane's (a
+// warp issues an instruction when any of its lanes executes it), and every lane's FP32 FLOPs.
+void BlockCounter::cost_ops(unsigned warp) {
+  const unsigned first = warp * kWarp;
+  const unsigned lanes = std::min(kWarp, thread_count - first);
+  OpCounts most{};
+  std::uint64_t flop = 0;
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    OpCounts& t = thread_ops[first + lane];
+    for (std::size_t f = 0; f < t.size(); ++f) {
+      most[f] = std::max(most[f], t[f]);
+    }
+    flop += 2 * t[fp32_fma] + t[fp32_other];
+    t = {};
+  }
+  counts.fp32_fma_instructions += most[fp32_fma];
+  counts.fp32_instructions += most[fp32_other];
+  counts.fp64_instructions += most[fp64];
+  counts.integer_instructions += most[integer];
+  counts.special_instructions += most[special];
+  counts.conversion_instructions += most[conversion];
+  counts.branch_instructions += most[branch];
+  counts.fp32_flop += flop;
+  for (const std::uint64_t v : most) {
+    warp_path[warp].arithmetic += v;
   }
 }
 
@@ -604,6 +661,24 @@ void BlockCounter::cost_warp(unsigned warp) {
   if (log == nullptr) {
     return;
   }
+  // What this warp's requests add to its critical path (WarpPath).
+  const auto shared_requests = [&] {
+    return counts.shared_load.requests + counts.shared_store.requests +
+           counts.shared_atomic.requests;
+  };
+  const auto global_waits = [&] {
+    return counts.global_load.requests + counts.global_atomic.requests;
+  };
+  const std::uint64_t shared_before = shared_requests();
+  const std::uint64_t global_before = global_waits();
+  cost_requests(warp, log);
+  warp_path[warp].shared += shared_requests() - shared_before;
+  warp_path[warp].global |= global_waits() != global_before;
+  release_log(warp);
+}
+
+// Costs the requests of `warp`'s log (not null).
+void BlockCounter::cost_requests(unsigned warp, const WarpLog* log) {
   const unsigned lanes = std::min(kWarp, thread_count - warp * kWarp);
   const std::uint32_t all_lanes = lanes == kWarp ? ~0u : (1u << lanes) - 1;
   // Up to the first position where a lane's instruction differed from the reference, the lanes
@@ -672,7 +747,6 @@ void BlockCounter::cost_warp(unsigned warp) {
   if (log->diverged) {
     cost_divergent(warp, same_until);
   }
-  release_log(warp);
 }
 
 // The requests of `warp` whose accesses are at or after `from` in its lanes' logs, where the lanes
@@ -887,8 +961,24 @@ void BlockCounter::end_phase() {
   const auto warps = static_cast<unsigned>(warp_logs.size());
   for (unsigned warp = 0; warp < warps; ++warp) {
     cost_warp(warp);
+    cost_ops(warp);
     lanes_done[warp] = lanes_exited[warp];
   }
+  // The phase's share of the block's critical path: its slowest warp's, per kind.
+  WarpPath most;
+  for (WarpPath& p : warp_path) {
+    most.global |= p.global;
+    most.shared = std::max(most.shared, p.shared);
+    most.collectives = std::max(most.collectives, p.collectives);
+    most.arithmetic = std::max(most.arithmetic, p.arithmetic);
+    p = {};
+  }
+  counts.path_phases += 1;
+  counts.path_global_phases += most.global ? 1 : 0;
+  counts.path_shared_phases += most.shared > 0 ? 1 : 0;
+  counts.path_shared_requests += most.shared;
+  counts.path_collectives += most.collectives;
+  counts.path_arithmetic += most.arithmetic;
   unsigned with_sectors = 0;
   for (const WarpSectors& w : warp_sectors) {
     with_sectors += w.ends.empty() ? 0 : 1;
@@ -1054,6 +1144,9 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.lanes_exited.assign(warps, 0);
   c.warp_sectors.resize(warps);
   c.counts = MemoryCounters{};
+  c.thread_ops.assign(thread_count, OpCounts{});
+  c.current_ops = nullptr;
+  c.warp_path.assign(warps, WarpPath{});
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
   c.instruction_globals.fill({});
@@ -1072,8 +1165,10 @@ void counting_barrier(unsigned warps) noexcept {
   this_block_counter().counts.barrier_instructions += warps;
 }
 
-void counting_warp_collective(WarpOp op) noexcept {
-  MemoryCounters& c = this_block_counter().counts;
+void counting_warp_collective(WarpOp op, unsigned warp) noexcept {
+  BlockCounter& block = this_block_counter();
+  block.warp_path[warp].collectives += 1;
+  MemoryCounters& c = block.counts;
   switch (op) {
     case WarpOp::sync:
       c.warp_sync_instructions += 1;
@@ -1336,6 +1431,16 @@ extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes)
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
   } else {
     gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
+  }
+}
+
+// The arithmetic of one basic block of an instrumented translation unit, packed in 16-bit fields
+// (the gpulab_count_ops plugin, framework/sim/plugin/count_ops.cpp): counted for the running CUDA
+// thread; host code's calls are ignored.
+extern "C" void gpulab_sim_count_ops(std::uint64_t low, std::uint64_t high) {
+  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
+      __builtin_expect(c != nullptr, 0)) {
+    c->count_ops(low, high);
   }
 }
 

@@ -56,8 +56,8 @@ void counting_end_block(bool failed);
 void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept;
 /// `warps` warps of the block passed a __syncthreads.
 void counting_barrier(unsigned warps) noexcept;
-/// A warp of the block completed the warp collective `op`.
-void counting_warp_collective(WarpOp op) noexcept;
+/// Warp `warp` of the block completed the warp collective `op`.
+void counting_warp_collective(WarpOp op, unsigned warp) noexcept;
 
 /// A CUDA thread (counted or not) runs on this OS thread from device_code_enter() to
 /// device_code_leave(): its accesses to device memory are a kernel's. Anywhere else, an

@@ -73,6 +73,27 @@ struct MemoryCounters {
   std::uint64_t shuffle_instructions = 0;
   std::uint64_t vote_instructions = 0;
   std::uint64_t warp_sync_instructions = 0;
+  /// The kernel's own arithmetic, counted where sim kernels are compiled with the gpulab_count_ops
+  /// plugin (GCC; docs/sim.md, "Counted instructions"): the source's operations after the host
+  /// compiler's optimizations, warp-level (an instruction per operation that any lane of the
+  /// warp executed, the slowest lane's count per barrier phase), by class.
+  std::uint64_t fp32_fma_instructions = 0;    ///< FP32 fused multiply-adds (a*b+c contracted)
+  std::uint64_t fp32_instructions = 0;        ///< other FP32: add, multiply, min, max, compare
+  std::uint64_t fp64_instructions = 0;        ///< FP64 arithmetic
+  std::uint64_t integer_instructions = 0;     ///< integer and pointer arithmetic, logic, compare
+  std::uint64_t special_instructions = 0;     ///< exp, log, sin, cos, sqrt, reciprocal (SFU)
+  std::uint64_t conversion_instructions = 0;  ///< int <-> float, float <-> double
+  std::uint64_t branch_instructions = 0;      ///< conditional branches
+  std::uint64_t fp32_flop = 0;  ///< FP32 operations of all threads, an FMA counted twice
+  /// The blocks' critical paths, summed over the blocks (the time model's latency term): per
+  /// barrier phase, whether the block loaded from global memory or used shared memory, and the
+  /// most shared-memory requests, warp collectives and counted arithmetic of one of its warps.
+  std::uint64_t path_phases = 0;           ///< barrier phases: the block's barriers + 1
+  std::uint64_t path_global_phases = 0;    ///< phases with a global load or atomic
+  std::uint64_t path_shared_phases = 0;    ///< phases with a shared-memory request
+  std::uint64_t path_shared_requests = 0;  ///< per phase, one warp's most shared requests
+  std::uint64_t path_collectives = 0;      ///< per phase, one warp's most warp collectives
+  std::uint64_t path_arithmetic = 0;       ///< per phase, one warp's most arithmetic
   std::uint64_t local_accesses = 0;  ///< lane accesses to the thread's own stack (not modeled)
   std::uint64_t other_accesses = 0;  ///< lane accesses outside device and shared memory
 

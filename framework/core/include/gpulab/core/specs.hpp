@@ -57,8 +57,20 @@ struct GpuSpec {
   double launch_overhead_us = 0;                 ///< launch-to-launch time of an empty kernel
   double host_link_gb_s = 0;                     ///< host <-> device (PCIe), one direction
   std::string memory_model_source;               ///< sources of the five figures above
-  SpecOrigin origin = SpecOrigin::datasheet;     ///< datasheet or estimated
-  std::string source;                            ///< where the numbers come from
+  // Instruction figures of the time model (traffic_model.hpp); where each comes from is in
+  // instruction_model_source.
+  int warp_issue_per_clock_per_sm = 0;   ///< warp instructions issued per clock (schedulers)
+  int fp32_lanes_per_sm = 0;             ///< FP32 add, multiply, FMA results per clock
+  int fp64_lanes_per_sm = 0;             ///< FP64 add, multiply, FMA results per clock
+  int integer_lanes_per_sm = 0;          ///< 32-bit integer add, compare, logic results per clock
+  int special_lanes_per_sm = 0;          ///< special functions and conversions per clock
+  double shared_latency_cycles = 0;      ///< a shared-memory load
+  double l2_latency_cycles = 0;          ///< a global load served by L2
+  double collective_latency_cycles = 0;  ///< a warp shuffle or vote
+  double barrier_latency_cycles = 0;     ///< __syncthreads, from the last warp's arrival
+  std::string instruction_model_source;  ///< sources of the nine figures above
+  SpecOrigin origin = SpecOrigin::datasheet;  ///< datasheet or estimated
+  std::string source;                         ///< where the numbers come from
 
   /// Compute capability as "9.0".
   [[nodiscard]] std::string compute_capability() const;

@@ -4,7 +4,7 @@
 // registers change the occupancy and so the latency hiding. Every result is "modeled (SPEC)", never
 // measured; docs/sim.md, "The time model", gives the equations and their limits.
 //
-//   t = launch overhead + tail x max(DRAM + L1/shared, L2, FP32, tensor, atomics)
+//   t = launch overhead + tail x max(DRAM + L1/shared, L2, pipes, issue, tensor, atomics, latency)
 //
 //   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
 //             bytes in flight = resident warps x bytes per global load request (Little's law: one
@@ -14,11 +14,20 @@
 //             most 128 bytes per clock, plus kPartialSectorWriteCycles per sector a store writes
 //             only part of) plus shared-memory wavefronts (one per clock), spread over the SMs
 //             the grid occupies
-//   FP32      declared FLOPs / FP32 peak (0 when the launch declares none)
+//   pipes     per pipe, its counted warp instructions x 32 / (its lanes per SM x SMs x clock):
+//             FP32 (FMA and other FP32; at least the declared FLOPs at the FP32 peak), FP64,
+//             integer, special functions and conversions (counted by the gpulab_count_ops plugin)
+//   issue     every counted warp instruction (arithmetic, branches, memory requests, barriers,
+//             warp collectives, mma_sync) / (schedulers per SM x SMs x clock)
 //   tensor    counted mma_sync FLOPs / the dense tensor peak of their input type (FP16, BF16)
 //   atomics   atomic requests on the busiest 32-byte sector x kAtomicSectorCycles / clock: atomics
 //             on one sector are applied in L2 one request after the other, however many SMs send
 //             them
+//   latency   max(waves, 1) x a block's mean critical path / clock: per barrier phase, a global
+//             load's latency if the block loads (L2's, DRAM's for the share of reads L2 missed),
+//             a shared load's if it uses shared memory, the latency of each warp collective of
+//             its slowest warp (a warp reduction's chain), an issue clock per shared request and
+//             arithmetic instruction of that warp, and the barrier
 //   tail      ceil(waves) / waves for waves = blocks / (resident blocks per SM x SMs) >= 1
 #pragma once
 
@@ -67,23 +76,34 @@ enum class ModelBound {
   l2_bandwidth,
   l1_shared,
   fp32,
+  fp64,
+  integer,
+  special,
+  issue,
+  latency,
   tensor,
   atomics,
   clock_wait,
   launch
 };
 
-/// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32",
+/// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32", "FP64",
+/// "integer", "special functions (SFU)", "instruction issue", "latency (critical path)",
 /// "tensor cores", "atomics on one sector (L2)", "clock64() wait", "launch".
 [[nodiscard]] std::string_view to_string(ModelBound bound) noexcept;
 
 /// The modeled time of one launch and its terms (seconds).
 struct ModeledTime {
-  double time_s = 0;       ///< launch + tail x max(DRAM + L1/shared, L2, FP32, tensor, atomics)
+  double time_s = 0;       ///< launch + tail x the largest term (the header's equation)
   double dram_s = 0;       ///< DRAM bytes at the achievable DRAM bandwidth
   double l2_s = 0;         ///< L2 sectors at the L2 bandwidth
   double l1_shared_s = 0;  ///< L1 request cycles and shared wavefronts per SM
-  double fp32_s = 0;       ///< declared FLOPs at the FP32 peak
+  double fp32_s = 0;       ///< counted FP32 instructions on the FP32 lanes (or declared FLOPs)
+  double fp64_s = 0;       ///< counted FP64 instructions on the FP64 lanes
+  double integer_s = 0;    ///< counted integer instructions on the integer lanes
+  double special_s = 0;    ///< counted special functions and conversions on their lanes
+  double issue_s = 0;      ///< every counted warp instruction at the schedulers' issue rate
+  double latency_s = 0;    ///< waves x a block's mean critical path
   double tensor_s = 0;     ///< counted tensor-core FLOPs at the dense peaks
   double atomic_s = 0;     ///< the busiest sector's atomics, one after the other
   double launch_s = 0;     ///< launch overhead

@@ -1,0 +1,519 @@
+// gpulab_count_ops: a GCC plugin that makes sim kernels count the arithmetic they execute.
+//
+// The sim compiles CUDA kernels with the host compiler, so a GPU's instructions do not exist on
+// sim; the source's operations do. After GCC's optimizations (inlining, unrolling, constant
+// folding: the operations that are left are those the code really executes), this pass classifies
+// the operations of every basic block and inserts, at the block's start, one call
+//
+//     gpulab_sim_count_ops(uint64_t low, uint64_t high)
+//
+// with the block's counts packed in 16-bit fields (OpField below; a field saturates at 65535).
+// The sim runtime (framework/sim/src/counting.cpp) adds them to the running CUDA thread's counts
+// and ignores calls made outside a counted kernel. docs/sim.md, "Counted instructions", says what
+// each class holds and where it differs from a GPU's SASS.
+//
+// Classes: FP32 fused multiply-adds; other FP32 arithmetic and comparisons (add, subtract,
+// multiply, minimum, maximum); FP64 arithmetic; integer and pointer arithmetic, logic, shifts and
+// comparisons; special functions (exp, log, sin, cos, sqrt, reciprocal: the math library calls and
+// the FP32 divisions); conversions between integer and floating-point or between floating-point
+// widths; conditional branches. Vector operations count one per element. Loads and stores are
+// not counted here (the sim's memory counting sees them), nor are moves, copies and address
+// computations folded into a memory access.
+//
+// Operations whose source location is in a file under the `skip` argument (the sim's own headers:
+// the software half-precision arithmetic, the built-in variables) are not counted: on a GPU they
+// are single instructions or none. Math library calls are counted wherever they are.
+//
+// Usage: -fplugin=PATH/gpulab_count_ops.so -fplugin-arg-gpulab_count_ops-skip=DIR
+// GCC's headers depend on their order: gcc-plugin.h first, the rest as GCC's own passes include
+// them.
+// clang-format off
+#include <gcc-plugin.h>
+#include <plugin-version.h>
+#include <tree.h>
+#include <tree-pass.h>
+#include <context.h>
+#include <function.h>
+#include <basic-block.h>
+#include <tree-ssa-alias.h>
+#include <internal-fn.h>
+#include <gimple-expr.h>
+#include <is-a.h>
+#include <gimple.h>
+#include <gimple-iterator.h>
+#include <ssa.h>
+#include <tree-into-ssa.h>
+#include <cfganal.h>
+#include <builtins.h>
+#include <diagnostic-core.h>
+// clang-format on
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+int plugin_is_GPL_compatible;
+
+namespace {
+
+// The fields of the two arguments, 16 bits each: low = fields 0-3, high = fields 4-7.
+enum OpField : unsigned {
+  kFp32Fma,
+  kFp32Other,
+  kFp64,
+  kInteger,
+  kSpecial,
+  kConversion,
+  kBranch,
+  kFieldCount
+};
+
+using Counts = std::array<unsigned, kFieldCount>;
+
+std::string skip_prefix;  // source files under it are not counted
+
+bool skipped(const gimple* stmt) {
+  if (skip_prefix.empty()) {
+    return false;
+  }
+  const location_t loc = gimple_location(stmt);
+  if (loc == UNKNOWN_LOCATION) {
+    return false;
+  }
+  const char* file = LOCATION_FILE(loc);
+  return file != nullptr && std::strncmp(file, skip_prefix.c_str(), skip_prefix.size()) == 0;
+}
+
+// Elements of a value of `type` (a vector's lanes, else 1) and the scalar type.
+unsigned elements(tree& type) {
+  if (TREE_CODE(type) == VECTOR_TYPE) {
+    const poly_uint64 lanes = TYPE_VECTOR_SUBPARTS(type);
+    type = TREE_TYPE(type);
+    return lanes.is_constant() ? static_cast<unsigned>(lanes.to_constant()) : 1u;
+  }
+  return 1;
+}
+
+bool is_float(const_tree type, unsigned bits) {
+  return SCALAR_FLOAT_TYPE_P(type) && TYPE_PRECISION(type) == bits;
+}
+
+bool is_integer(const_tree type) {
+  return INTEGRAL_TYPE_P(type) || POINTER_TYPE_P(type);
+}
+
+// The name of the function `call` calls ("expf" for __builtin_expf too), or null.
+const char* callee_name(const gcall* call) {
+  const tree fndecl = gimple_call_fndecl(call);
+  if (fndecl == NULL_TREE || DECL_NAME(fndecl) == NULL_TREE) {
+    return nullptr;
+  }
+  const char* name = IDENTIFIER_POINTER(DECL_NAME(fndecl));
+  return std::strncmp(name, "__builtin_", 10) == 0 ? name + 10 : name;
+}
+
+// An arithmetic operation `code` on values of `type` (for comparisons: the operands' type).
+void count_arithmetic(tree_code code, tree type, Counts& c) {
+  const unsigned n = elements(type);
+  const bool fp32 = is_float(type, 32);
+  const bool fp64 = is_float(type, 64);
+  switch (code) {
+    case PLUS_EXPR:
+    case MINUS_EXPR:
+    case MULT_EXPR:
+    case MIN_EXPR:
+    case MAX_EXPR:
+    case LT_EXPR:
+    case LE_EXPR:
+    case GT_EXPR:
+    case GE_EXPR:
+    case EQ_EXPR:
+    case NE_EXPR:
+    case UNORDERED_EXPR:
+    case ORDERED_EXPR:
+    case UNLT_EXPR:
+    case UNLE_EXPR:
+    case UNGT_EXPR:
+    case UNGE_EXPR:
+    case UNEQ_EXPR:
+    case LTGT_EXPR:
+    case COND_EXPR:
+      if (fp32) {
+        c[kFp32Other] += n;
+      } else if (fp64) {
+        c[kFp64] += n;
+      } else if (is_integer(type)) {
+        c[kInteger] += n;
+      }
+      return;
+    case RDIV_EXPR:
+      // IEEE division: a reciprocal (special function unit) refined with FP32 fused multiply-adds.
+      if (fp32) {
+        c[kSpecial] += n;
+        c[kFp32Fma] += 2 * n;
+      } else if (fp64) {
+        c[kFp64] += 4 * n;
+      }
+      return;
+    case POINTER_PLUS_EXPR:
+    case POINTER_DIFF_EXPR:
+    case TRUNC_DIV_EXPR:
+    case CEIL_DIV_EXPR:
+    case FLOOR_DIV_EXPR:
+    case ROUND_DIV_EXPR:
+    case EXACT_DIV_EXPR:
+    case TRUNC_MOD_EXPR:
+    case CEIL_MOD_EXPR:
+    case FLOOR_MOD_EXPR:
+    case ROUND_MOD_EXPR:
+    case LSHIFT_EXPR:
+    case RSHIFT_EXPR:
+    case LROTATE_EXPR:
+    case RROTATE_EXPR:
+    case BIT_AND_EXPR:
+    case BIT_IOR_EXPR:
+    case BIT_XOR_EXPR:
+    case BIT_NOT_EXPR:
+    case MULT_HIGHPART_EXPR:
+    case WIDEN_MULT_EXPR:
+      if (is_integer(type)) {
+        c[kInteger] += n;
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+// A conversion from `from` to `to`: int <-> float, or between floating-point widths.
+void count_conversion(tree from, tree to, Counts& c) {
+  const unsigned n = elements(to);
+  elements(from);
+  if (SCALAR_FLOAT_TYPE_P(from) != SCALAR_FLOAT_TYPE_P(to) ||
+      (SCALAR_FLOAT_TYPE_P(from) && TYPE_PRECISION(from) != TYPE_PRECISION(to))) {
+    c[kConversion] += n;
+  }
+}
+
+bool is_special_name(const char* name) {
+  static const char* const kNames[] = {
+      "expf", "exp2f",   "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "sinf", "cosf",
+      "tanf", "sincosf", "sqrtf",  "cbrtf",  "powf", "tanhf", "erff",   "exp",    "exp2", "log",
+      "log2", "log10",   "sin",    "cos",    "tan",  "sqrt",  "pow",    "tanh",   "erf"};
+  for (const char* n : kNames) {
+    if (std::strcmp(name, n) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void count_call(const gcall* call, bool arithmetic, Counts& c) {
+  if (gimple_call_internal_p(call)) {
+    const internal_fn fn = gimple_call_internal_fn(call);
+    tree type = gimple_call_lhs(call) != NULL_TREE ? TREE_TYPE(gimple_call_lhs(call)) : NULL_TREE;
+    if (type == NULL_TREE) {
+      return;
+    }
+    const unsigned n = elements(type);
+    if (fn == IFN_FMA || fn == IFN_FMS || fn == IFN_FNMA || fn == IFN_FNMS) {
+      if (arithmetic && is_float(type, 32)) {
+        c[kFp32Fma] += n;
+      } else if (arithmetic && is_float(type, 64)) {
+        c[kFp64] += n;
+      }
+    } else if (fn == IFN_SQRT || fn == IFN_RSQRT || fn == IFN_EXP || fn == IFN_EXP2 ||
+               fn == IFN_LOG || fn == IFN_LOG2 || fn == IFN_SIN || fn == IFN_COS) {
+      c[kSpecial] += n;
+    } else if (arithmetic && (fn == IFN_FMIN || fn == IFN_FMAX) && is_float(type, 32)) {
+      c[kFp32Other] += n;
+    }
+    return;
+  }
+  const char* name = callee_name(call);
+  if (name == nullptr) {
+    return;
+  }
+  if (is_special_name(name)) {
+    c[kSpecial] += 1;
+  } else if (arithmetic && (std::strcmp(name, "fmaf") == 0 || std::strcmp(name, "fma") == 0)) {
+    c[std::strcmp(name, "fmaf") == 0 ? kFp32Fma : kFp64] += 1;
+  } else if (arithmetic && (std::strcmp(name, "fminf") == 0 || std::strcmp(name, "fmaxf") == 0 ||
+                            std::strcmp(name, "fabsf") == 0)) {
+    c[kFp32Other] += 1;
+  }
+}
+
+// Integer values computed only to address memory or to control a loop: an index scaled and added
+// to a pointer, an induction variable and its exit test. nvcc folds most of them into its
+// instructions' address offsets and unrolls loops of constant trip count; the host compiler keeps
+// them as separate operations. They are not counted (their branches are).
+hash_set<tree>* overhead = nullptr;
+
+bool is_callback_named(const gimple* stmt, const char* prefix) {
+  const gcall* call = dyn_cast<const gcall*>(stmt);
+  const char* name = call != nullptr ? callee_name(call) : nullptr;
+  return name != nullptr && std::strncmp(name, prefix, std::strlen(prefix)) == 0;
+}
+
+// Whether `stmt`'s block ends a loop's iteration: it has an edge back to the loop's start (the
+// edges marked by mark_dfs_back_edges). Its branch is then the loop's exit test.
+bool ends_iteration(const gimple* stmt) {
+  edge e;
+  edge_iterator ei;
+  FOR_EACH_EDGE(e, ei, gimple_bb(stmt)->succs) {
+    if ((e->flags & EDGE_DFS_BACK) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether `use`, a statement using the SSA name `name`, uses it only as an address or for loop
+// control: a memory access's address, a loop's exit test, a PHI, the memory counting's
+// callbacks, or another such value.
+bool overhead_use(gimple* use, tree name) {
+  if (is_gimple_debug(use) || is_a<gphi*>(use) || is_callback_named(use, "__asan_")) {
+    return true;
+  }
+  if (is_a<gcond*>(use)) {
+    return ends_iteration(use);
+  }
+  const gassign* assign = dyn_cast<gassign*>(use);
+  if (assign == nullptr) {
+    return false;
+  }
+  if (gimple_vuse(assign) != NULL_TREE) {  // a load or a store: unless it stores the value
+    return !(gimple_store_p(assign) && gimple_assign_rhs1(assign) == name);
+  }
+  const tree lhs = gimple_assign_lhs(assign);
+  return TREE_CODE(lhs) == SSA_NAME && overhead->contains(lhs);
+}
+
+// Fills `overhead` for `fun`: every integer or pointer value is a candidate; a value with a use
+// that is not overhead_use is not (repeated until nothing changes).
+void find_overhead(function* fun) {
+  auto_vec<tree> candidates;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, fun) {
+    for (gphi_iterator gsi = gsi_start_phis(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+      const tree lhs = gimple_phi_result(gsi.phi());
+      if (is_integer(TREE_TYPE(lhs)) && !virtual_operand_p(lhs)) {
+        candidates.safe_push(lhs);
+      }
+    }
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+      const gassign* assign = dyn_cast<gassign*>(gsi_stmt(gsi));
+      if (assign != nullptr && gimple_vuse(assign) == NULL_TREE &&
+          TREE_CODE(gimple_assign_lhs(assign)) == SSA_NAME &&
+          is_integer(TREE_TYPE(gimple_assign_lhs(assign)))) {
+        candidates.safe_push(gimple_assign_lhs(assign));
+      }
+    }
+  }
+  for (const tree name : candidates) {
+    overhead->add(name);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const tree name : candidates) {
+      if (!overhead->contains(name)) {
+        continue;
+      }
+      imm_use_iterator it;
+      use_operand_p use;
+      FOR_EACH_IMM_USE_FAST(use, it, name) {
+        if (!overhead_use(USE_STMT(use), name)) {
+          overhead->remove(name);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+}
+
+// Whether `operand` is an overhead value (a loop's induction variable, say).
+bool is_overhead_operand(tree operand) {
+  return TREE_CODE(operand) == SSA_NAME && overhead->contains(operand);
+}
+
+// nvcc contracts a floating-point multiply whose product feeds an add or subtract into one fused
+// multiply-add (-fmad=true, its default); the host compiler without FMA instructions keeps two.
+// The additions such a multiply feeds: counted with the multiply, as one FMA.
+hash_set<gimple*>* contracted = nullptr;
+
+// Whether `assign` is a multiply of floating-point values whose only use is an add or subtract;
+// that add is then recorded in `contracted`.
+bool contracts(const gassign* assign) {
+  if (gimple_assign_rhs_code(assign) != MULT_EXPR) {
+    return false;
+  }
+  const tree lhs = gimple_assign_lhs(assign);
+  tree type = TREE_TYPE(lhs);
+  elements(type);
+  if (!SCALAR_FLOAT_TYPE_P(type) || TREE_CODE(lhs) != SSA_NAME) {
+    return false;
+  }
+  use_operand_p use;
+  gimple* user = nullptr;
+  if (!single_imm_use(lhs, &use, &user)) {
+    return false;
+  }
+  const gassign* add = dyn_cast<gassign*>(user);
+  if (add == nullptr ||
+      (gimple_assign_rhs_code(add) != PLUS_EXPR && gimple_assign_rhs_code(add) != MINUS_EXPR)) {
+    return false;
+  }
+  contracted->add(user);
+  return true;
+}
+
+void count_statement(gimple* stmt, Counts& c) {
+  const bool arithmetic = !skipped(stmt);
+  if (const gcall* call = dyn_cast<gcall*>(stmt)) {
+    count_call(call, arithmetic, c);
+    return;
+  }
+  if (!arithmetic) {
+    return;
+  }
+  if (const gcond* cond = dyn_cast<gcond*>(stmt)) {
+    // A loop's exit test on its induction variable is the branch alone.
+    if (!ends_iteration(cond) || !(is_overhead_operand(gimple_cond_lhs(cond)) ||
+                                   is_overhead_operand(gimple_cond_rhs(cond)))) {
+      count_arithmetic(gimple_cond_code(cond), TREE_TYPE(gimple_cond_lhs(cond)), c);
+    }
+    c[kBranch] += 1;
+    return;
+  }
+  if (is_a<gswitch*>(stmt)) {
+    c[kBranch] += 1;
+    return;
+  }
+  const gassign* assign = dyn_cast<gassign*>(stmt);
+  if (assign == nullptr) {
+    return;
+  }
+  const tree_code code = gimple_assign_rhs_code(assign);
+  const tree lhs = gimple_assign_lhs(assign);
+  if (contracted->contains(stmt) || (TREE_CODE(lhs) == SSA_NAME && overhead->contains(lhs))) {
+    return;  // counted with its multiply, or an address or loop control
+  }
+  if (contracts(assign)) {
+    tree type = TREE_TYPE(lhs);
+    const unsigned n = elements(type);
+    c[is_float(type, 32) ? kFp32Fma : is_float(type, 64) ? kFp64 : kFp32Other] += n;
+    return;
+  }
+  if (code == FLOAT_EXPR || code == FIX_TRUNC_EXPR || CONVERT_EXPR_CODE_P(code)) {
+    count_conversion(TREE_TYPE(gimple_assign_rhs1(assign)), TREE_TYPE(lhs), c);
+    return;
+  }
+  if (TREE_CODE_CLASS(code) == tcc_comparison) {
+    count_arithmetic(code, TREE_TYPE(gimple_assign_rhs1(assign)), c);
+    return;
+  }
+  count_arithmetic(code, TREE_TYPE(lhs), c);
+}
+
+tree count_ops_decl = NULL_TREE;  // void gpulab_sim_count_ops(uint64_t, uint64_t)
+
+tree callback() {
+  if (count_ops_decl == NULL_TREE) {
+    const tree type = build_function_type_list(void_type_node, long_long_unsigned_type_node,
+                                               long_long_unsigned_type_node, NULL_TREE);
+    count_ops_decl = build_fn_decl("gpulab_sim_count_ops", type);
+    TREE_NOTHROW(count_ops_decl) = 1;
+    DECL_ATTRIBUTES(count_ops_decl) =
+        tree_cons(get_identifier("leaf"), NULL_TREE, DECL_ATTRIBUTES(count_ops_decl));
+  }
+  return count_ops_decl;
+}
+
+std::uint64_t pack(const Counts& c, unsigned first) {
+  std::uint64_t packed = 0;
+  for (unsigned i = 0; i < 4 && first + i < kFieldCount; ++i) {
+    const std::uint64_t v = c[first + i] > 0xffff ? 0xffff : c[first + i];
+    packed |= v << (16 * i);
+  }
+  return packed;
+}
+
+const pass_data kPassData = {GIMPLE_PASS,
+                             "gpulab_count_ops",
+                             OPTGROUP_NONE,
+                             TV_NONE,
+                             PROP_cfg | PROP_gimple_any,
+                             0,
+                             0,
+                             0,
+                             0};
+
+struct CountOpsPass : gimple_opt_pass {
+  explicit CountOpsPass(gcc::context* ctx) : gimple_opt_pass(kPassData, ctx) {}
+  unsigned int execute(function* fun) override {
+    bool inserted = false;
+    hash_set<gimple*> contracted_adds;
+    contracted = &contracted_adds;
+    hash_set<tree> overhead_values;
+    overhead = &overhead_values;
+    mark_dfs_back_edges(fun);
+    find_overhead(fun);
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, fun) {
+      Counts c{};
+      for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+        count_statement(gsi_stmt(gsi), c);
+      }
+      bool any = false;
+      for (const unsigned v : c) {
+        any |= v != 0;
+      }
+      if (!any) {
+        continue;
+      }
+      const tree low = build_int_cst(long_long_unsigned_type_node, pack(c, 0));
+      const tree high = build_int_cst(long_long_unsigned_type_node, pack(c, 4));
+      gcall* call = gimple_build_call(callback(), 2, low, high);
+      gimple_stmt_iterator at = gsi_after_labels(bb);
+      gsi_insert_before(&at, call, GSI_SAME_STMT);
+      inserted = true;
+    }
+    contracted = nullptr;
+    overhead = nullptr;
+    if (inserted && gimple_in_ssa_p(fun)) {
+      mark_virtual_operands_for_renaming(fun);
+      return TODO_update_ssa_only_virtuals;
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+int plugin_init(struct plugin_name_args* info, struct plugin_gcc_version* version) {
+  if (!plugin_default_version_check(version, &gcc_version)) {
+    error("%qs: built for GCC %s, loaded by another GCC version; rebuild gpulab",
+          "gpulab_count_ops", gcc_version.basever);
+    return 1;
+  }
+  for (int i = 0; i < info->argc; ++i) {
+    if (std::strcmp(info->argv[i].key, "skip") == 0 && info->argv[i].value != nullptr) {
+      skip_prefix = info->argv[i].value;
+    } else {
+      error("%qs: unknown argument %qs", "gpulab_count_ops", info->argv[i].key);
+      return 1;
+    }
+  }
+  // After the last GIMPLE optimization ("optimized"), so that what is counted is what the code
+  // executes once inlined, unrolled and simplified.
+  struct register_pass_info pass;
+  pass.pass = new CountOpsPass(g);
+  pass.reference_pass_name = "optimized";
+  pass.ref_pass_instance_number = 1;
+  pass.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, nullptr, &pass);
+  return 0;
+}
