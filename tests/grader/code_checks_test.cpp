@@ -383,7 +383,7 @@ TEST(CodeChecks, HonestUsesOfTheStandardLibraryAreAllowed) {
 TEST(CodeChecks, AsTheSimCompilesItANamespaceScopeStringAndArithmeticAreFine) {
   // The sim's translation of a .cu file is built with the counting instrumentation, which calls
   // __asan_{before,after}_dynamic_init around a file's dynamic initialization, and (with GCC's
-  // plugin headers) gpulab_sim_count_ops in every basic block that computes.
+  // plugin headers) adds to gpulab_sim_ops in every basic block that computes.
   const Lines found = check_object_code(compile_lab_code(
                                             R"cpp(
 #include <string>

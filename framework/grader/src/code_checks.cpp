@@ -166,10 +166,10 @@ constexpr std::string_view kCNames[] = {
     "pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_rwlock_rdlock",
     "pthread_rwlock_wrlock", "pthread_rwlock_unlock", "pthread_rwlock_tryrdlock",
     "pthread_rwlock_trywrlock", "pthread_rwlock_destroy", "pthread_rwlock_init",
-    // the sim's CUDA built-in variables and the calls its counting compiles in (memory accesses,
-    // and the arithmetic of each basic block: framework/sim/plugin)
+    // the sim's CUDA built-in variables and what its counting compiles in (the memory accesses'
+    // calls, and the counts each basic block adds to: framework/sim/plugin)
     "threadIdx", "blockIdx", "blockDim", "gridDim", "__asan_handle_no_return",
-    "__asan_before_dynamic_init", "__asan_after_dynamic_init", "gpulab_sim_count_ops"};
+    "__asan_before_dynamic_init", "__asan_after_dynamic_init", "gpulab_sim_ops"};
 
 // C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), nvcc's
 // registration calls (__cudaRegisterFunction, ...; the CUDA runtime's cuda* go by the lab's

@@ -3,14 +3,15 @@
 // The sim compiles CUDA kernels with the host compiler, so a GPU's instructions do not exist on
 // sim; the source's operations do. After GCC's optimizations (inlining, unrolling, constant
 // folding: the operations that are left are those the code really executes), this pass classifies
-// the operations of every basic block and inserts, at the block's start, one call
+// the operations of every basic block and inserts, at the block's start, for each class it
+// executes
 //
-//     gpulab_sim_count_ops(uint64_t low, uint64_t high)
+//     gpulab_sim_ops[class] += count;     // extern "C" thread_local uint64_t gpulab_sim_ops[8]
 //
-// with the block's counts packed in 16-bit fields (OpField below; a field saturates at 65535).
-// The sim runtime (framework/sim/src/counting.cpp) adds them to the running CUDA thread's counts
-// and ignores calls made outside a counted kernel. docs/sim.md, "Counted instructions", says what
-// each class holds and where it differs from a GPU's SASS.
+// (one instruction, no call). The sim runtime (framework/sim/src/counting.cpp) defines the array
+// and moves its counts to the CUDA thread that ran whenever that thread stops running; what host
+// code adds is dropped. docs/sim.md, "Counted instructions", says what each class holds and where
+// it differs from a GPU's SASS.
 //
 // Classes: FP32 fused multiply-adds; other FP32 arithmetic and comparisons (add, subtract,
 // multiply, minimum, maximum); FP64 arithmetic; integer and pointer arithmetic, logic, shifts and
@@ -57,7 +58,7 @@ int plugin_is_GPL_compatible;
 
 namespace {
 
-// The fields of the two arguments, 16 bits each: low = fields 0-3, high = fields 4-7.
+// The classes: indices into gpulab_sim_ops.
 enum OpField : unsigned {
   kFp32Fma,
   kFp32Other,
@@ -418,27 +419,40 @@ void count_statement(gimple* stmt, Counts& c) {
   count_arithmetic(code, TREE_TYPE(lhs), c);
 }
 
-tree count_ops_decl = NULL_TREE;  // void gpulab_sim_count_ops(uint64_t, uint64_t)
+// The running CUDA thread's counts: `extern "C" thread_local uint64_t gpulab_sim_ops[8]`, one
+// field per OpField, defined by the sim runtime (framework/sim/src/counting.cpp), which moves them
+// to the thread it belongs to whenever a CUDA thread stops running.
+tree ops_decl = NULL_TREE;
 
-tree callback() {
-  if (count_ops_decl == NULL_TREE) {
-    const tree type = build_function_type_list(void_type_node, long_long_unsigned_type_node,
-                                               long_long_unsigned_type_node, NULL_TREE);
-    count_ops_decl = build_fn_decl("gpulab_sim_count_ops", type);
-    TREE_NOTHROW(count_ops_decl) = 1;
-    DECL_ATTRIBUTES(count_ops_decl) =
-        tree_cons(get_identifier("leaf"), NULL_TREE, DECL_ATTRIBUTES(count_ops_decl));
+tree ops_array() {
+  if (ops_decl == NULL_TREE) {
+    const tree type = build_array_type_nelts(long_long_unsigned_type_node, 8);
+    ops_decl = build_decl(UNKNOWN_LOCATION, VAR_DECL, get_identifier("gpulab_sim_ops"), type);
+    TREE_PUBLIC(ops_decl) = 1;
+    DECL_EXTERNAL(ops_decl) = 1;
+    TREE_STATIC(ops_decl) = 1;
+    DECL_ARTIFICIAL(ops_decl) = 1;
+    DECL_IGNORED_P(ops_decl) = 1;
+    TREE_USED(ops_decl) = 1;
+    TREE_ADDRESSABLE(ops_decl) = 1;
+    set_decl_tls_model(ops_decl, TLS_MODEL_INITIAL_EXEC);
   }
-  return count_ops_decl;
+  return ops_decl;
 }
 
-std::uint64_t pack(const Counts& c, unsigned first) {
-  std::uint64_t packed = 0;
-  for (unsigned i = 0; i < 4 && first + i < kFieldCount; ++i) {
-    const std::uint64_t v = c[first + i] > 0xffff ? 0xffff : c[first + i];
-    packed |= v << (16 * i);
-  }
-  return packed;
+// Inserts `gpulab_sim_ops[field] += count` before `at`.
+void insert_increment(gimple_stmt_iterator* at, unsigned field, unsigned count, bool ssa) {
+  const tree type = long_long_unsigned_type_node;
+  const auto element = [&] {  // a tree for each use: GIMPLE shares no reference
+    return build4(ARRAY_REF, type, ops_array(), build_int_cst(integer_type_node, field), NULL_TREE,
+                  NULL_TREE);
+  };
+  const tree before = ssa ? make_ssa_name(type) : create_tmp_var(type);
+  const tree after = ssa ? make_ssa_name(type) : create_tmp_var(type);
+  gsi_insert_before(at, gimple_build_assign(before, element()), GSI_SAME_STMT);
+  gsi_insert_before(at, gimple_build_assign(after, PLUS_EXPR, before, build_int_cst(type, count)),
+                    GSI_SAME_STMT);
+  gsi_insert_before(at, gimple_build_assign(element(), after), GSI_SAME_STMT);
 }
 
 const pass_data kPassData = {GIMPLE_PASS,
@@ -467,19 +481,13 @@ struct CountOpsPass : gimple_opt_pass {
       for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
         count_statement(gsi_stmt(gsi), c);
       }
-      bool any = false;
-      for (const unsigned v : c) {
-        any |= v != 0;
-      }
-      if (!any) {
-        continue;
-      }
-      const tree low = build_int_cst(long_long_unsigned_type_node, pack(c, 0));
-      const tree high = build_int_cst(long_long_unsigned_type_node, pack(c, 4));
-      gcall* call = gimple_build_call(callback(), 2, low, high);
       gimple_stmt_iterator at = gsi_after_labels(bb);
-      gsi_insert_before(&at, call, GSI_SAME_STMT);
-      inserted = true;
+      for (unsigned f = 0; f < kFieldCount; ++f) {
+        if (c[f] != 0) {
+          insert_increment(&at, f, c[f], gimple_in_ssa_p(fun));
+          inserted = true;
+        }
+      }
     }
     contracted = nullptr;
     overhead = nullptr;

@@ -57,6 +57,15 @@
 #include "gpulab/sim/wmma.hpp"
 #include "queue.hpp"
 
+// What the running CUDA thread's arithmetic added since it started running, per OpClass: the
+// gpulab_count_ops plugin (framework/sim/plugin/count_ops.cpp) makes every basic block of a
+// translated file add its counts here, one instruction per class (host code too: what it adds
+// outside a counted thread is dropped). BlockCounter moves them to the thread they belong to
+// whenever a counted thread stops running.
+extern "C" {
+constinit thread_local std::uint64_t gpulab_sim_ops[8] = {};
+}
+
 namespace gpulab::sim::detail {
 namespace {
 
@@ -147,7 +156,7 @@ struct WarpLog {
 };
 
 // The arithmetic one CUDA thread executed in the current phase, by class, as the gpulab_count_ops
-// plugin counts it (framework/sim/plugin/count_ops.cpp: the fields of its two arguments).
+// plugin counts it (framework/sim/plugin/count_ops.cpp, its OpField).
 enum OpClass : unsigned { fp32_fma, fp32_other, fp64, integer, special, conversion, branch };
 using OpCounts = std::array<std::uint64_t, 7>;
 
@@ -430,15 +439,6 @@ struct BlockCounter {
   void cost_warp(unsigned warp);
   void cost_requests(unsigned warp, const WarpLog* log);
   void cost_ops(unsigned warp);
-  void count_ops(std::uint64_t low, std::uint64_t high) {
-    OpCounts& o = *current_ops;
-    for (unsigned f = 0; f < 4; ++f) {
-      o[f] += (low >> (16 * f)) & 0xffffu;
-    }
-    for (unsigned f = 4; f < o.size(); ++f) {
-      o[f] += (high >> (16 * (f - 4))) & 0xffffu;
-    }
-  }
   void cost_divergent(unsigned warp, std::size_t from);
   void cost(const Group& g, WarpSectors& out);
   void cost_global(const Group& g, WarpSectors& out);
@@ -506,14 +506,23 @@ void BlockCounter::enter(unsigned linear) {
   current_warp = warp_logs[warp];
   current_lane = linear % kWarp;
   current_ops = &thread_ops[linear];
+  std::fill(std::begin(gpulab_sim_ops), std::end(gpulab_sim_ops), 0);  // not this thread's
   find_place();
 }
 
-// The running CUDA thread stops running (for now).
+// The running CUDA thread stops running (for now): its place in the log and its arithmetic are
+// put away.
 void BlockCounter::park() {
   if (current_warp != nullptr) {
     save_place();
     current_warp = nullptr;
+  }
+  if (current_ops != nullptr) {
+    for (std::size_t f = 0; f < current_ops->size(); ++f) {
+      (*current_ops)[f] += gpulab_sim_ops[f];
+      gpulab_sim_ops[f] = 0;
+    }
+    current_ops = nullptr;
   }
 }
 
@@ -1431,16 +1440,6 @@ extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes)
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
   } else {
     gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
-  }
-}
-
-// The arithmetic of one basic block of an instrumented translation unit, packed in 16-bit fields
-// (the gpulab_count_ops plugin, framework/sim/plugin/count_ops.cpp): counted for the running CUDA
-// thread; host code's calls are ignored.
-extern "C" void gpulab_sim_count_ops(std::uint64_t low, std::uint64_t high) {
-  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
-      __builtin_expect(c != nullptr, 0)) {
-    c->count_ops(low, high);
   }
 }
 
