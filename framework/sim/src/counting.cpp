@@ -506,7 +506,6 @@ void BlockCounter::enter(unsigned linear) {
   current_warp = warp_logs[warp];
   current_lane = linear % kWarp;
   current_ops = &thread_ops[linear];
-  std::fill(std::begin(gpulab_sim_ops), std::end(gpulab_sim_ops), 0);  // not this thread's
   find_place();
 }
 
@@ -1155,6 +1154,9 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.counts = MemoryCounters{};
   c.thread_ops.assign(thread_count, OpCounts{});
   c.current_ops = nullptr;
+  // What code ran on this OS thread since the last counted thread parked is not the block's (park
+  // leaves the array empty).
+  std::fill(std::begin(gpulab_sim_ops), std::end(gpulab_sim_ops), 0);
   c.warp_path.assign(warps, WarpPath{});
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
