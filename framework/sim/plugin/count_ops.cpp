@@ -26,6 +26,7 @@
 // are single instructions or none. Math library calls are counted wherever they are.
 //
 // Usage: -fplugin=PATH/gpulab_count_ops.so -fplugin-arg-gpulab_count_ops-skip=DIR
+
 // GCC's headers depend on their order: gcc-plugin.h first, the rest as GCC's own passes include
 // them.
 // clang-format off
