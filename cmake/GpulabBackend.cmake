@@ -168,6 +168,7 @@ endfunction()
 function(_gpulab_discover target label)
   gtest_discover_tests(${target}
     DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT ${GPULAB_TEST_DISCOVERY_TIMEOUT}
     TEST_PREFIX "${target}/"
     PROPERTIES LABELS "${label}" TIMEOUT ${GPULAB_TEST_TIMEOUT})
 endfunction()
