@@ -55,23 +55,15 @@
 #include <cstring>
 #include <string>
 
+#include "op_classes.hpp"
+
 int plugin_is_GPL_compatible;
 
 namespace {
 
-// The classes: indices into gpulab_sim_ops.
-enum OpField : unsigned {
-  kFp32Fma,
-  kFp32Other,
-  kFp64,
-  kInteger,
-  kSpecial,
-  kConversion,
-  kBranch,
-  kFieldCount
-};
+using namespace gpulab::sim;  // OpClass, kOpSlots (op_classes.hpp)
 
-using Counts = std::array<unsigned, kFieldCount>;
+using Counts = std::array<unsigned, kOpClasses>;
 
 std::string skip_prefix;  // source files under it are not counted
 
@@ -420,14 +412,15 @@ void count_statement(gimple* stmt, Counts& c) {
   count_arithmetic(code, TREE_TYPE(lhs), c);
 }
 
-// The running CUDA thread's counts: `extern "C" thread_local uint64_t gpulab_sim_ops[8]`, one
-// field per OpField, defined by the sim runtime (framework/sim/src/counting.cpp), which moves them
-// to the thread it belongs to whenever a CUDA thread stops running.
+// The running CUDA thread's counts: `extern "C" thread_local uint64_t gpulab_sim_ops[kOpSlots]`,
+// one field per OpClass (op_classes.hpp), defined by the sim runtime
+// (framework/sim/src/counting.cpp), which moves them to the thread it belongs to whenever a CUDA
+// thread stops running.
 tree ops_decl = NULL_TREE;
 
 tree ops_array() {
   if (ops_decl == NULL_TREE) {
-    const tree type = build_array_type_nelts(long_long_unsigned_type_node, 8);
+    const tree type = build_array_type_nelts(long_long_unsigned_type_node, kOpSlots);
     ops_decl = build_decl(UNKNOWN_LOCATION, VAR_DECL, get_identifier("gpulab_sim_ops"), type);
     TREE_PUBLIC(ops_decl) = 1;
     DECL_EXTERNAL(ops_decl) = 1;
@@ -483,7 +476,7 @@ struct CountOpsPass : gimple_opt_pass {
         count_statement(gsi_stmt(gsi), c);
       }
       gimple_stmt_iterator at = gsi_after_labels(bb);
-      for (unsigned f = 0; f < kFieldCount; ++f) {
+      for (unsigned f = 0; f < kOpClasses; ++f) {
         if (c[f] != 0) {
           insert_increment(&at, f, c[f], gimple_in_ssa_p(fun));
           inserted = true;

@@ -55,15 +55,16 @@
 #include "gpulab/core/sector_cache.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "gpulab/sim/wmma.hpp"
+#include "op_classes.hpp"
 #include "queue.hpp"
 
-// What the running CUDA thread's arithmetic added since it started running, per OpClass: the
-// gpulab_count_ops plugin (framework/sim/plugin/count_ops.cpp) makes every basic block of a
-// translated file add its counts here, one instruction per class (host code too: what it adds
-// outside a counted thread is dropped). BlockCounter moves them to the thread they belong to
-// whenever a counted thread stops running.
+// What the running CUDA thread's arithmetic added since it started running, per OpClass
+// (op_classes.hpp): the gpulab_count_ops plugin (framework/sim/plugin/count_ops.cpp) makes every
+// basic block of a translated file add its counts here, one instruction per class (host code too:
+// what it adds outside a counted thread is dropped). BlockCounter moves them to the thread they
+// belong to whenever a counted thread stops running.
 extern "C" {
-constinit thread_local std::uint64_t gpulab_sim_ops[8] = {};
+constinit thread_local std::uint64_t gpulab_sim_ops[gpulab::sim::kOpSlots] = {};
 }
 
 namespace gpulab::sim::detail {
@@ -155,10 +156,8 @@ struct WarpLog {
   }
 };
 
-// The arithmetic one CUDA thread executed in the current phase, by class, as the gpulab_count_ops
-// plugin counts it (framework/sim/plugin/count_ops.cpp, its OpField).
-enum OpClass : unsigned { fp32_fma, fp32_other, fp64, integer, special, conversion, branch };
-using OpCounts = std::array<std::uint64_t, 7>;
+// The arithmetic one CUDA thread executed in the current phase, per OpClass.
+using OpCounts = std::array<std::uint64_t, kOpClasses>;
 
 // What one warp's critical path holds in the current phase.
 struct WarpPath {
@@ -647,16 +646,16 @@ void BlockCounter::cost_ops(unsigned warp) {
     for (std::size_t f = 0; f < t.size(); ++f) {
       most[f] = std::max(most[f], t[f]);
     }
-    flop += 2 * t[fp32_fma] + t[fp32_other];
+    flop += 2 * t[kFp32Fma] + t[kFp32Other];
     t = {};
   }
-  counts.fp32_fma_instructions += most[fp32_fma];
-  counts.fp32_instructions += most[fp32_other];
-  counts.fp64_instructions += most[fp64];
-  counts.integer_instructions += most[integer];
-  counts.special_instructions += most[special];
-  counts.conversion_instructions += most[conversion];
-  counts.branch_instructions += most[branch];
+  counts.fp32_fma_instructions += most[kFp32Fma];
+  counts.fp32_instructions += most[kFp32Other];
+  counts.fp64_instructions += most[kFp64];
+  counts.integer_instructions += most[kInteger];
+  counts.special_instructions += most[kSpecial];
+  counts.conversion_instructions += most[kConversion];
+  counts.branch_instructions += most[kBranch];
   counts.fp32_flop += flop;
   for (const std::uint64_t v : most) {
     warp_path[warp].arithmetic += v;
