@@ -215,7 +215,8 @@ int bench(const Options& options) {
                            {"level", std::to_string(level.number)},
                            {"level_name", std::string(level.name)},
                            {"size", std::to_string(size)},
-                           {"block_size", std::to_string(block)}},
+                           {"block_size", std::to_string(block)},
+                           {"problem", problem->describe()}},
                           {},
                           m.samples_ms};
     result.metrics.push_back(gpulab::Metric::measured("time_ms", ms));

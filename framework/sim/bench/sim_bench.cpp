@@ -21,12 +21,13 @@
 // With --lab04 it times instead lab 04's report (the solution's program, built next to this one)
 // at three sizes: what a student waits for the lab's main output on sim.
 //
-// With --fidelity FILE... it runs instead every catalog level a GPU measured (results files of
-// `gpulab bench` on the cuda backend, e.g. docs/results/h200-sxm-2026-11-26/bench-*.json) on sim
-// at the same op, level, size, block size and spec, and prints its time on the modeled clock
+// With --fidelity FILE... it runs instead every catalog level a GPU measured (the corpus,
+// docs/results/fidelity-corpus.json, or results files of `gpulab bench` on the cuda backend) on
+// sim at the same op, level, size, block size and spec, and prints its time on the modeled clock
 // beside the measured one: the error, the worst ratio and whether each ladder keeps its order
-// (gpulab/core/fidelity.hpp). These are modeled times, not CPU times; the levels are not verified
-// here (the catalog's tests verify every level).
+// (fidelity_run.cpp, gpulab/core/fidelity.hpp). These are modeled times, not CPU times; the levels
+// are not verified here (the catalog's tests verify every level). --add-to-corpus CORPUS FILE...
+// adds the times of GPU results files to the corpus.
 //
 // Every number is CPU wall-clock time of the simulation (std::chrono::steady_clock) around one
 // launch and its cudaDeviceSynchronize: what running CUDA C++ on the CPU costs, never GPU time.
@@ -35,7 +36,6 @@
 // samples or 20 samples, whichever comes first, and the median and minimum are reported.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -49,26 +49,23 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "catalog.hpp"
 #include "common.hpp"
+#include "fidelity_run.hpp"
 #include "gemm/gemm.hpp"
 #include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
-#include "gpulab/core/fidelity.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory.hpp"
-#include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/core/traffic_model.hpp"
@@ -757,140 +754,6 @@ int usage_error(const std::string& message) {
   return kUsage;
 }
 
-// One level a GPU measured, as a results file has it.
-struct Measured {
-  std::string op;
-  int level = 0;
-  std::size_t size = 0;
-  unsigned block = 0;  // 0: the op's default
-  double time_ms = 0;
-};
-
-// A `gpulab bench` result's parameter `key`: its text, or `otherwise` when it has none.
-std::string parameter(const gpulab::Result& r, const std::string& key, std::string otherwise) {
-  const auto it = r.params.find(key);
-  return it == r.params.end() ? otherwise : it->second;
-}
-
-// The same, as a whole number; throws std::invalid_argument naming the parameter.
-template <class T>
-T number(const gpulab::Result& r, const std::string& key, T otherwise) {
-  const std::string text = parameter(r, key, "");
-  if (text.empty()) {
-    return otherwise;
-  }
-  // std::from_chars takes digits only (no spaces; a minus sign only for a signed T) and says when
-  // they overflow T.
-  T value{};
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    throw std::invalid_argument("a kernel_bench result's parameter " + key + " is \"" + text +
-                                "\", not a whole number");
-  }
-  return value;
-}
-
-// --fidelity: the catalog levels measured in `files`, each run on sim at the same op, level, size
-// and spec, their modeled-clock times beside the measured ones.
-int run_fidelity(const std::vector<std::string>& files, const std::vector<std::string>& skip) {
-  std::vector<Measured> measured;
-  std::string spec_name;
-  for (const std::string& file : files) {
-    gpulab::ResultsFile results;
-    try {
-      results = gpulab::load_results(file);
-    } catch (const std::exception& e) {
-      return usage_error(e.what());
-    }
-    if (results.context.backend != "cuda") {
-      return usage_error(file + " was not measured on a GPU (backend " + results.context.backend +
-                         ")");
-    }
-    if (!spec_name.empty() && results.context.spec != spec_name) {
-      return usage_error("the files were measured on different GPUs (" + spec_name + ", " +
-                         results.context.spec + "): give one GPU's files at a time");
-    }
-    spec_name = results.context.spec;
-    for (const gpulab::Result& r : results.results) {
-      const auto time = std::find_if(r.metrics.begin(), r.metrics.end(), [](const auto& m) {
-        return m.name == "time_ms" && m.provenance == gpulab::Provenance::measured && m.value;
-      });
-      const std::string op = parameter(r, "op", "");
-      if (r.name != gpulab::result_kind::kernel_bench || time == r.metrics.end() ||
-          std::find(skip.begin(), skip.end(), op) != skip.end()) {
-        continue;
-      }
-      try {
-        measured.push_back({op, number<int>(r, "level", 0), number<std::size_t>(r, "size", 0),
-                            number<unsigned>(r, "block_size", 0), *time->value});
-      } catch (const std::invalid_argument& e) {
-        return usage_error(file + ": " + e.what());
-      }
-    }
-  }
-  const std::optional<gpulab::GpuSpec> spec = gpulab::find_spec(spec_name);
-  if (!spec) {
-    return usage_error("the files name no GPU the spec database knows (\"" + spec_name + "\")");
-  }
-  if (measured.empty()) {
-    return usage_error("no `gpulab bench` times measured on a GPU in the files");
-  }
-  gpulab::prepare_sim_device(spec->key);
-  if (gpulab::event_clock() != gpulab::TimingClock::modeled) {
-    std::fprintf(stderr, "gpulab-sim-bench: error: %s\n",
-                 gpulab::sim::counting_unavailable_reason().c_str());
-    return kFailure;
-  }
-  std::printf("%s, sim backend; times: %s against %s measured on a GPU\n\n",
-              gpulab::version_string().c_str(),
-              gpulab::timing_label(gpulab::event_clock(), spec->name).c_str(), spec->name.c_str());
-  gpulab::Stream stream;
-  // As `gpulab bench` on the modeled clock, with one warm-up launch where it has the verifying one.
-  gpulab::BenchOptions options;
-  options.warmup_runs = 1;
-  options.min_samples = 3;
-  options.min_time_ms = 0;
-  std::vector<gpulab::FidelityPoint> points;
-  gpulab::Table table({{"op", "", gpulab::Align::left},
-                       {"level", "", gpulab::Align::left},
-                       {"size", "", gpulab::Align::right},
-                       {"measured", "ms", gpulab::Align::right},
-                       {"modeled", "ms", gpulab::Align::right},
-                       {"modeled / measured", "", gpulab::Align::right}});
-  for (const Measured& m : measured) {
-    const gpulab::kernels::Op* op = gpulab::kernels::find_op(m.op);
-    if (op == nullptr) {
-      return usage_error("the catalog has no op \"" + m.op + "\"");
-    }
-    const std::size_t index = op->level_index(m.level);
-    const unsigned block = m.block != 0 ? m.block : op->default_block;
-    std::fprintf(stderr, "gpulab-sim-bench: %s level %d at size %zu...\n", m.op.c_str(), m.level,
-                 m.size);
-    const std::unique_ptr<gpulab::kernels::OpProblem> problem = op->make_problem(m.size);
-    const gpulab::Measurement run =
-        gpulab::measure([&](cudaStream_t s) { problem->launch(index, s, block); }, stream, options);
-    const std::string level =
-        std::to_string(m.level) + " (" + std::string(op->levels[index].name) + ")";
-    points.push_back(
-        {m.op + " " + std::to_string(m.size), level, m.time_ms, run.summary.median_ms});
-    table.add_row({m.op, level, std::to_string(m.size), gpulab::format_fixed(m.time_ms, 4),
-                   gpulab::format_fixed(run.summary.median_ms, 4),
-                   gpulab::format_fixed(run.summary.median_ms / m.time_ms, 3)});
-  }
-  const gpulab::FidelitySummary summary = gpulab::summarize_fidelity(points);
-  std::cout << table;
-  std::printf(
-      "\nmean absolute error |modeled / measured - 1|: %.0f%% over %zu kernels; worst: %.2fx "
-      "off (%s)\n",
-      100 * summary.mean_abs_error, points.size(), summary.worst_ratio, summary.worst.c_str());
-  for (const gpulab::LadderOrder& ladder : summary.ladders) {
-    std::printf("%s: %s\n", ladder.ladder.c_str(),
-                ladder.kept ? "the measured order kept"
-                            : ("order NOT kept (" + ladder.first_swap + " swap)").c_str());
-  }
-  return kSuccess;
-}
-
 // --lab04: the wall-clock time of lab 04's report at three sizes, each run once.
 int run_lab04_report_times() {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
@@ -950,8 +813,8 @@ int main(int argc, char** argv) {
   bool counting_cost = false;
   bool ladders = false;
   bool lab04 = false;
-  std::vector<std::string> fidelity;
-  std::vector<std::string> skip;
+  gpulab::sim_bench::FidelityOptions fidelity;
+  std::string corpus;
   app.add_option("--elements", n,
                  "Floats per kernel (default 16384 = 2^14; 2^20 with --counting-cost)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
@@ -962,13 +825,25 @@ int main(int argc, char** argv) {
                "published figures instead");
   app.add_flag("--lab04", lab04,
                "Time lab 04's report (the solution's program) at three sizes instead");
-  app.add_option("--fidelity", fidelity,
-                 "Run the catalog levels these results files measured on a GPU on sim, at the same "
-                 "op, level, size and spec, and compare the modeled clock with the measurements "
-                 "instead")
+  app.add_option("--fidelity", fidelity.files,
+                 "Run the catalog levels these files measured on a GPU (the corpus, "
+                 "docs/results/fidelity-corpus.json, or `gpulab bench` results files) on sim, at "
+                 "the same op, level, size and spec, and compare the modeled clock with the "
+                 "measurements instead; levels whose problem or kernel changed since are named, "
+                 "not compared")
       ->check(CLI::ExistingFile);
-  app.add_option("--skip", skip, "With --fidelity: ops to leave out (e.g. gemm: slow on sim)")
+  app.add_option("--skip", fidelity.skip,
+                 "With --fidelity: ops to leave out (e.g. gemm: slow on sim)")
       ->delimiter(',');
+  app.add_option("--add-to-corpus", corpus,
+                 "Add the times of the `gpulab bench` results files given after it (measured on a "
+                 "GPU) to this corpus file instead");
+  // A run of one GPU's measurements, started by --fidelity for each GPU of its files.
+  app.add_option("--fidelity-spec", fidelity.spec)->group("");
+  app.add_option("--fidelity-points", fidelity.points_file)->group("");
+  std::vector<std::string> corpus_files;
+  app.add_option("files", corpus_files, "With --add-to-corpus: the results files to add")
+      ->check(CLI::ExistingFile);
   app.add_option("--json", json_path, "Also write the numbers to this JSON file");
   app.footer(
       "Each configuration is verified against the CPU reference, warmed up once, then timed per "
@@ -989,9 +864,18 @@ int main(int argc, char** argv) {
   if (lab04) {
     return run_lab04_report_times();
   }
-  if (!fidelity.empty()) {
+  if (!corpus.empty()) {
+    if (corpus_files.empty()) {
+      return usage_error("--add-to-corpus needs the results files to add");
+    }
+    return gpulab::sim_bench::add_to_corpus(corpus, corpus_files);
+  }
+  if (!corpus_files.empty()) {
+    return usage_error("results files are given only with --add-to-corpus");
+  }
+  if (!fidelity.files.empty()) {
     try {
-      return run_fidelity(fidelity, skip);
+      return gpulab::sim_bench::run_fidelity(fidelity);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpulab-sim-bench: error: %s\n", e.what());
       return kFailure;
