@@ -139,7 +139,8 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
            "ones fit in L2, the large ones stream from DRAM near the peak.\n";
   } else if (context.clock == gpulab::TimingClock::modeled) {
     out << "On sim the times come from the modeled clock (" << context.spec.name
-        << " modeled from the counted memory traffic, not measured): deterministic, so the noise "
+        << " modeled from the counted memory traffic and instructions, not measured): "
+           "deterministic, so the noise "
            "is 0 and the minimum samples end each size, unless simulating them takes the time "
            "limit of wall time first (the largest sizes: fewer samples, as the table shows). The "
            "small sizes pay the launch, the large ones approach the DRAM peak.\n";

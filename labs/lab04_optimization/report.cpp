@@ -335,10 +335,10 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
   out << table;
   if (ctx.clock == gpulab::TimingClock::modeled) {
     out << "On sim, time is the modeled clock: each kernel's time modeled on " << ctx.spec.name
-        << " from the memory traffic it was counted making (docs/sim.md, section 10). The model "
-           "counts level 4's tensor-core FLOPs but not the FP32 arithmetic of the others, so it "
-           "sees what fusion and tiling save in bytes, not what the tensor cores save in FLOPs; "
-           "a GPU measures both.\n";
+        << " from the memory traffic and instructions it was counted making (docs/sim.md, "
+           "section 10): FP32 arithmetic at the FP32 pipes' rate, level 4's tensor-core FLOPs at "
+           "the tensor cores' peak. The instructions counted are the source's operations, not "
+           "nvcc's machine code: compare the levels with each other, not with a GPU's times.\n";
   } else if (ctx.clock == gpulab::TimingClock::host) {
     out << "These times are CPU time of the simulation, not a GPU's: compare the DRAM and memory "
            "columns, or run with the modeled clock.\n";

@@ -936,7 +936,8 @@ TEST(ResultsReport, ShowsContextTablesValuesAndProvenance) {
   EXPECT_NE(line_with(report, "  gpulab ").find("0.1.0"), std::string::npos) << report;
   EXPECT_NE(line_with(report, "revision").find("abc123def456"), std::string::npos) << report;
   EXPECT_NE(line_with(report, "backend").find("sim"), std::string::npos) << report;
-  EXPECT_NE(line_with(report, "clock").find("modeled for H100 SXM from counted memory traffic"),
+  EXPECT_NE(line_with(report, "clock")
+                .find("modeled for H100 SXM from counted memory traffic and instructions"),
             std::string::npos)
       << report;
   ResultsFile host = sample_file();

@@ -792,7 +792,7 @@ std::string render_report(const ResultsFile& file) {
     out << " (measured times are CPU time of the simulation, not GPU time)";
   } else if (c.clock == TimingClock::modeled) {
     out << " (measured times are modeled for " << printable(c.spec, 200)
-        << " from counted memory traffic, not measured on a GPU)";
+        << " from counted memory traffic and instructions, not measured on a GPU)";
   }
   out << "\n";
   out << "  device    " << or_unknown(c.device) << "\n";

@@ -42,7 +42,8 @@ void print_header(const LabContext& context) {
     case TimingClock::modeled:
       out << "timings: the sim's modeled clock: CUDA events read a " << context.spec.name
           << " clock that advances by each kernel's time modeled from its counted memory "
-             "traffic (docs/sim.md, section 10). Deterministic, GPU-like, NOT measured. A "
+             "traffic and instructions (docs/sim.md, section 10). Deterministic, GPU-like, NOT "
+             "measured. A "
              "launch takes the same time every run, so the harness stops at two equal samples.";
       break;
     case TimingClock::host:

@@ -1473,7 +1473,7 @@ bool set_clock_mode(ClockMode mode) noexcept {
 
 std::string clock_description() {
   return clock_mode() == ClockMode::modeled
-             ? "modeled (" + device().spec.name + ") from counted memory traffic"
+             ? "modeled (" + device().spec.name + ") from counted memory traffic and instructions"
              : std::string("CPU time of the simulation");
 }
 

@@ -350,7 +350,7 @@ enum class ClockMode { host, modeled };
 /// count. Events recorded under different clocks cannot be compared (cudaEventElapsedTime fails).
 bool set_clock_mode(ClockMode mode) noexcept;
 /// What event times are, for a report: "CPU time of the simulation" or "modeled (H100 SXM) from
-/// counted memory traffic".
+/// counted memory traffic and instructions".
 [[nodiscard]] std::string clock_description();
 
 // ------------------------------------------------------------------------------------------------
