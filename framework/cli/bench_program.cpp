@@ -219,9 +219,9 @@ int bench(const Options& options) {
                            {"problem", problem->describe()}},
                           {},
                           m.samples_ms};
-    result.metrics.push_back(gpulab::Metric::measured("time_ms", ms));
+    result.metrics.push_back(gpulab::Metric::timed("time_ms", ms, clock, spec.name));
     result.metrics.push_back(
-        gpulab::Metric::measured("bandwidth_gb_s", cost.bytes / seconds / 1e9));
+        gpulab::Metric::timed("bandwidth_gb_s", cost.bytes / seconds / 1e9, clock, spec.name));
     result.metrics.push_back(gpulab::Metric::modeled("time_ms", roofline_ms, spec.name));
     results.results.push_back(std::move(result));
     progress.advance();

@@ -233,15 +233,15 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
     gpulab::Result result{gpulab::result_kind::attention_component, params_of(config), {}};
     result.params["component"] = timing.name;
     result.params["bound"] = bound;
-    result.metrics = {Metric::measured("time_ms", timing.time_ms),
+    result.metrics = {ctx.timed("time_ms", timing.time_ms),
                       Metric::modeled("time_ms", modeled_ms[i], ctx.spec.name),
-                      Metric::measured("share_fraction", timing.share),
+                      ctx.timed("share_fraction", timing.share),
                       Metric::modeled("share_fraction", share, ctx.spec.name),
                       Metric::measured("flop", cost.flops),
                       Metric::measured("bytes", cost.bytes),
                       Metric::measured("intensity_flop_per_byte", cost.intensity_flop_per_byte()),
-                      Metric::measured("gflop_s", timing.gflop_s),
-                      Metric::measured("bandwidth_gb_s", timing.gb_s)};
+                      ctx.timed("gflop_s", timing.gflop_s),
+                      ctx.timed("bandwidth_gb_s", timing.gb_s)};
     ctx.results.results.push_back(std::move(result));
   }
   table.add_row({"Total", format_fixed(profile.total_ms, 4), format_fixed(modeled_total * 1e3, 2),
@@ -343,10 +343,10 @@ void report(LabContext& ctx) {
   const gpulab::Roofline roof = gpulab::make_roofline(ctx.spec);
   gpulab::Result whole{gpulab::result_kind::attention_forward, params_of(config), {}};
   whole.params["bottleneck"] = profile.components.at(profile.bottleneck).name;
-  whole.metrics = {Metric::measured("time_ms", forward_ms),
+  whole.metrics = {ctx.timed("time_ms", forward_ms),
                    Metric::modeled("time_ms", roof.modeled_time_ms(kernels::forward_cost(config)),
                                    ctx.spec.name),
-                   Metric::measured("components_time_ms", profile.total_ms),
+                   ctx.timed("components_time_ms", profile.total_ms),
                    Metric::measured("flop", kernels::forward_cost(config).flops),
                    Metric::measured("bytes", kernels::forward_cost(config).bytes)};
   ctx.results.results.push_back(std::move(whole));

@@ -316,16 +316,15 @@ void measured_profile(LabContext& ctx) {
                    format_fixed(roof_ms * 1e3, 2), format_fixed(placement.achieved_flop_s / 1e9, 1),
                    format_fixed(placement.fraction_of_roof * 100, 1),
                    std::string(lab03::to_string(placement.bound))});
-    ctx.results.results.push_back(
-        {"measured_component",
-         {{"seq_len", std::to_string(config.seq_len)},
-          {"d_model", std::to_string(config.d_model)},
-          {"heads", std::to_string(config.heads)},
-          {"component", component.name}},
-         {Metric::measured("time_ms", component.time_ms),
-          Metric::modeled("time_ms", roof_ms, ctx.spec.name),
-          Metric::measured("achieved_gflop_s", placement.achieved_flop_s / 1e9),
-          Metric::measured("roof_percent", placement.fraction_of_roof * 100)}});
+    ctx.results.results.push_back({"measured_component",
+                                   {{"seq_len", std::to_string(config.seq_len)},
+                                    {"d_model", std::to_string(config.d_model)},
+                                    {"heads", std::to_string(config.heads)},
+                                    {"component", component.name}},
+                                   {ctx.timed("time_ms", component.time_ms),
+                                    Metric::modeled("time_ms", roof_ms, ctx.spec.name),
+                                    ctx.timed("achieved_gflop_s", placement.achieved_flop_s / 1e9),
+                                    ctx.timed("roof_percent", placement.fraction_of_roof * 100)}});
   }
   const lab03::Bottleneck bottleneck = lab03::identify_bottleneck(profile, roof);
   out << table << "\nBottleneck: " << bottleneck.name << ", "

@@ -324,12 +324,11 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
                    format_bytes(run.memory_bytes), format_bytes(dram), bound});
     gpulab::Result result{gpulab::result_kind::attention_level, params_of(config, run.level), {}};
     result.params["bound"] = bound;
-    result.metrics = {
-        Metric::measured("time_ms", run.time.median_ms),
-        Metric::measured("speedup_ratio", baseline.time.median_ms / run.time.median_ms),
-        Metric::measured("memory_bytes", run.memory_bytes),
-        counted ? Metric{"dram_bytes", dram, gpulab::Provenance::counted, {}, {}}
-                : Metric::modeled("dram_bytes", dram, ctx.spec.name)};
+    result.metrics = {ctx.timed("time_ms", run.time.median_ms),
+                      ctx.timed("speedup_ratio", baseline.time.median_ms / run.time.median_ms),
+                      Metric::measured("memory_bytes", run.memory_bytes),
+                      counted ? Metric{"dram_bytes", dram, gpulab::Provenance::counted, {}, {}}
+                              : Metric::modeled("dram_bytes", dram, ctx.spec.name)};
     ctx.results.results.push_back(std::move(result));
   }
   out << table;

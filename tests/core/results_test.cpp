@@ -192,6 +192,8 @@ TEST(ResultsProvenance, NamesEachKind) {
   EXPECT_EQ(gpulab::to_string(Provenance::measured), "measured");
   EXPECT_EQ(gpulab::to_string(Provenance::modeled), "modeled");
   EXPECT_EQ(gpulab::to_string(Provenance::unavailable), "unavailable");
+  EXPECT_EQ(gpulab::to_string(Provenance::counted), "counted");
+  EXPECT_EQ(gpulab::to_string(Provenance::modeled_clock), "modeled_clock");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +230,7 @@ TEST(ResultsContext, MakeContextFillsVersionBackendAndUtcDate) {
 
 TEST(ResultsJson, WritesTheDocumentedLayout) {
   const json document = gpulab::to_json(sample_file());
-  EXPECT_EQ(document["context"]["schema_version"], 2);
+  EXPECT_EQ(document["context"]["schema_version"], 3);
   EXPECT_EQ(document["context"]["backend"], "sim");
   EXPECT_EQ(document["context"]["clock"], "modeled");
   EXPECT_EQ(document["context"]["git_revision"], "abc123def456");
@@ -253,7 +255,7 @@ TEST(ResultsJson, ASchemaOneFileReadsItsClockFromTheBackend) {
   ASSERT_EQ(document["context"]["schema_version"], 1);
   ResultsFile file = gpulab::results_from_json(document, "doc.json");
   EXPECT_EQ(file.context.clock, gpulab::TimingClock::host);
-  EXPECT_EQ(file.context.schema_version, gpulab::kResultsSchemaVersion);  // read into schema 2
+  EXPECT_EQ(file.context.schema_version, gpulab::kResultsSchemaVersion);  // read into schema 3
   document["context"]["backend"] = "cuda";
   file = gpulab::results_from_json(document, "doc.json");
   EXPECT_EQ(file.context.clock, gpulab::TimingClock::gpu);
@@ -286,6 +288,39 @@ TEST(ResultsJson, CountedMetricsRoundTripAndNeedAValue) {
   EXPECT_EQ(error_of([&] { (void)gpulab::to_json(file); }),
             "results to write: results[0].metrics[4].value: expected a finite number for a "
             "counted metric, found nothing");
+}
+
+TEST(ResultsJson, ATimeSaysTheClockItWasReadFrom) {
+  // The modeled clock's figures carry their spec; the GPU's and the host's are measured.
+  const Metric modeled = Metric::timed("time_ms", 0.02, gpulab::TimingClock::modeled, "H100 SXM");
+  EXPECT_EQ(modeled, (Metric{"time_ms", 0.02, Provenance::modeled_clock, "H100 SXM", ""}));
+  EXPECT_EQ(Metric::timed("time_ms", 0.02, gpulab::TimingClock::gpu, "H100 SXM"),
+            Metric::measured("time_ms", 0.02));
+  EXPECT_EQ(Metric::timed("time_ms", 0.02, gpulab::TimingClock::host, "H100 SXM"),
+            Metric::measured("time_ms", 0.02));
+
+  ResultsFile file = sample_file();
+  file.results[0].metrics.push_back(modeled);
+  const json document = gpulab::to_json(file);
+  EXPECT_EQ(document["results"][0]["metrics"].back(), (json{{"name", "time_ms"},
+                                                            {"provenance", "modeled_clock"},
+                                                            {"spec", "H100 SXM"},
+                                                            {"value", 0.02}}));
+  EXPECT_EQ(gpulab::parse_results(document.dump(), "clock"), file);
+  // Its own column, apart from the roofline's time modeled for the same spec.
+  const std::string report = gpulab::render_report(file);
+  EXPECT_NE(report.find("time (ms) modeled clock (H100 SXM)"), std::string::npos) << report;
+  EXPECT_NE(report.find("time (ms) modeled (H100 SXM)"), std::string::npos) << report;
+
+  file.results[0].metrics.back().spec.clear();
+  EXPECT_EQ(error_of([&] { (void)gpulab::to_json(file); }),
+            "results to write: results[0].metrics[4].spec: expected the spec a modeled metric was "
+            "modeled for (\"H100 SXM\"), found an empty string");
+  json unknown = document;
+  unknown["results"][0]["metrics"][4]["provenance"] = "simulated";
+  EXPECT_NE(semantic_error_of(unknown).find("\"counted\" or \"modeled_clock\", found "
+                                            "\"simulated\""),
+            std::string::npos);
 }
 
 TEST(ResultsJson, TimingLabelsSayWhatTheClockWas) {
@@ -458,8 +493,8 @@ TEST(ResultsValidation, RejectsInvalidDataOnSaveAndKeepsTheOldFile) {
       {"no version", [](ResultsFile& f) { f.context.gpulab_version.clear(); },
        "context.gpulab_version"},
       {"no date", [](ResultsFile& f) { f.context.date.clear(); }, "context.date"},
-      {"other schema", [](ResultsFile& f) { f.context.schema_version = 3; },
-       "written with results schema 3; this gpulab reads schemas 1 to 2"},
+      {"other schema", [](ResultsFile& f) { f.context.schema_version = 4; },
+       "written with results schema 4; this gpulab reads schemas 1 to 3"},
       {"gpu clock on sim",
        [](ResultsFile& f) {
          f.context.backend = "sim";
@@ -585,15 +620,15 @@ TEST(ResultsErrors, ContentErrorsNameTheJsonPath) {
 
 TEST(ResultsErrors, SchemaVersionMismatchIsExplained) {
   json document = valid_document();
-  document["context"]["schema_version"] = 3;
+  document["context"]["schema_version"] = 4;
   EXPECT_EQ(semantic_error_of(document),
-            "doc.json: context.schema_version: written with results schema 3; this gpulab reads "
-            "schemas 1 to 2");
-  // The schema version is checked before anything else in a file: a schema 2 file may use other
+            "doc.json: context.schema_version: written with results schema 4; this gpulab reads "
+            "schemas 1 to 3");
+  // The schema version is checked before anything else in a file: a schema 4 file may use other
   // field names entirely.
   EXPECT_EQ(parse_error_of(R"({"context": {"schema_version": 7, "writer": {}}, "runs": []})"),
             "doc.json: context.schema_version: written with results schema 7; this gpulab reads "
-            "schemas 1 to 2");
+            "schemas 1 to 3");
   document["context"]["schema_version"] = 1.0;
   EXPECT_EQ(semantic_error_of(document),
             "doc.json: context.schema_version: expected the results schema version (an "

@@ -368,6 +368,23 @@ TEST(ComponentsViews, OnTheModeledClockTheBottleneckIsTheTimedOne) {
   EXPECT_TRUE(views[0].cpu_times);
 }
 
+TEST(ComponentsViews, ModeledClockTimesOfSchemaThreeAreTheRunsTimes) {
+  // Since results schema 3 a modeled-clock time says so itself (provenance modeled_clock): it is
+  // still the run's time, ranked and labelled as schema 2's "measured" ones were.
+  ResultsFile f = file_of("sim", {component("A", 2.0, 3.0), component("B", 5.0, 1.0)});
+  f.context.clock = gpulab::TimingClock::modeled;
+  for (Result& r : f.results) {
+    r.metrics[0] =
+        Metric::timed("time_ms", *r.metrics[0].value, gpulab::TimingClock::modeled, "H100 SXM");
+    ASSERT_EQ(r.metrics[0].provenance, gpulab::Provenance::modeled_clock);
+  }
+  const std::vector<ComponentsView> views = components_views(f);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].bottleneck, 1u);
+  EXPECT_FALSE(views[0].bottleneck_is_modeled);
+  EXPECT_FALSE(views[0].cpu_times);
+}
+
 TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
   // profile_sim.json: gpulab profile lab02 --solution --json FILE -- --quick (sim, H100 SXM).
   const std::vector<MemoryView> views = memory_views(load("profile_sim.json"));

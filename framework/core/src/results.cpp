@@ -41,6 +41,11 @@ using detail::printable;
 using detail::quote_text;
 using nlohmann::json;
 
+// Whether a metric of this provenance names the spec it was modeled for.
+bool has_spec(Provenance provenance) noexcept {
+  return provenance == Provenance::modeled || provenance == Provenance::modeled_clock;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Units
 // ---------------------------------------------------------------------------------------------
@@ -145,6 +150,7 @@ void validate_metric(std::string_view source, const std::string& path, const Met
     case Provenance::measured:
     case Provenance::modeled:
     case Provenance::counted:
+    case Provenance::modeled_clock:
       if (!metric.value.has_value()) {
         fail(source, path + ".value",
              "expected a finite number for a " + std::string(to_string(metric.provenance)) +
@@ -154,7 +160,7 @@ void validate_metric(std::string_view source, const std::string& path, const Met
         fail(source, path + ".value",
              "expected a finite number, found " + format_value(*metric.value));
       }
-      if (metric.provenance == Provenance::modeled) {
+      if (has_spec(metric.provenance)) {
         check_text(source, path + ".spec", metric.spec, true,
                    "the spec a modeled metric was modeled for (\"H100 SXM\")");
       }
@@ -338,12 +344,13 @@ class Reader {
     Metric metric;
     metric.name = string_at(object, path, "name", true);
     const std::string provenance = string_at(object, path, "provenance", true);
-    const auto named =
-        from_name(provenance, std::array{Provenance::measured, Provenance::modeled,
-                                         Provenance::unavailable, Provenance::counted});
+    const auto named = from_name(
+        provenance, std::array{Provenance::measured, Provenance::modeled, Provenance::unavailable,
+                               Provenance::counted, Provenance::modeled_clock});
     if (!named) {
       fail(source_, path + ".provenance",
-           "expected \"measured\", \"modeled\", \"unavailable\" or \"counted\", found " +
+           "expected \"measured\", \"modeled\", \"unavailable\", \"counted\" or "
+           "\"modeled_clock\", found " +
                quote_text(provenance));
     }
     metric.provenance = *named;
@@ -356,7 +363,7 @@ class Reader {
     } else if (metric.provenance != Provenance::unavailable) {
       expected(path + ".value", "a finite number for a " + provenance + " metric", value);
     }
-    if (metric.provenance == Provenance::modeled) {
+    if (has_spec(metric.provenance)) {
       metric.spec = string_at(object, path, "spec", true);
     }
     if (metric.provenance == Provenance::unavailable) {
@@ -451,6 +458,16 @@ struct MetricColumn {
   std::string name;
   std::string spec;      // empty for measured, counted and unavailable values
   bool counted = false;  // counted on sim
+  bool clock = false;    // read from the modeled clock of `spec`
+
+  [[nodiscard]] static MetricColumn of(const Metric& metric) {
+    return {metric.name, has_spec(metric.provenance) ? metric.spec : std::string(),
+            metric.provenance == Provenance::counted,
+            metric.provenance == Provenance::modeled_clock};
+  }
+  [[nodiscard]] bool operator==(const MetricColumn& other) const {
+    return name == other.name && spec == other.spec && clock == other.clock;
+  }
 };
 
 std::string column_title(const MetricColumn& column) {
@@ -460,7 +477,9 @@ std::string column_title(const MetricColumn& column) {
   std::string title = stem.empty() || unit.empty()
                           ? printable(column.name, 60)
                           : printable(stem, 80) + " (" + std::string(unit) + ")";
-  if (!column.spec.empty()) {
+  if (column.clock) {
+    title += " " + timing_label(TimingClock::modeled, printable(column.spec, 40));
+  } else if (!column.spec.empty()) {
     title += " modeled (" + printable(column.spec, 40) + ")";
   }
   if (column.counted) {
@@ -480,13 +499,8 @@ void render_group(std::ostringstream& out, const std::string& name,
       }
     }
     for (const Metric& metric : result->metrics) {
-      MetricColumn column{metric.name,
-                          metric.provenance == Provenance::modeled ? metric.spec : std::string(),
-                          metric.provenance == Provenance::counted};
-      const auto same = [&](const MetricColumn& c) {
-        return c.name == column.name && c.spec == column.spec;
-      };
-      if (std::none_of(metrics.begin(), metrics.end(), same)) {
+      MetricColumn column = MetricColumn::of(metric);
+      if (std::find(metrics.begin(), metrics.end(), column) == metrics.end()) {
         metrics.push_back(std::move(column));
       }
     }
@@ -515,9 +529,7 @@ void render_group(std::ostringstream& out, const std::string& name,
     for (const MetricColumn& column : metrics) {
       std::string cell;
       for (const Metric& metric : result->metrics) {
-        const std::string spec =
-            metric.provenance == Provenance::modeled ? metric.spec : std::string();
-        if (metric.name != column.name || spec != column.spec) {
+        if (!(MetricColumn::of(metric) == column)) {
           continue;
         }
         std::string text = "n/a";
@@ -582,6 +594,8 @@ std::string_view to_string(Provenance provenance) noexcept {
       return "unavailable";
     case Provenance::counted:
       return "counted";
+    case Provenance::modeled_clock:
+      return "modeled_clock";
   }
   return "unknown";
 }
@@ -602,6 +616,13 @@ std::string_view metric_stem(std::string_view name) noexcept {
   }
   const std::size_t stem = name.size() - unit->suffix.size();
   return name.substr(0, stem == 0 ? 0 : stem - 1);
+}
+
+Metric Metric::timed(std::string name, double value, TimingClock clock, std::string spec_name) {
+  if (clock == TimingClock::modeled) {
+    return {std::move(name), value, Provenance::modeled_clock, std::move(spec_name), {}};
+  }
+  return measured(std::move(name), value);
 }
 
 ResultsContext make_context(std::string backend, std::string device, std::string spec) {
@@ -651,7 +672,7 @@ json build_json(const ResultsFile& file, std::string_view source) {
       if (metric.value.has_value()) {
         entry["value"] = *metric.value;
       }
-      if (metric.provenance == Provenance::modeled) {
+      if (has_spec(metric.provenance)) {
         entry["spec"] = metric.spec;
       }
       if (metric.provenance == Provenance::unavailable) {

@@ -21,6 +21,10 @@ std::string LabContext::modeled_label() const {
   return "modeled (" + spec.name + ")";
 }
 
+Metric LabContext::timed(std::string name, double value) const {
+  return Metric::timed(std::move(name), value, clock, spec.name);
+}
+
 std::string LabContext::rerun(const std::string& args) const {
   return "gpulab run " + lab + (variant == "student" ? " --student" : "") +
          (args.empty() ? "" : " -- " + args);

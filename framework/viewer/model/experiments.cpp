@@ -84,10 +84,12 @@ RunPlan bandwidth_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           Result result{result_kind::vector_add, {{"n", std::to_string(n)}}, {}};
           result.metrics = {
               Metric::measured("bytes", bytes),
-              Metric::measured("time_ms", m.summary.median_ms),
+              Metric::timed("time_ms", m.summary.median_ms, event_clock(), spec.name),
               Metric::modeled("time_ms", modeled_ms, spec.name),
-              Metric::measured("rel_noise_percent", m.summary.rel_noise * 100),
-              Metric::measured("bandwidth_gb_s", bandwidth_gb_s(bytes, m.summary.median_ms)),
+              Metric::timed("rel_noise_percent", m.summary.rel_noise * 100, event_clock(),
+                            spec.name),
+              Metric::timed("bandwidth_gb_s", bandwidth_gb_s(bytes, m.summary.median_ms),
+                            event_clock(), spec.name),
               Metric::modeled("bandwidth_gb_s", bandwidth_gb_s(bytes, modeled_ms), spec.name)};
           result.samples_ms = m.samples_ms;
           return std::vector<Result>{std::move(result)};
@@ -171,7 +173,7 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
           params["bound"] = std::string(to_string(roof.bound(cost)));
           Result result{result_kind::attention_component, std::move(params), {}};
           result.metrics = {
-              Metric::measured("time_ms", m.summary.median_ms),
+              Metric::timed("time_ms", m.summary.median_ms, event_clock(), spec.name),
               Metric::modeled("time_ms", roof.modeled_time_ms(cost), spec.name),
               Metric::measured("flop", cost.flops), Metric::measured("bytes", cost.bytes),
               Metric::measured("intensity_flop_per_byte", cost.intensity_flop_per_byte())};
@@ -298,7 +300,8 @@ RunPlan sweep_plan(const ExperimentOptions& options, const GpuSpec& spec) {
                                  {"block_size", std::to_string(threads)},
                                  {"n", std::to_string(n)}},
                                 {}};
-                  result.metrics.push_back(Metric::measured("time_ms", m.summary.median_ms));
+                  result.metrics.push_back(
+                      Metric::timed("time_ms", m.summary.median_ms, event_clock(), spec.name));
                   // On sim, the time modeled from the counted traffic, which the block size moves;
                   // else the roofline time, which it does not (the block size shows as occupancy
                   // and, on a GPU, as measured time).

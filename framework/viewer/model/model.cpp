@@ -521,6 +521,9 @@ std::vector<MetricRow> metric_rows(const ResultsFile& file) {
         case Provenance::modeled:
           row.provenance = "modeled (" + displayable(metric.spec, 60) + ")";
           break;
+        case Provenance::modeled_clock:
+          row.provenance = timing_label(TimingClock::modeled, displayable(metric.spec, 60));
+          break;
         case Provenance::unavailable:
           row.provenance = "unavailable";
           row.reason = displayable(metric.reason);

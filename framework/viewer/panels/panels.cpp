@@ -57,6 +57,7 @@ ImVec4 provenance_colour(Provenance provenance) {
     case Provenance::measured:
       return widgets::kMeasured;
     case Provenance::modeled:
+    case Provenance::modeled_clock:
       return widgets::kModeled;
     case Provenance::unavailable:
       return widgets::kUnavailable;

@@ -26,6 +26,8 @@
 //         "metrics": [
 //           {"name": "time_ms", "provenance": "measured", "value": 0.81},
 //           {"name": "time_ms", "provenance": "modeled", "spec": "H100 SXM", "value": 0.0038},
+//           // schema 3: a time read from the sim's modeled clock (and figures derived from it)
+//           {"name": "time_ms", "provenance": "modeled_clock", "spec": "H100 SXM", "value": 0.02},
 //           {"name": "sm_efficiency_percent", "provenance": "unavailable",
 //            "reason": "needs CUPTI (cuda backend only)"}   // "value" absent or null
 //         ],
@@ -53,8 +55,10 @@
 namespace gpulab {
 
 /// Version of the results JSON schema this gpulab writes. It reads this one and every earlier
-/// one: schema 1 had no context.clock (read as "gpu" on cuda, "host" on sim, what it meant).
-inline constexpr int kResultsSchemaVersion = 2;
+/// one: schema 1 had no context.clock (read as "gpu" on cuda, "host" on sim, what it meant);
+/// schema 2 had no "modeled_clock" provenance (its modeled-clock times say "measured", and only
+/// the context's clock says they are not).
+inline constexpr int kResultsSchemaVersion = 3;
 
 /// Most samples one result may carry (the harness's max_samples default is 10000).
 inline constexpr std::size_t kMaxSamples = 1000000;
@@ -78,18 +82,20 @@ enum class Provenance {
   modeled,      ///< computed from a spec (e.g. roofline time for H100 SXM)
   unavailable,  ///< could not be obtained; `reason` says why
   counted,      ///< counted on sim: what the simulated threads did to memory, exact (schema 2)
+  /// read from the sim's modeled clock: a time (or a figure derived from one) modeled on `spec`
+  /// from the counted work of the run, not measured (schema 3)
+  modeled_clock,
 };
 
-/// "measured", "modeled", "unavailable" or "counted".
+/// "measured", "modeled", "unavailable", "counted" or "modeled_clock".
 [[nodiscard]] std::string_view to_string(Provenance provenance) noexcept;
 
 /// One number with its unit in its name.
 struct Metric {
-  std::string name;  ///< unit-suffixed, e.g. "time_ms" (see has_unit_suffix)
-  std::optional<double>
-      value;  ///< finite; required when measured or modeled, empty when unavailable
-  Provenance provenance = Provenance::measured;  ///< measured, modeled or unavailable
-  std::string spec;    ///< modeled metrics only (required there): the spec, e.g. "H100 SXM"
+  std::string name;             ///< unit-suffixed, e.g. "time_ms" (see has_unit_suffix)
+  std::optional<double> value;  ///< finite; required unless unavailable, empty when unavailable
+  Provenance provenance = Provenance::measured;
+  std::string spec;    ///< modeled and modeled-clock metrics only (required there), e.g. "H100 SXM"
   std::string reason;  ///< unavailable metrics only (required there): why
 
   /// A measured value.
@@ -100,6 +106,10 @@ struct Metric {
   [[nodiscard]] static Metric modeled(std::string name, double value, std::string spec_name) {
     return {std::move(name), value, Provenance::modeled, std::move(spec_name), {}};
   }
+  /// A time, or a figure derived from one, as the run's clock gave it: measured on a GPU's or the
+  /// host's clock, read from the modeled clock of the GPU `spec_name` when `clock` is modeled.
+  [[nodiscard]] static Metric timed(std::string name, double value, TimingClock clock,
+                                    std::string spec_name);
   /// A value that could not be had, and why.
   [[nodiscard]] static Metric unavailable(std::string name, std::string why) {
     return {std::move(name), std::nullopt, Provenance::unavailable, {}, std::move(why)};

@@ -38,8 +38,8 @@ struct LabContext {
 
   /// What CUDA events read, so what every time the lab's own code takes is: the GPU's clock
   /// (cuda), the sim's modeled clock (sim, by default: times modeled on `spec` from counted
-  /// memory traffic, deterministic) or the host's clock (sim with GPULAB_SIM_CLOCK=host, or a
-  /// build that cannot count: CPU time of the simulation).
+  /// memory traffic and instructions, deterministic) or the host's clock (sim with
+  /// GPULAB_SIM_CLOCK=host, or a build that cannot count: CPU time of the simulation).
   TimingClock clock = TimingClock::gpu;
 
   /// True on the sim backend.
@@ -49,6 +49,9 @@ struct LabContext {
   [[nodiscard]] std::string measured_label() const;
   /// "modeled (H100 SXM)".
   [[nodiscard]] std::string modeled_label() const;
+  /// A time the lab's code took on `clock`, or a figure derived from one, as a results metric:
+  /// measured, or read from the modeled clock of `spec` (Metric::timed).
+  [[nodiscard]] Metric timed(std::string name, double value) const;
   /// The command that runs this report again on the same code, with `args` for the report after
   /// --: "gpulab run lab01 --student -- --max-log2 28" (the solution: no --student).
   [[nodiscard]] std::string rerun(const std::string& args = "") const;
