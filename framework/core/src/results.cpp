@@ -529,7 +529,7 @@ void render_group(std::ostringstream& out, const std::string& name,
     for (const MetricColumn& column : metrics) {
       std::string cell;
       for (const Metric& metric : result->metrics) {
-        if (!(MetricColumn::of(metric) == column)) {
+        if (MetricColumn::of(metric) != column) {
           continue;
         }
         std::string text = "n/a";

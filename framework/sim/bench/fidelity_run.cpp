@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "catalog.hpp"
+#include "exit_codes.hpp"
 #include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/device.hpp"
@@ -36,16 +37,6 @@ extern char** environ;
 
 namespace gpulab::sim_bench {
 namespace {
-
-constexpr int kSuccess = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "gpulab-sim-bench: error: %s (see gpulab-sim-bench --help)\n",
-               message.c_str());
-  return kUsage;
-}
 
 // Every measurement of `files` (corpora and `gpulab bench` results files of a GPU) but the ops
 // in `skip`; std::invalid_argument or ResultsError naming the file for one it cannot read.

@@ -58,6 +58,7 @@
 
 #include "catalog.hpp"
 #include "common.hpp"
+#include "exit_codes.hpp"
 #include "fidelity_run.hpp"
 #include "gemm/gemm.hpp"
 #include "gpulab/core/bench.hpp"
@@ -77,10 +78,9 @@
 namespace {
 
 using gpulab::kernels::random_floats;
-
-constexpr int kSuccess = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
+using gpulab::sim_bench::kFailure;
+using gpulab::sim_bench::kSuccess;
+using gpulab::sim_bench::usage_error;
 
 constexpr std::size_t kDefaultElements = 16384;  // 2^14
 constexpr double kMinSampleSeconds = 0.5;        // stop sampling after this much timed work...
@@ -746,12 +746,6 @@ nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n, bool countin
             {"min_sample_seconds", kMinSampleSeconds},
             {"max_samples", kMaxSamples}}},
           {"benchmarks", benchmarks}};
-}
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "gpulab-sim-bench: error: %s (see gpulab-sim-bench --help)\n",
-               message.c_str());
-  return kUsage;
 }
 
 // --lab04: the wall-clock time of lab 04's report at three sizes, each run once.
