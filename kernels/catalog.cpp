@@ -81,9 +81,8 @@ std::vector<KernelRef> catalog_kernels() {
       std::for_each(level.kernels.begin(), level.kernels.end(), add);
     }
   }
-  for (const KernelRef& kernel : spin_kernels()) {
-    add(kernel);
-  }
+  std::ranges::for_each(spin_kernels(), add);
+  std::ranges::for_each(gemm_tiling_kernels(), add);
   return all;
 }
 

@@ -153,5 +153,8 @@ void require_close(const std::string& what, std::span<const float> expected,
 [[nodiscard]] Op attention_op();
 /// The kernels of kernels/ that belong to no op's ladder (spin_kernel's).
 [[nodiscard]] std::span<const KernelRef> spin_kernels();
+/// Every tiling's gemm_register_blocked kernel (level 3 launches the first; the sim's cuBLAS model
+/// chooses among all of them).
+[[nodiscard]] std::span<const KernelRef> gemm_tiling_kernels();
 
 }  // namespace gpulab::kernels

@@ -123,8 +123,8 @@ std::string bound_of(const KernelSummary& summary) {
 }
 
 // Results schema 2: one result per kernel, every figure of its launches summed (provenance
-// "counted" on sim, "measured" when Nsight Compute measured them on a GPU) and the time modeled
-// from them.
+// "counted" on sim, "measured" when Nsight Compute measured them on a GPU), the time modeled from
+// them and the model's term that bounds most of that time (param "bound").
 ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std::string& spec,
                             const std::string& backend) {
   ResultsFile file;
@@ -133,7 +133,7 @@ ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std
   for (const KernelSummary& k : kernels) {
     Result result{
         result_kind::counted_kernel,
-        {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}},
+        {{"kernel", k.kernel}, {"launches", std::to_string(k.launches)}, {"bound", bound_of(k)}},
         counter_results_metrics(k.counters, sim ? Provenance::counted : Provenance::measured)};
     result.metrics.push_back(Metric::modeled("time_ms", k.modeled_s * 1e3, spec));
     file.results.push_back(std::move(result));

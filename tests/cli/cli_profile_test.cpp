@@ -74,6 +74,8 @@ TEST(CliProfile, JsonSavesTheCountsAsCountedMetricsThatLoadBack) {
   const gpulab::Result& kernel = saved.results[0];
   EXPECT_EQ(kernel.name, "counted_kernel");
   EXPECT_EQ(kernel.params.at("kernel"), "copy_float4");
+  // One tiny launch: its time is the launch overhead, and the file says so.
+  EXPECT_EQ(kernel.params.at("bound"), "launch");
   bool sectors = false;
   bool modeled = false;
   for (const gpulab::Metric& m : kernel.metrics) {

@@ -57,6 +57,10 @@ constexpr ExpectedKernel kExpected[] = {
     {"vector_add_kernel", "kernels/vector/vector_add.cu", 0},
     {"gemm_naive_kernel", "kernels/gemm/gemm.cu", 0},
     {"gemm_tiled_kernel", "kernels/gemm/gemm.cu", 0},  // extern __shared__ float tiles[]
+    // A's tile 8 x (BM + 4) and B's 8 x BN floats.
+    {"gemm_blocked_128x128_kernel", "kernels/gemm/gemm.cu", 8 * 132 * 4 + 8 * 128 * 4},
+    {"gemm_blocked_64x64_kernel", "kernels/gemm/gemm.cu", 8 * 68 * 4 + 8 * 64 * 4},
+    {"gemm_blocked_32x32_kernel", "kernels/gemm/gemm.cu", 8 * 36 * 4 + 8 * 32 * 4},
     {"histogram_global_kernel", "kernels/histogram/histogram.cu", 0},
     {"histogram_shared_kernel", "kernels/histogram/histogram.cu", 0},  // extern __shared__
     // __shared__ float partial[kReduceBlock], kReduceBlock = 256.

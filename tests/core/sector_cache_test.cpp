@@ -1,5 +1,5 @@
-// The L2 model (gpulab/core/sector_cache.hpp): hits, misses, LRU eviction within a set, write-back
-// of dirty sectors, and capacity rounding.
+// The L2 model (gpulab/core/sector_cache.hpp): hits, misses, LRU eviction within a set, lookups
+// without side effects, write-back of dirty sectors, and capacity rounding.
 #include "gpulab/core/sector_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -39,6 +39,23 @@ TEST(SectorCache, LeastRecentlyUsedLineOfASetIsEvicted) {
   cache.read(8);  // line 2 evicts line 1
   EXPECT_TRUE(cache.read(0));
   EXPECT_FALSE(cache.read(4));
+}
+
+TEST(SectorCache, HoldsLooksWithoutTouching) {
+  // One set of 2 ways: lines 0 and 1 read, line 0 looked at (not used), then line 2 evicts the
+  // least recently used line, 0: holds() moved nothing and read nothing from DRAM.
+  SectorCache cache(256, 2);
+  EXPECT_FALSE(cache.holds(0));
+  cache.read(0);  // line 0, sector 0
+  cache.read(4);  // line 1
+  EXPECT_TRUE(cache.holds(0));
+  EXPECT_FALSE(cache.holds(1));  // line 0's other sectors were not filled
+  EXPECT_EQ(cache.dram_sector_reads(), 2u);
+  cache.read(8);  // line 2 evicts line 0
+  EXPECT_FALSE(cache.holds(0));
+  EXPECT_TRUE(cache.holds(4));
+  cache.write(12);  // a written sector is held too
+  EXPECT_TRUE(cache.holds(12));
 }
 
 TEST(SectorCache, WritesNeedNoFillAndAreWrittenBackOnce) {

@@ -3,7 +3,8 @@
 # line for a vector_add "measured on a GPU"; a run per GPU and the summary over both for files of
 # two GPUs; levels not compared, and named, when their op is gone, their problem changed or the
 # corpus marks them stale; exit 2 for a file measured on sim, a time without its problem and a
-# size that is not a whole number (a word, a negative number). --add-to-corpus makes a corpus the
+# size that is not a whole number (a word, a negative number); bounds on the summary (--max-error,
+# --max-ratio, --require-order) kept or broken (exit 1). --add-to-corpus makes a corpus the
 # same run reads, and a new time of the same kernel replaces the old one. Exit 77 (skipped) where
 # the build cannot count.
 #
@@ -75,6 +76,32 @@ expect "a negative size" 2 $? "size is \"-1\", not a whole number" "$text"
 
 text=$("$bench" --fidelity "$work/unknown.json" --skip no_such_op 2>&1)
 expect "every op skipped" 2 $? "no \`gpulab bench\` times measured on a GPU" "$text"
+
+# Bounds on the summary: kept, broken (exit 1), checked once over two GPUs, and a ladder whose
+# measured order the model cannot keep (the copy "measured" 1000x slower than the naive transpose).
+text=$("$bench" --fidelity "$work/gpu.json" --max-error 100000 --max-ratio 1000 --require-order 2>&1)
+code=$?
+expect "bounds kept" 0 $code "bound: no kernel off by more than 1000.00x: kept" "$text"
+expect "the order kept" 0 $code "bound: every ladder in its measured order: kept" "$text"
+text=$("$bench" --fidelity "$work/gpu.json" --max-error 0 2>&1)
+expect "a bound broken" 1 $? "bound: mean absolute error at most 0%: BROKEN" "$text"
+text=$("$bench" --fidelity "$work/gpu.json" "$work/h100.json" --max-error 0 2>&1); code=$?
+expect "two GPUs: the bound over both" 1 $code "== every GPU ==" "$text"
+checks=$(grep -c "bound: mean absolute error" <<< "$text")
+expect "two GPUs: checked once, not per GPU" 1 $code "checks: 1" "checks: $checks"
+cat > "$work/ladder.json" <<JSON
+{"context": {"backend": "cuda", "clock": "gpu", "date": "2026-11-29T00:00:00Z", "device": "test",
+ "git_revision": "abc", "gpulab_version": "0.1.0", "schema_version": 2, "spec": "H200 SXM"},
+ "results": [
+  {"name": "kernel_bench", "params": {"block_size": "0", "level": "0", "level_name": "copy",
+   "op": "transpose", "size": "64", "problem": "64 x 64 floats"},
+   "metrics": [{"name": "time_ms", "provenance": "measured", "value": 1.0}]},
+  {"name": "kernel_bench", "params": {"block_size": "0", "level": "1", "level_name": "naive",
+   "op": "transpose", "size": "64", "problem": "64 x 64 floats"},
+   "metrics": [{"name": "time_ms", "provenance": "measured", "value": 0.001}]}]}
+JSON
+text=$("$bench" --fidelity "$work/ladder.json" --require-order 2>&1)
+expect "an order broken" 1 $? "bound: every ladder in its measured order: BROKEN" "$text"
 
 text=$("$bench" --add-to-corpus "$work/corpus.json" "$work/gpu.json" 2>&1)
 expect "a corpus made" 0 $? "1 measurements added to $work/corpus.json (1 in all)" "$text"

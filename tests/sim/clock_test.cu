@@ -1,15 +1,19 @@
 // The modeled clock of the sim backend (framework/sim/src/clock.hpp): events read a device clock
 // that advances by each operation's modeled duration, the same on every run and however busy the
 // machine is. Sim only.
+#include <cublas_v2.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/gemm_model.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/specs.hpp"
@@ -146,6 +150,48 @@ TEST(ModeledClock, CopiesTakeBytesOverTheHostLink) {
                           static_cast<double>(bytes) / (spec().host_link_gb_s * 1e9)) *
                          1e3;
   EXPECT_NEAR(ms, want_ms, 1e-6 * want_ms);
+}
+
+TEST(ModeledClock, AnSgemmTakesTheFastestRegisterBlockedKernelsModel) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  // Column-major C (m x n) = A (m x k) B (k x n), 3 times: the row-major product of n x k by
+  // k x m, as gpulab/core/gemm_model.hpp models it, with the kernels' registers from the table.
+  const int m = 96;
+  const int n = 200;
+  const int k = 64;
+  const int batch = 3;
+  DeviceBuffer<float> a(std::size_t(m) * k * batch);
+  DeviceBuffer<float> b(std::size_t(k) * n * batch);
+  DeviceBuffer<float> c(std::size_t(m) * n * batch);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  const auto sgemm_ms = [&] {
+    return elapsed_ms(nullptr, [&] {
+      EXPECT_EQ(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.data(),
+                                          m, std::int64_t(m) * k, b.data(), k, std::int64_t(k) * n,
+                                          &zero, c.data(), m, std::int64_t(m) * n, batch),
+                CUBLAS_STATUS_SUCCESS);
+    });
+  };
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2());  // A and B start in DRAM
+  const double ms = sgemm_ms();
+  // Run again, its operands are in the modeled L2 from the first run: no slower.
+  EXPECT_LE(sgemm_ms(), ms);
+  ASSERT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+  const gpulab::ModeledGemm want = gpulab::model_fastest_gemm(
+      {n, m, k, batch}, spec(),
+      [](std::string_view kernel) { return gpulab::table_resources(kernel, spec()); });
+  EXPECT_NEAR(ms, want.time.time_s * 1e3, 1e-6 * want.time.time_s * 1e3);
+  // Never the FP32 peak's time: 2 m n k x 3 FLOPs at the peak, plus the launch.
+  const double peak_ms =
+      (2.0 * m * n * k * batch / (spec().fp32_tflop_s * 1e12) + spec().launch_overhead_us * 1e-6) *
+      1e3;
+  EXPECT_GT(ms, peak_ms);
 }
 
 TEST(ModeledClock, StreamsRunSideBySideUntilTheyWaitForEachOther) {

@@ -2,6 +2,7 @@
 // arithmetic, for global sectors, shared-memory wavefronts and bank conflicts, atomics, divergence
 // and the L2 model; and the counts' independence of the thread schedule and the worker count.
 // Sim only: the cuda backend's figures come from Nsight Compute.
+#include <cublas_v2.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -465,14 +466,6 @@ TEST(CountingInstructions, EachWarpsBarriersAndCollectivesCountOnce) {
 // Arithmetic (the gpulab_count_ops plugin: framework/sim/plugin/count_ops.cpp)
 // ---------------------------------------------------------------------------------------------
 
-// Skips the current test in a build whose kernels are compiled without the plugin.
-#if defined(GPULAB_SIM_COUNT_OPS)
-#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() GPULAB_REQUIRE_COUNTING()
-#else
-#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() \
-  GTEST_SKIP() << "this build's kernels count no arithmetic (no GCC plugin headers)"
-#endif
-
 // A recurrence of `n` steps (n at run time, so the host compiler cannot fold it): one contracted
 // multiply-add each.
 __global__ void multiply_add_chain(const float* in, float* out, int n) {
@@ -642,6 +635,39 @@ TEST(CountingL2, FourTimesTheL2ReadTwiceComesFromDramTwice) {
   ASSERT_EQ(passes.size(), 2u);
   EXPECT_EQ(passes[0].counters.dram_bytes_read, bytes);
   EXPECT_EQ(passes[1].counters.dram_bytes_read, bytes);
+}
+
+TEST(CountingL2, ACublasProductLeavesItsOutputInL2) {
+  GPULAB_REQUIRE_COUNTING();
+  // C = A B, 64 x 64 (16 KiB each), then a kernel reads C: from L2, as after a kernel that wrote
+  // it. Without the product, the same read comes from DRAM.
+  constexpr int kN = 64;
+  DeviceBuffer<float> a(kN * kN);
+  DeviceBuffer<float> b(kN * kN);
+  DeviceBuffer<float> c(kN * kN);
+  DeviceBuffer<float> out(std::size_t{4} * kStreamThreads);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const auto read_c_after = [&](bool product) {
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+    const float one = 1.0f;
+    const float zero = 0.0f;
+    return count_one([&] {
+      if (product) {
+        EXPECT_EQ(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, a.data(), kN,
+                              b.data(), kN, &zero, c.data(), kN),
+                  CUBLAS_STATUS_SUCCESS);
+      }
+      sum_float4s<<<4, kStreamThreads>>>(reinterpret_cast<const float4*>(c.data()), kN * kN / 4,
+                                         out.data());
+      GPULAB_CHECK_LAUNCH();
+    });
+  };
+  EXPECT_EQ(read_c_after(true).dram_bytes_read, 0u);
+  EXPECT_EQ(read_c_after(false).dram_bytes_read, std::uint64_t{kN} * kN * sizeof(float));
+  ASSERT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
 }
 
 TEST(CountingL2, TheModelSeesAllocationsWhereTheyAreGivenNotWhereTheHostPutThem) {

@@ -73,4 +73,13 @@ class ModeledClock {
       GTEST_SKIP() << ::gpulab::sim::counting_unavailable_reason(); \
     }                                                               \
   } while (false)
+
+/// Skips the current test in a sim build whose kernels count no arithmetic (compiled without the
+/// gpulab_count_ops plugin), or that cannot count at all.
+#if defined(GPULAB_SIM_COUNT_OPS)
+#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() GPULAB_REQUIRE_COUNTING()
+#else
+#define GPULAB_REQUIRE_COUNTED_ARITHMETIC() \
+  GTEST_SKIP() << "this build's kernels count no arithmetic (no GCC plugin headers)"
+#endif
 #endif

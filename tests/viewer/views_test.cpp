@@ -403,6 +403,7 @@ TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
   EXPECT_GT(*gemm.shared_wavefronts, 0);
   ASSERT_TRUE(gemm.modeled_ms);
   EXPECT_EQ(gemm.modeled_spec, "H100 SXM");
+  EXPECT_EQ(gemm.modeled_bound, "launch");  // --quick: 32 launches of a few microseconds each
   EXPECT_EQ(views[1].kernel, "softmax_rows_kernel");
   // Files without counted kernels give none; odd ones give what they have.
   EXPECT_TRUE(memory_views(load("lab02_sim.json")).empty());
@@ -413,6 +414,7 @@ TEST(MemoryViews, AProfileFileGivesEachCountedKernelFromRequestsToDram) {
   ASSERT_EQ(partial.size(), 1u);
   EXPECT_EQ(partial[0].loads.dram_bytes, 64.0);
   EXPECT_EQ(partial[0].provenance, Provenance::counted);
+  EXPECT_EQ(partial[0].modeled_bound, "");
   EXPECT_FALSE(partial[0].stores.dram_bytes);  // measured beside counted figures: never mixed in
   EXPECT_FALSE(partial[0].loads.requests);
 }

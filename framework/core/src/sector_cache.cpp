@@ -74,6 +74,17 @@ bool SectorCache::write(std::uint64_t sector) {
   return hit;
 }
 
+bool SectorCache::holds(std::uint64_t sector) const {
+  const std::uint64_t line = sector / 4;
+  const Line* set = &lines_[(line % sets_) * ways_];
+  for (unsigned way = 0; way < ways_; ++way) {
+    if (set[way].tag == line + 1) {
+      return (set[way].valid & (1u << (sector % 4))) != 0;
+    }
+  }
+  return false;
+}
+
 void SectorCache::write_back() {
   for (const std::uint64_t index : dirty_lines_) {
     Line& line = lines_[index];

@@ -114,7 +114,9 @@ std::vector<FidelityPoint> points_from_file(const std::string& file) {
   return points;
 }
 
-void print_summary(const std::vector<FidelityPoint>& points, std::size_t not_compared) {
+// Prints the summary, and against the options' bounds when it has any; false when it breaks one.
+bool print_summary(const std::vector<FidelityPoint>& points, std::size_t not_compared,
+                   const FidelityOptions& bounds) {
   const FidelitySummary summary = summarize_fidelity(points);
   std::printf(
       "mean absolute error |modeled / measured - 1|: %.0f%% over %zu kernels; worst: %.2fx "
@@ -126,11 +128,35 @@ void print_summary(const std::vector<FidelityPoint>& points, std::size_t not_com
                 ladder.kept ? "the measured order kept"
                             : ("order NOT kept (" + ladder.first_swap + " swap)").c_str());
   }
+  bool kept = true;
+  const auto check = [&kept](bool ok, const std::string& what) {
+    std::printf("bound: %s: %s\n", what.c_str(), ok ? "kept" : "BROKEN");
+    kept = kept && ok;
+  };
+  if (bounds.max_error_pct >= 0) {
+    check(100 * summary.mean_abs_error <= bounds.max_error_pct,
+          "mean absolute error at most " + format_fixed(bounds.max_error_pct, 0) + "%");
+  }
+  if (bounds.max_ratio >= 0) {
+    check(summary.worst_ratio <= bounds.max_ratio,
+          "no kernel off by more than " + format_fixed(bounds.max_ratio, 2) + "x");
+  }
+  if (bounds.require_order) {
+    check(std::all_of(summary.ladders.begin(), summary.ladders.end(),
+                      [](const LadderOrder& l) { return l.kept; }),
+          "every ladder in its measured order");
+  }
+  return kept;
 }
 
-// The measurements of one GPU, on this process's sim device.
+bool has_bounds(const FidelityOptions& o) {
+  return o.max_error_pct >= 0 || o.max_ratio >= 0 || o.require_order;
+}
+
+// The measurements of one GPU, on this process's sim device; `bounds` are checked unless it is a
+// child run (a points file to write).
 int run_one_spec(const std::vector<CorpusEntry>& entries, const std::string& spec_name,
-                 const std::string& points_file) {
+                 const std::string& points_file, const FidelityOptions& bounds) {
   const std::optional<GpuSpec> spec = find_spec(spec_name);
   if (!spec) {
     return usage_error("the measurements name a GPU the spec database does not know (\"" +
@@ -193,15 +219,19 @@ int run_one_spec(const std::vector<CorpusEntry>& entries, const std::string& spe
     }
     std::printf("\n");
   }
+  // A child run prints its GPU's summary; the parent checks the bounds over every GPU.
+  const bool child = !points_file.empty();
+  bool kept = true;
   if (points.empty()) {
     std::printf("no measurement of %s can be compared with today's catalog\n", spec_name.c_str());
+    kept = child || !has_bounds(bounds);
   } else {
-    print_summary(points, not_compared.size());
+    kept = print_summary(points, not_compared.size(), child ? FidelityOptions{} : bounds);
   }
-  if (!points_file.empty()) {
+  if (child) {
     write_file_atomically(points_file, points_to_json(points).dump() + "\n");
   }
-  return kSuccess;
+  return kept ? kSuccess : kFailure;
 }
 
 // Runs this program again for one GPU's measurements; its points, or nullopt when it failed.
@@ -251,7 +281,7 @@ int run_fidelity(const FidelityOptions& options) {
     return usage_error("no `gpulab bench` times measured on a GPU in the files");
   }
   if (!options.spec.empty()) {
-    return run_one_spec(entries, options.spec, options.points_file);
+    return run_one_spec(entries, options.spec, options.points_file, options);
   }
   std::vector<std::string> specs;
   for (const CorpusEntry& e : entries) {
@@ -260,7 +290,7 @@ int run_fidelity(const FidelityOptions& options) {
     }
   }
   if (specs.size() == 1) {
-    return run_one_spec(entries, specs.front(), options.points_file);
+    return run_one_spec(entries, specs.front(), options.points_file, options);
   }
   // The sim simulates one spec per process: one run of this program per GPU, then the summary
   // over all of them.
@@ -285,10 +315,9 @@ int run_fidelity(const FidelityOptions& options) {
   std::printf("== every GPU ==\n");
   if (all.empty()) {
     std::printf("no measurement can be compared with today's catalog\n");
-  } else {
-    print_summary(all, entries.size() - all.size());
+    return has_bounds(options) ? kFailure : kSuccess;
   }
-  return kSuccess;
+  return print_summary(all, entries.size() - all.size(), options) ? kSuccess : kFailure;
 }
 
 int add_to_corpus(const std::string& corpus, const std::vector<std::string>& files) {

@@ -15,9 +15,14 @@ struct FidelityOptions {
   /// in a run of its own (the sim simulates one spec per process).
   std::string spec;
   std::string points_file;  ///< where a child run writes its points for the parent; empty: none
+  /// Bounds the summary over every GPU must keep, or the run fails (exit 1); negative: none.
+  double max_error_pct = -1;   ///< mean absolute error, in percent
+  double max_ratio = -1;       ///< the worst kernel's max(modeled / measured, measured / modeled)
+  bool require_order = false;  ///< every ladder in its measured order
 };
 
-/// Runs the comparison and prints it; the exit code (0, 1 failure, 2 bad files or arguments).
+/// Runs the comparison and prints it; the exit code (0, 1 failure or a bound broken, 2 bad files
+/// or arguments).
 [[nodiscard]] int run_fidelity(const FidelityOptions& options);
 
 /// Adds the `gpulab bench` times of GPU results files to a corpus file (created when missing):

@@ -829,6 +829,15 @@ int main(int argc, char** argv) {
   app.add_option("--skip", fidelity.skip,
                  "With --fidelity: ops to leave out (e.g. gemm: slow on sim)")
       ->delimiter(',');
+  app.add_option("--max-error", fidelity.max_error_pct,
+                 "With --fidelity: fail (exit 1) when the mean absolute error over every GPU is "
+                 "above this many percent")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-ratio", fidelity.max_ratio,
+                 "With --fidelity: fail (exit 1) when a kernel is off by more than this factor")
+      ->check(CLI::Range(1.0, 1e9));
+  app.add_flag("--require-order", fidelity.require_order,
+               "With --fidelity: fail (exit 1) when a ladder loses its measured order");
   app.add_option("--add-to-corpus", corpus,
                  "Add the times of the `gpulab bench` results files given after it (measured on a "
                  "GPU) to this corpus file instead");

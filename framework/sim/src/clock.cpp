@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "counting.hpp"
+#include "gpulab/core/gemm_model.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/traffic_model.hpp"
 #include "gpulab/sim/runtime.hpp"
@@ -112,11 +113,17 @@ double modeled_memset_seconds(std::size_t bytes) {
   return overhead_s() + static_cast<double>(bytes) / (device_spec().dram_bandwidth_gb_s * 1e9);
 }
 
-double modeled_gemm_seconds(double m, double n, double k, double batch) {
+double modeled_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                            std::uint64_t operand_sectors_in_l2) {
   const GpuSpec& spec = device_spec();
-  const double flop_s = 2 * m * n * k * batch / (spec.fp32_tflop_s * 1e12);
-  const double bytes_s = 4 * (m * k + k * n + 2 * m * n) * batch / (spec.dram_bandwidth_gb_s * 1e9);
-  return overhead_s() + std::max(flop_s, bytes_s);
+  // cuBLAS's column-major C (m x n) is the row-major C^T (n x m) = op(B)^T op(A)^T.
+  const GemmShape shape{.m = n, .n = m, .k = k, .batch = batch};
+  const auto resources = [&spec](std::string_view kernel) { return table_resources(kernel, spec); };
+  try {
+    return model_fastest_gemm(shape, spec, resources, operand_sectors_in_l2).time.time_s;
+  } catch (const std::invalid_argument&) {
+    return overhead_s();  // no tiling fits the spec: not a spec the sim ships
+  }
 }
 
 }  // namespace gpulab::sim::detail

@@ -8,7 +8,9 @@
 //   copy     launch overhead + bytes / host link bandwidth (host <-> device), or 2 x bytes / DRAM
 //            bandwidth (device <-> device)
 //   memset   launch overhead + bytes / DRAM bandwidth
-//   SGEMM    launch overhead + max(2 m n k / FP32 peak, the operands' bytes / DRAM bandwidth)
+//   SGEMM    the time model on what the fastest register-blocked GEMM kernel of the catalog
+//            would count on the problem (gpulab/core/gemm_model.hpp), launch overhead included;
+//            its operands go through the L2 model as a kernel's would
 // An operation starts when its stream's earlier work ends; work on the legacy default stream also
 // waits for every blocking stream, and work on a blocking stream for the legacy stream's last;
 // cudaStreamWaitEvent moves a stream to the event's time. Concurrent streams do not slow each
@@ -47,6 +49,9 @@ void modeled_wait(cudaStream_t stream, double time_s);
 [[nodiscard]] double modeled_kernel_seconds(const CountedLaunch& launch);
 [[nodiscard]] double modeled_copy_seconds(std::size_t bytes, bool device_to_device);
 [[nodiscard]] double modeled_memset_seconds(std::size_t bytes);
-[[nodiscard]] double modeled_gemm_seconds(double m, double n, double k, double batch);
+/// cuBLAS's column-major SGEMM of m x n by depth k, `batch` times, with `operand_sectors_in_l2`
+/// of A's and B's sectors in the L2 model when it starts (count_library_call).
+[[nodiscard]] double modeled_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k,
+                                          std::int64_t batch, std::uint64_t operand_sectors_in_l2);
 
 }  // namespace gpulab::sim::detail

@@ -1243,35 +1243,83 @@ void counting_end_block(bool failed) {
   c.launch = nullptr;
 }
 
+namespace {
+
+// Whether the L2 model is kept: whenever kernels are counted (counting on, or the modeled clock).
+bool l2_modeled() {
+  return counting_state().on.load(std::memory_order_relaxed) || clock_mode() == ClockMode::modeled;
+}
+
+// The modeled sectors of a run inside a device allocation (nullopt outside every allocation).
+struct SectorSpan {
+  std::uint64_t first;
+  std::uint64_t last;
+};
+
+std::optional<SectorSpan> modeled_sectors(const std::vector<DeviceRange>& ranges, const void* p,
+                                          std::size_t bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (const DeviceRange& r : ranges) {
+    if (p != nullptr && bytes > 0 && a - r.begin < r.bytes) {
+      const std::uintptr_t modeled = a - r.begin + r.modeled;
+      return SectorSpan{modeled / 32, (modeled + bytes - 1) / 32};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void count_copy(const void* destination, const void* source, std::size_t bytes) {
-  // The L2 model is kept whenever kernels are counted: counting on, or the modeled clock.
-  CountingState& s = counting_state();
-  if ((!s.on.load(std::memory_order_relaxed) && clock_mode() != ClockMode::modeled) || bytes == 0) {
+  if (!l2_modeled() || bytes == 0) {
     return;
   }
   SectorCache& l2 = l2_model();
   const std::vector<DeviceRange> ranges = device_memory_ranges();
-  // The modeled address of `p` when it is in an allocation.
-  const auto modeled = [&](const void* p) -> std::optional<std::uintptr_t> {
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    for (const DeviceRange& r : ranges) {
-      if (p != nullptr && a - r.begin < r.bytes) {
-        return a - r.begin + r.modeled;
-      }
-    }
-    return std::nullopt;
-  };
-  if (const auto a = modeled(source)) {
-    for (std::uint64_t sector = *a / 32; sector <= (*a + bytes - 1) / 32; ++sector) {
+  if (const auto span = modeled_sectors(ranges, source, bytes)) {
+    for (std::uint64_t sector = span->first; sector <= span->last; ++sector) {
       l2.read(sector);
     }
   }
-  if (const auto a = modeled(destination)) {
-    for (std::uint64_t sector = *a / 32; sector <= (*a + bytes - 1) / 32; ++sector) {
+  if (const auto span = modeled_sectors(ranges, destination, bytes)) {
+    for (std::uint64_t sector = span->first; sector <= span->last; ++sector) {
       l2.write(sector);
     }
   }
   l2.write_back();
+}
+
+std::uint64_t count_library_call(const std::vector<MemoryRun>& reads,
+                                 const std::vector<MemoryRun>& writes) {
+  if (!l2_modeled()) {
+    return 0;
+  }
+  SectorCache& l2 = l2_model();
+  const std::vector<DeviceRange> ranges = device_memory_ranges();
+  std::vector<SectorSpan> read_spans;
+  std::uint64_t held = 0;
+  for (const MemoryRun& run : reads) {
+    if (const auto span = modeled_sectors(ranges, run.address, run.bytes)) {
+      read_spans.push_back(*span);
+      for (std::uint64_t sector = span->first; sector <= span->last; ++sector) {
+        held += l2.holds(sector) ? 1 : 0;
+      }
+    }
+  }
+  for (const SectorSpan& span : read_spans) {
+    for (std::uint64_t sector = span.first; sector <= span.last; ++sector) {
+      l2.read(sector);
+    }
+  }
+  for (const MemoryRun& run : writes) {
+    if (const auto span = modeled_sectors(ranges, run.address, run.bytes)) {
+      for (std::uint64_t sector = span->first; sector <= span->last; ++sector) {
+        l2.write(sector);
+      }
+    }
+  }
+  l2.write_back();
+  return held;
 }
 
 void reset_l2_model() {

@@ -78,6 +78,17 @@ void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
 /// Copies and memsets pass through the modeled L2 too (a memset over a buffer larger than L2 is
 /// how the harness flushes it); not part of any kernel's counters. Device thread only.
 void count_copy(const void* destination, const void* source, std::size_t bytes);
+/// A run of device memory a library call reads or writes.
+struct MemoryRun {
+  const void* address;
+  std::size_t bytes;
+};
+/// A library call (cuBLAS) through the modeled L2, as count_copy does for copies: returns how many
+/// sectors of `reads` the L2 held before the call (each sector of each run counted once per run),
+/// then reads `reads`, writes `writes` and writes the dirty sectors back. 0 and nothing done when
+/// no L2 is modeled (counting off and the host clock). Device thread only.
+std::uint64_t count_library_call(const std::vector<MemoryRun>& reads,
+                                 const std::vector<MemoryRun>& writes);
 /// Empties the L2 model (device thread).
 void reset_l2_model();
 

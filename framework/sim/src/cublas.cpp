@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "counting.hpp"
 #include "queue.hpp"
 
 struct cublasContext {
@@ -131,6 +132,38 @@ struct Problem {
   Index stride_c = 0;
   Index batch_count = 1;
 };
+
+// The device memory of `count` column-major matrices of rows x cols (leading dimension ld),
+// `stride` floats apart: one run per column, or one per matrix when its columns are contiguous.
+void add_runs(std::vector<gpulab::sim::detail::MemoryRun>& runs, const float* data, Index rows,
+              Index cols, Index ld, Index stride, Index count) {
+  for (Index b = 0; b < count; ++b) {
+    const float* matrix = data + b * stride;
+    if (ld == rows) {
+      runs.push_back({matrix, static_cast<std::size_t>(rows * cols) * sizeof(float)});
+      continue;
+    }
+    for (Index j = 0; j < cols; ++j) {
+      runs.push_back({matrix + j * ld, static_cast<std::size_t>(rows) * sizeof(float)});
+    }
+  }
+}
+
+/// What the GEMM reads (A and B as stored) and writes (C).
+std::vector<gpulab::sim::detail::MemoryRun> reads_of(const Problem& p) {
+  std::vector<gpulab::sim::detail::MemoryRun> runs;
+  add_runs(runs, p.a.data, p.a.transposed ? p.k : p.m, p.a.transposed ? p.m : p.k, p.a.ld,
+           p.stride_a, p.batch_count);
+  add_runs(runs, p.b.data, p.b.transposed ? p.n : p.k, p.b.transposed ? p.k : p.n, p.b.ld,
+           p.stride_b, p.batch_count);
+  return runs;
+}
+
+std::vector<gpulab::sim::detail::MemoryRun> writes_of(const Problem& p) {
+  std::vector<gpulab::sim::detail::MemoryRun> runs;
+  add_runs(runs, p.c, p.m, p.n, p.ldc, p.stride_c, p.batch_count);
+  return runs;
+}
 
 /// Copies op(A)(i0 .. i0+rows-1, p0 .. p0+depth-1) into slivers of kMr rows: sliver s holds
 /// element (i0 + s*kMr + r, p0 + p) at out[(s*depth + p)*kMr + r]. Rows past `rows` are zero.
@@ -399,10 +432,13 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
   }
 
   try {
-    const double modeled_s = gpulab::sim::detail::modeled_gemm_seconds(
-        static_cast<double>(problem.m), static_cast<double>(problem.n),
-        static_cast<double>(problem.k), static_cast<double>(problem.batch_count));
-    std::function<double(double)> work = [problem, scalars, modeled_s](double) {
+    std::function<double(double)> work = [problem, scalars](double) {
+      // Modeled before the products change C: what the L2 model holds of A and B now (an earlier
+      // kernel's output, say) is read from L2, not DRAM.
+      const std::uint64_t held = gpulab::sim::detail::count_library_call(gemm::reads_of(problem),
+                                                                         gemm::writes_of(problem));
+      const double modeled_s = gpulab::sim::detail::modeled_gemm_seconds(
+          problem.m, problem.n, problem.k, problem.batch_count, held);
       gemm::run(problem, scalars.on_device ? *scalars.alpha_device : scalars.alpha,
                 scalars.on_device ? *scalars.beta_device : scalars.beta);
       return modeled_s;

@@ -710,6 +710,7 @@ std::vector<MemoryView> memory_views(const ResultsFile& file) {
     };
     v.kernel = param("kernel");
     v.launches = param("launches");
+    v.modeled_bound = param("bound");
     v.provenance = source;
     v.loads = {counted("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
                counted("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),

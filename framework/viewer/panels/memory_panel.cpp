@@ -69,7 +69,8 @@ void draw_flow(const MemoryView& v) {
   if (v.modeled_ms) {
     widgets::wrapped("modeled (" + v.modeled_spec +
                          ") from these counts: " + panel::number(*v.modeled_ms * 1e3) +
-                         " us over " + v.launches + " launch(es)",
+                         " us over " + v.launches + " launch(es)" +
+                         (v.modeled_bound.empty() ? "" : ", bound by " + v.modeled_bound),
                      widgets::kModeled);
   }
   widgets::wrapped(v.provenance == Provenance::counted

@@ -32,6 +32,8 @@ class SectorCache {
   bool read(std::uint64_t sector);
   /// Writes the sector (write-allocate, no fill); true when it was present.
   bool write(std::uint64_t sector);
+  /// Whether a read of the sector would hit, without reading it (no replacement changes).
+  [[nodiscard]] bool holds(std::uint64_t sector) const;
   /// Writes every dirty sector to DRAM; they stay in the cache, clean.
   void write_back();
   /// Empties the cache (dirty sectors are written back first).

@@ -216,6 +216,7 @@ struct MemoryView {
   std::optional<double> lanes_per_request;        ///< 32 without divergence
   std::optional<double> modeled_ms;               ///< time modeled from the counts
   std::string modeled_spec;                       ///< its spec
+  std::string modeled_bound;  ///< param bound: the model's term that bounds it ("" when unsaid)
 };
 
 /// Every profiled kernel of `file` (counted or measured), in file order.
