@@ -12,7 +12,8 @@
 // 2013) on several specs, and an H100 measurement (yencal, 2025) on H100; and whether the
 // ladder's order is the same (docs/results/model-ladders-*.md); then the reduction ladder of
 // "Optimizing Parallel Reduction in CUDA" on the simulated spec, and whether it keeps its
-// published order (docs/results/reduction-ladder-*.md).
+// published order (docs/results/reduction-ladder-*.md); then the GEMM ladder (naive, tiled,
+// register-blocked) on several specs against a published worklog's order.
 //
 // With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
@@ -670,6 +671,65 @@ void run_reduction_ladder() {
               spec_name.c_str(), strictly_faster_down(modeled) ? "yes" : "NO");
 }
 
+// Si Boehm, "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance: a Worklog" (2022):
+// 4096^2 SGEMM on an RTX A6000 (GA102, as the RTX 3090), GFLOP/s, measured, for the kernels the
+// catalog's GEMM levels correspond to: his kernel 2 (one thread per output, coalesced: level 1),
+// kernel 3 (shared-memory tiles, 32 x 32 where level 2 has 16 x 16) and kernel 5 (2D
+// blocktiling, 128 x 128 tiles of 8 x 8 per thread: level 3, which also reads its fragments with
+// 16-byte loads, as his kernel 6 at 18237.3).
+constexpr double kPublishedGemmGflops[] = {1986.5, 2980.3, 15971.7};
+constexpr int kGemmSide = 512;  // about 10 s of simulation for the three levels (2048: minutes)
+constexpr const char* kGemmSpecs[] = {"v100-sxm2-32gb", "t4",       "a100-sxm-40gb",
+                                      "rtx-3090",       "h100-sxm", "h200-sxm"};
+
+// The catalog's GEMM levels at kGemmSide, counted once (cold L2), modeled on each spec.
+void run_gemm_ladder() {
+  const gpulab::kernels::Op* op = gpulab::kernels::find_op("gemm");
+  if (op == nullptr || op->levels.size() != std::size(kPublishedGemmGflops)) {
+    throw std::runtime_error("the kernel catalog has no three-level gemm op");
+  }
+  const std::unique_ptr<gpulab::kernels::OpProblem> problem =
+      op->make_problem(static_cast<std::size_t>(kGemmSide));
+  const std::vector<std::vector<gpulab::CountedLaunch>> levels = count_levels(*op, *problem);
+  std::vector<gpulab::Column> columns = {{"level", "", gpulab::Align::left},
+                                         {"published A6000", "GFLOP/s", gpulab::Align::right}};
+  for (const char* key : kGemmSpecs) {
+    columns.push_back(
+        {std::string("modeled ") + gpulab::find_spec(key)->name, "GFLOP/s", gpulab::Align::right});
+  }
+  gpulab::Table table(columns);
+  const double flop = 2.0 * kGemmSide * kGemmSide * kGemmSide;
+  std::vector<std::vector<double>> modeled_s(std::size(kGemmSpecs));
+  for (std::size_t index = 0; index < levels.size(); ++index) {
+    std::vector<std::string> row = {level_label(op->levels[index]),
+                                    gpulab::format_fixed(kPublishedGemmGflops[index], 1)};
+    for (std::size_t s = 0; s < std::size(kGemmSpecs); ++s) {
+      const gpulab::GpuSpec spec = *gpulab::find_spec(kGemmSpecs[s]);
+      double seconds = 0;
+      for (const gpulab::CountedLaunch& launch : levels[index]) {
+        seconds += gpulab::model_launch(launch, spec).time_s;
+      }
+      modeled_s[s].push_back(seconds);
+      row.push_back(
+          gpulab::format_fixed(flop / seconds / 1e9, 0) + " (" +
+          std::string(gpulab::to_string(gpulab::model_launch(levels[index].at(0), spec).bound)) +
+          ")");
+    }
+    table.add_row(row);
+  }
+  std::printf(
+      "\nGEMM ladder, %d^3 floats: FLOP/s = 2 x %d^3 / time. Published: Si Boehm, \"How to "
+      "Optimize a CUDA Matmul Kernel for cuBLAS-like Performance\" (2022), 4096^3 on an RTX "
+      "A6000, measured; modeled: counted on sim, cold L2.\n\n",
+      kGemmSide, kGemmSide);
+  std::cout << table << "\n";
+  for (std::size_t s = 0; s < std::size(kGemmSpecs); ++s) {
+    std::printf("modeled %s: each level faster than the one before (the published order): %s\n",
+                gpulab::find_spec(kGemmSpecs[s])->name.c_str(),
+                strictly_faster_down(modeled_s[s]) ? "yes" : "NO");
+  }
+}
+
 void run_ladders() {
   if (!gpulab::sim::counting_available()) {
     throw std::runtime_error(gpulab::sim::counting_unavailable_reason());
@@ -677,6 +737,7 @@ void run_ladders() {
   run_harris_ladder();
   run_h100_ladder();
   run_reduction_ladder();
+  run_gemm_ladder();
 }
 
 void print_table(const std::vector<Row>& rows, std::size_t n) {
@@ -815,8 +876,8 @@ int main(int argc, char** argv) {
   app.add_flag("--counting-cost", counting_cost,
                "Time vector add and a 512^3 tiled GEMM with memory counting off and on instead");
   app.add_flag("--ladders", ladders,
-               "Model the transpose and reduction ladders from their counted traffic against "
-               "published figures instead");
+               "Model the transpose, reduction and GEMM ladders from their counted traffic "
+               "against published figures instead");
   app.add_flag("--lab04", lab04,
                "Time lab 04's report (the solution's program) at three sizes instead");
   app.add_option("--fidelity", fidelity.files,
