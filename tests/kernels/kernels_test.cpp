@@ -223,6 +223,16 @@ TEST(Gemm, RejectsABadTileSize) {
   EXPECT_THROW(gemm_tiled(nullptr, nullptr, nullptr, 1, 1, 1, nullptr, 8), std::invalid_argument);
 }
 
+TEST(Gemm, RegisterBlockedRejectsAnUnknownTilingAndNegativeSizes) {
+  EXPECT_THROW(gemm_register_blocked(nullptr, nullptr, nullptr, 1, 1, 1, nullptr, 3),
+               std::invalid_argument);
+  EXPECT_THROW(gemm_register_blocked(nullptr, nullptr, nullptr, 1, 1, 1, nullptr, 0, -1),
+               std::invalid_argument);
+  EXPECT_THROW(gemm_register_blocked(nullptr, nullptr, nullptr, 1, -1, 1), std::invalid_argument);
+  // Nothing to compute: no launch, no error.
+  EXPECT_NO_THROW(gemm_register_blocked(nullptr, nullptr, nullptr, 0, 4, 4, nullptr, 1, 2));
+}
+
 class Histogram : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(Histogram, EveryLevelMatchesTheCpuReference) {
