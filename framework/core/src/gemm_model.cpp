@@ -119,11 +119,12 @@ MemoryCounters gemm_tiling_counters(const GemmTiling& t, const GemmShape& shape,
   const U64 rows_at_once =
       resident_blocks == 0 ? grid_y : std::max<U64>(1, resident_blocks / grid_x);
   const U64 a_sectors = ceil_div(4 * m * k, 32);
-  const U64 b_sectors = ceil_div(4 * k * n, 32) * (b_stays ? 1 : ceil_div(grid_y, rows_at_once));
-  const U64 compulsory = batch * (a_sectors + ceil_div(4 * k * n, 32));
+  const U64 b_sectors = ceil_div(4 * k * n, 32);
+  const U64 b_reads = b_stays ? 1 : ceil_div(grid_y, rows_at_once);
+  const U64 compulsory = batch * (a_sectors + b_sectors);
   const U64 dram_read_sectors =
-      std::min(c.l2_sector_reads,
-               batch * (a_sectors + b_sectors) - std::min(operand_sectors_in_l2, compulsory));
+      std::min(c.l2_sector_reads, batch * (a_sectors + b_reads * b_sectors) -
+                                      std::min(operand_sectors_in_l2, compulsory));
   c.dram_bytes_read = 32 * dram_read_sectors;
   c.l2_sector_hits = c.l2_sector_reads - dram_read_sectors;
   c.dram_bytes_written = 32 * c.global_store.sectors;

@@ -613,6 +613,25 @@ void run_h100_ladder() {
               transposes_in_published_order(modeled) ? "yes" : "NO");
 }
 
+// A level's launches modeled on `spec`: the sum of their times, and the bound of the first.
+struct ModeledLevel {
+  double seconds = 0;
+  gpulab::ModelBound first_bound = gpulab::ModelBound::launch;
+};
+
+ModeledLevel model_level(const std::vector<gpulab::CountedLaunch>& launches,
+                         const gpulab::GpuSpec& spec) {
+  ModeledLevel level;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const gpulab::ModeledTime m = gpulab::model_launch(launches[i], spec);
+    level.seconds += m.time_s;
+    if (i == 0) {
+      level.first_bound = m.bound;
+    }
+  }
+  return level;
+}
+
 // Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007): the time of each of its
 // seven kernels summing 2^22 ints on a G80 (GeForce 8800 GTX), ms, in the order of the catalog's
 // reduction_ladder levels.
@@ -650,15 +669,12 @@ void run_reduction_ladder() {
     const gpulab::GpuSpec spec =
         gpulab::find_spec(launches.at(0).spec).value_or(gpulab::default_spec());
     spec_name = spec.name;
-    double seconds = 0;
-    for (const gpulab::CountedLaunch& launch : launches) {
-      seconds += gpulab::model_launch(launch, spec).time_s;
-    }
-    modeled.push_back(seconds);
+    const ModeledLevel level = model_level(launches, spec);
+    modeled.push_back(level.seconds);
     table.add_row({level_label(op->levels[index]),
                    gpulab::format_fixed(kPublishedReductionMs[index], 3),
-                   gpulab::format_fixed(seconds * 1e6, 1),
-                   std::string(gpulab::to_string(gpulab::model_launch(launches[0], spec).bound))});
+                   gpulab::format_fixed(level.seconds * 1e6, 1),
+                   std::string(gpulab::to_string(level.first_bound))});
   }
   std::printf(
       "\nReduction ladder, 2^22 floats, 256 threads per block. Published: Mark Harris, "
@@ -704,16 +720,10 @@ void run_gemm_ladder() {
     std::vector<std::string> row = {level_label(op->levels[index]),
                                     gpulab::format_fixed(kPublishedGemmGflops[index], 1)};
     for (std::size_t s = 0; s < std::size(kGemmSpecs); ++s) {
-      const gpulab::GpuSpec spec = *gpulab::find_spec(kGemmSpecs[s]);
-      double seconds = 0;
-      for (const gpulab::CountedLaunch& launch : levels[index]) {
-        seconds += gpulab::model_launch(launch, spec).time_s;
-      }
-      modeled_s[s].push_back(seconds);
-      row.push_back(
-          gpulab::format_fixed(flop / seconds / 1e9, 0) + " (" +
-          std::string(gpulab::to_string(gpulab::model_launch(levels[index].at(0), spec).bound)) +
-          ")");
+      const ModeledLevel level = model_level(levels[index], *gpulab::find_spec(kGemmSpecs[s]));
+      modeled_s[s].push_back(level.seconds);
+      row.push_back(gpulab::format_fixed(flop / level.seconds / 1e9, 0) + " (" +
+                    std::string(gpulab::to_string(level.first_bound)) + ")");
     }
     table.add_row(row);
   }
