@@ -113,8 +113,7 @@ __device__ void gemm_blocked_tile(const float* __restrict__ a, const float* __re
     for (int p = 0; p < BK; ++p) {
       // A thread's rows (columns) come in groups of 4, 4 kThreadsY (4 kThreadsX) apart: the 8
       // lanes of each phase of a 16-byte load read 32 consecutive words, or one word group.
-      // Each group is copied whole (a 16-byte load on a GPU, and on sim, whose host compiler
-      // would split a float4 taken apart into its members into four loads: docs/sim.md).
+      // Each group is copied whole: a 16-byte load, on a GPU and on sim (docs/sim.md).
       float4 a_frag[TM / 4];
       float4 b_frag[TN / 4];
       const auto* a_row = reinterpret_cast<const float4*>(a_tile + p * kPitchA);
@@ -141,7 +140,7 @@ __device__ void gemm_blocked_tile(const float* __restrict__ a, const float* __re
   }
 
   // 16-byte stores where the row allows them (whole, aligned groups of 4), else one float each;
-  // each group is stored whole from a float4 (as above, for the sim's host compiler).
+  // each group is stored whole from a float4 (as above).
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = row0 + (i / 4) * 4 * kThreadsY + ty * 4 + i % 4;

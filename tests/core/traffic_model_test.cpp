@@ -109,6 +109,38 @@ TEST(TrafficModel, MoreResidentWarpsHideMoreLatency) {
   EXPECT_NEAR(slow.dram_s / fast.dram_s, 3350e9 / (135168 / (600 / 1980e6)), 1e-9);
 }
 
+TEST(TrafficModel, AWarpKeepsAPhasesLoadsInFlightTogether) {
+  // One block per SM as above (446 GB/s with one load in flight per warp), but each warp's two
+  // loads per phase (a vector add's operands) in flight together: twice the bytes in flight.
+  MemoryCounters c = vector_add_counts();
+  LaunchShape few = vector_add_shape();
+  few.grid = {132, 1, 1};
+  const auto one = gpulab::model_time(c, few, h100());
+  EXPECT_DOUBLE_EQ(one.loads_in_flight_per_warp, 1.0);  // no critical path counted: 1
+  c.path_global_phases = (1u << 24) / 256;              // one phase per block of the 2^16
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 2.0);
+  const auto two = gpulab::model_time(c, few, h100());
+  EXPECT_EQ(two.bound, ModelBound::dram_latency);
+  EXPECT_DOUBLE_EQ(two.loads_in_flight_per_warp, 2.0);
+  EXPECT_NEAR(two.achievable_dram_gb_s, 2 * one.achievable_dram_gb_s, 1e-9);
+  EXPECT_NEAR(one.dram_s / two.dram_s, 2.0, 1e-9);
+}
+
+TEST(TrafficModel, LoadsInFlightPerWarpAreAtLeastOneAndAtMostTheLimit) {
+  MemoryCounters c;
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 1.0);  // nothing loads
+  c.path_global_phases = 10;
+  c.global_store.requests = 1000;  // stores are not waited for
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 1.0);
+  c.global_load.requests = 40;  // fewer loads than warp phases: warps that do not load
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 1.0);
+  c.global_load.requests = 200;
+  c.global_atomic.requests = 40;  // atomics return a value too: 3 per warp and phase
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 3.0);
+  c.global_load.requests = 100000;  // a long loop in one phase: as far as it is unrolled
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), gpulab::kMaxLoadsInFlightPerWarp);
+}
+
 TEST(TrafficModel, BankConflictsScaleTheSharedTerm) {
   // 2^20 wavefronts over 132 SMs at 1980 MHz = 4.01 us; 32-way conflicts make it 32 times that.
   MemoryCounters clean;

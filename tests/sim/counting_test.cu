@@ -143,6 +143,61 @@ TEST(CountingGlobal, Float4ContiguousIsSixteenSectors) {
   EXPECT_EQ(c.global_store.sectors, 16u);
 }
 
+// A float4 taken apart into its members after one load, and one built member by member and
+// stored where a condition holds: nvcc keeps each a 16-byte access, and so does the sim (its
+// kernels are built without GCC's scalar replacement of aggregates, cmake/GpulabBackend.cmake).
+__global__ void float4_members(const float4* in, float4* out, float* sums) {
+  const float4 v = in[threadIdx.x];
+  sums[threadIdx.x] = v.x + v.y + v.z + v.w;
+  float4 w;
+  w.x = v.w;
+  w.y = v.z;
+  w.z = v.y;
+  w.w = v.x;
+  if (threadIdx.x % 2 == 0) {
+    out[threadIdx.x] = w;
+  }
+}
+
+TEST(CountingGlobal, AFloat4UsedMemberByMemberIsStillOneSixteenByteAccess) {
+  GPULAB_REQUIRE_COUNTING();
+  DeviceBuffer<float4> in(kWarp);
+  DeviceBuffer<float4> out(kWarp);
+  DeviceBuffer<float> sums(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    float4_members<<<1, kWarp>>>(in.data(), out.data(), sums.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 1u);
+  EXPECT_EQ(c.global_load.sectors, 16u);
+  EXPECT_EQ(c.global_load.bytes_requested, 16u * kWarp);
+  EXPECT_EQ(c.global_store.requests, 2u);      // the float4s (16 lanes) and the sums
+  EXPECT_EQ(c.global_store.sectors, 16u + 4);  // every other 16 bytes of 512, and 128 bytes
+  EXPECT_EQ(c.global_store.bytes_requested, 16u * kWarp / 2 + 4 * kWarp);
+}
+
+// Four neighbouring floats read one by one: four 4-byte loads on a GPU (nvcc does not merge them),
+// and on sim (its kernels are built without GCC's vectorizer, which could).
+__global__ void four_scalars(const float* in, float* out) {
+  const float* p = in + 4 * threadIdx.x;
+  out[threadIdx.x] = p[0] * p[1] + p[2] * p[3];
+}
+
+TEST(CountingGlobal, NeighbouringScalarLoadsStayScalar) {
+  GPULAB_REQUIRE_COUNTING();
+  DeviceBuffer<float> in(4 * kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    four_scalars<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 4u);
+  EXPECT_EQ(c.global_load.bytes_requested, 4u * 4 * kWarp);
+  EXPECT_EQ(c.global_load.sectors, 4u * 16);  // each request: 32 lanes 16 bytes apart
+}
+
 __global__ void load_one_word(const float* in, float* out) {
   out[threadIdx.x] = in[0];
 }
@@ -503,6 +558,47 @@ TEST(CountingArithmetic, EachMultiplyAddOfEachWarpCountsOnce) {
     EXPECT_EQ(c.path_global_phases, 1u);
     EXPECT_GE(c.path_arithmetic, static_cast<std::uint64_t>(2 * n));  // the multiply-adds, branches
   }
+}
+
+// The same recurrence over a constant 16 steps, unrolled completely (nvcc does so under
+// `#pragma unroll`; the sim's translator makes it GCC's `#pragma GCC unroll`) and kept a loop.
+__global__ void unrolled_chain(const float* in, float* out) {
+  const float a = in[threadIdx.x];
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    sum = sum * a + 1.0f;
+  }
+  out[threadIdx.x] = sum;
+}
+
+__global__ void rolled_chain(const float* in, float* out) {
+  const float a = in[threadIdx.x];
+  float sum = 0.0f;
+#pragma unroll 1
+  for (int i = 0; i < 16; ++i) {
+    sum = sum * a + 1.0f;
+  }
+  out[threadIdx.x] = sum;
+}
+
+TEST(CountingArithmetic, PragmaUnrollLeavesNoLoopBranchesAsOnAGpu) {
+  GPULAB_REQUIRE_COUNTED_ARITHMETIC();
+  DeviceBuffer<float> in(kWarp);
+  DeviceBuffer<float> out(kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters unrolled = count_one([&] {
+    unrolled_chain<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  const MemoryCounters rolled = count_one([&] {
+    rolled_chain<<<1, kWarp>>>(in.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(unrolled.fp32_fma_instructions, 16u);
+  EXPECT_EQ(rolled.fp32_fma_instructions, 16u);
+  EXPECT_EQ(unrolled.branch_instructions, 0u);
+  EXPECT_GE(rolled.branch_instructions, 16u);
 }
 
 // A quarter of each warp takes an exponential, the rest a multiply-add; then every lane converts

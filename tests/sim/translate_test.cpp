@@ -1,6 +1,6 @@
 // Tests of the sim backend's source translator: every rewrite rule (launches, dynamic shared
-// memory), what must stay untouched (comments, literals, nested templates), line numbers kept,
-// each error with its position, and gpulab-sim-translate run as the build runs it.
+// memory, #pragma unroll), what must stay untouched (comments, literals, nested templates), line
+// numbers kept, each error with its position, and gpulab-sim-translate run as the build runs it.
 #include "translate.hpp"
 
 #include <gtest/gtest.h>
@@ -256,6 +256,31 @@ TEST(SimTranslate, DynamicSharedInAMacroContinuesTheDirective) {
 TEST(SimTranslate, StaticSharedAndOtherExternsAreUntouched) {
   const std::string source =
       "__shared__ float tile[32][33];\nextern \"C\" void f();\nextern int g[];\n";
+  EXPECT_EQ(translated(source), source);
+}
+
+// ------------------------------------------------------------------------------------------------
+// #pragma unroll
+// ------------------------------------------------------------------------------------------------
+
+TEST(SimTranslate, BarePragmaUnrollBecomesGccsFullUnroll) {
+  EXPECT_EQ(translated("#pragma unroll\nfor (int i = 0; i < 8; ++i) {}\n"),
+            "#pragma GCC unroll 64\nfor (int i = 0; i < 8; ++i) {}\n");
+  EXPECT_EQ(translated("  #  pragma   unroll  // all of it\n"),
+            "  #  pragma   GCC unroll 64  // all of it\n");
+  EXPECT_EQ(gpulab::sim::kFullUnrollFactor, 64);
+}
+
+TEST(SimTranslate, PragmaUnrollWithANumberKeepsIt) {
+  EXPECT_EQ(translated("#pragma unroll 4\n"), "#pragma GCC unroll 4\n");
+  EXPECT_EQ(translated("#pragma unroll 1 /* keep the loop */\n"),
+            "#pragma GCC unroll 1 /* keep the loop */\n");
+}
+
+TEST(SimTranslate, PragmaUnrollWithAnExpressionAndOtherPragmasAreUntouched) {
+  const std::string source =
+      "#pragma unroll (TM)\n#pragma unroll TILE / 4\n#pragma once\n#pragma GCC unroll 2\n"
+      "// #pragma unroll\nconst char* s = \"#pragma unroll\";\nint unroll;\n";
   EXPECT_EQ(translated(source), source);
 }
 

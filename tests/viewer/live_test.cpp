@@ -324,13 +324,15 @@ TEST(ViewerSweepModel, OnSimTheModeledTimeFollowsTheBlockSize) {
   if (!sim::counting_available()) {
     GTEST_SKIP() << sim::counting_unavailable_reason();
   }
-  // vector add at 2^20 (the sim's full sweep), modeled on H100 SXM from counted traffic: 32
-  // threads per block fit only 32 blocks = 32 warps per SM (occupancy 50%), which keeps half the
-  // bytes in flight that 256 threads do, so DRAM latency shows (Little's law); the roofline
-  // time would be the same for both.
+  // vector add at 2^20 (the sim's full sweep), modeled on H200 SXM from counted traffic: 32
+  // threads per block fit only 32 blocks = 32 warps per SM (occupancy 50%), which keep half the
+  // bytes in flight that 256 threads do: 32 warps x 2 loads x 128 B x 132 SMs / 303 ns = 3.57
+  // TB/s, below the H200's 4.8 TB/s, so DRAM latency shows (Little's law); the roofline time
+  // would be the same for both. The 12.6 MB take 3.5 us instead of 2.6 us, beside the 3 us of
+  // launch overhead both pay. (On H100 SXM, 3.35 TB/s, those bytes in flight reach the peak.)
   ExperimentOptions options;
   options.sweep_kernel = "vector_add_kernel";
-  const RunPlan plan = make_plan(Experiment::sweep, options, default_spec());
+  const RunPlan plan = make_plan(Experiment::sweep, options, *find_spec("h200-sxm"));
   ASSERT_GE(plan.steps.size(), 4U);
   const auto modeled_ms = [&](std::size_t step, const char* threads) {
     const std::vector<Result> results = plan.steps.at(step).run(std::stop_token{});
@@ -339,7 +341,7 @@ TEST(ViewerSweepModel, OnSimTheModeledTimeFollowsTheBlockSize) {
   };
   const double small = modeled_ms(0, "32");
   const double usual = modeled_ms(3, "256");
-  EXPECT_GT(small, 1.2 * usual) << small << " ms against " << usual << " ms";
+  EXPECT_GT(small, 1.1 * usual) << small << " ms against " << usual << " ms";
 #else
   GTEST_SKIP() << "the counted-traffic model is the sim's";
 #endif

@@ -56,6 +56,15 @@ double l1_cycles(const GlobalAccessCounts& c) {
 
 }  // namespace
 
+double loads_in_flight_per_warp(const MemoryCounters& c, int warps_per_block) {
+  const double warp_phases = as_double(c.path_global_phases) * warps_per_block;
+  if (warp_phases <= 0) {
+    return 1.0;
+  }
+  const double loads = as_double(c.global_load.requests + c.global_atomic.requests);
+  return std::clamp(loads / warp_phases, 1.0, kMaxLoadsInFlightPerWarp);
+}
+
 ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const GpuSpec& spec) {
   const std::uint64_t threads = std::uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   const std::uint64_t blocks = std::uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
@@ -98,14 +107,18 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
   const double active_sms = std::min(as_double(blocks), static_cast<double>(spec.sm_count));
   const double clock_hz = spec.boost_clock_mhz * 1e6;
 
-  // DRAM, with Little's law: one global request per resident warp in flight.
+  // DRAM, with Little's law: each resident warp keeps the global loads of one barrier phase in
+  // flight together (they do not wait for each other: a tile staged, the two operands of an add),
+  // at least one and at most kMaxLoadsInFlightPerWarp.
   const std::uint64_t requests =
       c.global_load.requests + c.global_store.requests + c.global_atomic.requests;
   const std::uint64_t sectors =
       c.global_load.sectors + c.global_store.sectors + c.global_atomic.sectors;
   const double bytes_per_request =
       requests > 0 ? 32.0 * as_double(sectors) / as_double(requests) : 128.0;
-  const double in_flight_bytes = resident_blocks * warps_per_block * bytes_per_request;
+  m.loads_in_flight_per_warp = loads_in_flight_per_warp(c, warps_per_block);
+  const double in_flight_bytes =
+      resident_blocks * warps_per_block * m.loads_in_flight_per_warp * bytes_per_request;
   const double peak_bytes_s = spec.dram_bandwidth_gb_s * 1e9;
   const double latency_bytes_s = in_flight_bytes / (spec.dram_latency_ns * 1e-9);
   const double achievable = std::min(peak_bytes_s, latency_bytes_s);

@@ -13,7 +13,9 @@
 // ladder's order is the same (docs/results/model-ladders-*.md); then the reduction ladder of
 // "Optimizing Parallel Reduction in CUDA" on the simulated spec, and whether it keeps its
 // published order (docs/results/reduction-ladder-*.md); then the GEMM ladder (naive, tiled,
-// register-blocked) on several specs against a published worklog's order.
+// register-blocked) at 2048^3 on several specs against a published worklog's order
+// (docs/results/gemm-ladder-*.md). About 4 minutes on a 2-core machine, most of it the GEMM's
+// naive and tiled levels; each level's name goes to stderr as it starts.
 //
 // With --counting-cost it measures instead what memory counting costs (docs/sim.md): vector add
 // at --elements floats (2^20 by default there) and the 16 x 16 tiled GEMM at 512^3, each timed with
@@ -488,6 +490,8 @@ std::vector<std::vector<gpulab::CountedLaunch>> count_levels(const gpulab::kerne
                                                              gpulab::kernels::OpProblem& problem) {
   std::vector<std::vector<gpulab::CountedLaunch>> levels;
   for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    std::fprintf(stderr, "gpulab-sim-bench: %s level %d (%s)...\n", std::string(op.name).c_str(),
+                 op.levels[index].number, std::string(op.levels[index].name).c_str());
     try {
       problem.verify(index, nullptr, 0);
     } catch (const std::runtime_error& e) {
@@ -694,7 +698,7 @@ void run_reduction_ladder() {
 // blocktiling, 128 x 128 tiles of 8 x 8 per thread: level 3, which also reads its fragments with
 // 16-byte loads, as his kernel 6 at 18237.3).
 constexpr double kPublishedGemmGflops[] = {1986.5, 2980.3, 15971.7};
-constexpr int kGemmSide = 512;  // about 10 s of simulation for the three levels (2048: minutes)
+constexpr int kGemmSide = 2048;  // 256 blocks of level 3 fill every spec; about 3 min on sim
 constexpr const char* kGemmSpecs[] = {"v100-sxm2-32gb", "t4",       "a100-sxm-40gb",
                                       "rtx-3090",       "h100-sxm", "h200-sxm"};
 

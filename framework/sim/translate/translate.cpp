@@ -247,6 +247,9 @@ class Translator {
         t = launch(t);
       } else if (is(t, "extern") && is(next(t), "__shared__")) {
         t = dynamic_shared(t);
+      } else if (is(t, "#") && tokens_[t].in_directive && is(next(t), "pragma") &&
+                 is(next(next(t)), "unroll")) {
+        t = unroll(next(next(t)));
       } else {
         ++t;
       }
@@ -638,6 +641,23 @@ class Translator {
     }
     replace(first, last, std::move(replacement));
     return last + 1;
+  }
+
+  // `#pragma unroll` with `unroll` at token t becomes `#pragma GCC unroll kFullUnrollFactor`, and
+  // `#pragma unroll N` for a number N `#pragma GCC unroll N`. Any other count (a template
+  // parameter, an expression) stays as it is: GCC 12 takes only a constant it can evaluate where
+  // it parses the pragma, and ignores the unknown pragma. Returns the token to go on from.
+  std::size_t unroll(std::size_t t) {
+    const std::size_t count = next(t);
+    if (count == kNone || tokens_[count].kind == Kind::kDirectiveEnd) {
+      replace(t, t, "GCC unroll " + std::to_string(kFullUnrollFactor));
+    } else if (tokens_[count].kind == Kind::kNumber) {
+      const std::size_t after = next(count);
+      if (after == kNone || tokens_[after].kind == Kind::kDirectiveEnd) {
+        replace(t, t, "GCC unroll");
+      }
+    }
+    return t + 1;
   }
 
   void replace(std::size_t first, std::size_t last, std::string replacement) {

@@ -16,12 +16,11 @@
 // multiply-adds, FLOPs and the critical path's phases, when M and N are multiples of the tile and
 // K and N of 8 (tests/kernels/gemm_blocked_test.cpp compares it with the sim's counts of the
 // kernels); otherwise the edge tiles' figures are estimates. Not in it: the integer and branch
-// instructions the sim counts beside the multiply-adds (address arithmetic and loop control: nvcc
-// unrolls the loops and folds the addressing into the loads, while GCC leaves the sim's
-// multiply-add loops as loops, docs/results/gemm-ladder-2026-11-29.md), and L2 misses beyond
-// compulsory traffic: when B does not fit in L2 beside one panel of A, it is read once per wave
-// of resident blocks, as blocks that run together share its k-slabs on a GPU (the sim, which runs
-// one block after another, would count it once per row of tiles).
+// instructions the sim counts beside the multiply-adds (the staging loops' control and addressing,
+// 15% as many as the multiply-adds at 512^3: nvcc folds most of it into the loads), and L2 misses
+// beyond compulsory traffic: when B does not fit in L2 beside one panel of A, it is read once per
+// wave of resident blocks, as blocks that run together share its k-slabs on a GPU (the sim, which
+// runs one block after another, would count it once per row of tiles).
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,9 @@
 //   t = launch overhead + tail x max(DRAM + L1/shared, L2, pipes, issue, tensor, atomics, latency)
 //
 //   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
-//             bytes in flight = resident warps x bytes per global load request (Little's law: one
-//             request in flight per warp)
+//             bytes in flight = resident warps x loads in flight per warp x bytes per global
+//             request (Little's law); a warp's loads in flight are its global load and atomic
+//             requests per barrier phase that loads, at least 1, at most kMaxLoadsInFlightPerWarp
 //   L2        (L2 sectors read + written) x 32 / L2 bandwidth
 //   L1/shared per SM: global requests' L1 cycles (max(1, sectors / 4) each: one tag lookup and at
 //             most 128 bytes per clock, plus kPartialSectorWriteCycles per sector a store writes
@@ -69,6 +70,18 @@ inline constexpr double kPartialSectorWriteCycles = 4;
 /// assumption: docs/sim.md.
 inline constexpr double kAtomicSectorCycles = 25.5;
 
+/// Global loads one warp keeps in flight at most in the DRAM term. A warp issues the loads of a
+/// phase without waiting until an instruction uses one, so straight-line loads (a tile staged, an
+/// add's two operands) overlap; a loop's loads overlap as far as the compiler unrolls it, and
+/// nvcc does not document how far it unrolls a loop of unknown trip count. 4 is an assumption, not
+/// fitted: docs/sim.md, section 10.
+inline constexpr double kMaxLoadsInFlightPerWarp = 4;
+
+/// Global loads (and atomics) one warp of `warps_per_block` keeps in flight in the DRAM term: the
+/// counted load and atomic requests per warp and per barrier phase that loads, clamped to
+/// [1, kMaxLoadsInFlightPerWarp]; 1 when no phase loads (counts without a critical path).
+[[nodiscard]] double loads_in_flight_per_warp(const MemoryCounters& counters, int warps_per_block);
+
 /// Which term bounds a modeled time.
 enum class ModelBound {
   dram_bandwidth,
@@ -110,6 +123,7 @@ struct ModeledTime {
   double tail_factor = 1;  ///< ceil(waves) / waves
   double waves = 0;        ///< blocks / blocks resident at once
   double achievable_dram_gb_s = 0;        ///< min(peak, bytes in flight / latency)
+  double loads_in_flight_per_warp = 1;    ///< in the DRAM term: loads_in_flight_per_warp()
   double occupancy_fraction = 0;          ///< resident warps / max warps per SM
   int active_blocks_per_sm = 0;           ///< resident blocks per SM (0: cannot launch)
   ModelBound bound = ModelBound::launch;  ///< the largest term (of DRAM + L1/shared: the larger)
