@@ -23,12 +23,12 @@
 # code in those files pays a call per access; kernels pay it too when counting is off. GCC
 # defines __SANITIZE_ADDRESS__ for this mode as for AddressSanitizer; -U keeps that macro meaning
 # "AddressSanitizer build" (the asan preset) for the project's code.
-# Two of GCC's optimizations are off in those files, as they make accesses and operations that a
+# GPULAB_SIM_COUNTING=OFF builds them without (to measure what the calls cost).
+# Two of GCC's optimizations are off in counted files, as they make accesses and operations that a
 # GPU thread does not: the vectorizer packs a thread's independent scalar operations and accesses
 # into SSE vectors (a GPU thread has none: its vector is the warp), and scalar replacement of
 # aggregates turns a 16-byte float4 load whose members are used one by one into four 4-byte loads
 # (nvcc keeps one 16-byte load).
-# GPULAB_SIM_COUNTING=OFF builds them without (to measure what the calls cost).
 option(GPULAB_SIM_COUNTING "Let sim kernels count their memory traffic (GCC, not with asan)" ON)
 if(GPULAB_SIM_COUNTING AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPULAB_SANITIZE)
   set(GPULAB_SIM_COUNTING ON)

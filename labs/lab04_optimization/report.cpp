@@ -35,6 +35,9 @@
 
 #if !GPULAB_BACKEND_CUDA
 #include "gpulab/core/counters.hpp"
+#include "gpulab/core/kernel_table.hpp"
+#include "gpulab/core/specs.hpp"
+#include "gpulab/core/traffic_model.hpp"
 #include "gpulab/sim/runtime.hpp"
 #endif
 
@@ -150,6 +153,9 @@ struct LevelRun {
   gpulab::Summary time;
   double memory_bytes = 0;  // device memory held while it ran, buffers included
   double dram_bytes = -1;   // counted on sim; -1 where nothing counted
+  // On sim, the time model's bound of the level's launch it gives the most time, and that kernel.
+  std::string model_bound;
+  std::string longest_kernel;
 };
 
 // The CPU reference's output, when the levels are checked at the full size.
@@ -203,9 +209,17 @@ LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& conf
     // The run that gives the output is counted from an empty L2: its DRAM bytes.
     GPULAB_CHECK(gpulab::sim::reset_modeled_l2(stream));
     double dram = 0;
+    double longest_s = -1;
     for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches(run_once)) {
       dram +=
           static_cast<double>(launch.counters.dram_bytes_read + launch.counters.dram_bytes_written);
+      const gpulab::ModeledTime modeled =
+          gpulab::model_launch(launch, gpulab::find_spec(launch.spec).value_or(ctx.spec));
+      if (modeled.time_s > longest_s) {
+        longest_s = modeled.time_s;
+        run.model_bound = gpulab::to_string(modeled.bound);
+        run.longest_kernel = launch.kernel;
+      }
     }
     run.dram_bytes = dram;
   } else {
@@ -296,12 +310,17 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
   const bool counted = baseline.dram_bytes >= 0;
   out << "2. The levels, " << describe(config) << "; times: " << ctx.measured_label()
       << ", medians\n";
-  Table table({{"level", "", Align::left},
-               {"time", "ms"},
-               {"speed-up", "x L0"},
-               {"device memory", "", Align::right},
-               {counted ? "DRAM (counted)" : "DRAM (analytic)", "", Align::right},
-               {"bound on " + ctx.spec.name, "", Align::left}});
+  std::vector<gpulab::Column> columns = {
+      {"level", "", Align::left},
+      {"time", "ms"},
+      {"speed-up", "x L0"},
+      {"device memory", "", Align::right},
+      {counted ? "DRAM (counted)" : "DRAM (analytic)", "", Align::right},
+      {"bound on " + ctx.spec.name, "", Align::left}};
+  if (counted) {
+    columns.push_back({"modeled bound", "", Align::left});
+  }
+  Table table(columns);
   for (const LevelRun& run : runs_done) {
     if (run.level != 0) {  // the timed levels agree with level 0, already checked against the CPU
       const gpulab::CloseResult comparison =
@@ -318,12 +337,20 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
     const gpulab::Roofline roof = gpulab::make_roofline(
         ctx.spec, run.level == 4 ? gpulab::Precision::fp16 : gpulab::Precision::fp32);
     const std::string bound(gpulab::to_string(roof.bound({cost.flops, dram})));
-    table.add_row({std::to_string(run.level) + " " + kLevelNames[run.level],
-                   format_fixed(run.time.median_ms, 4),
-                   format_fixed(baseline.time.median_ms / run.time.median_ms, 2),
-                   format_bytes(run.memory_bytes), format_bytes(dram), bound});
+    std::vector<std::string> row = {std::to_string(run.level) + " " + kLevelNames[run.level],
+                                    format_fixed(run.time.median_ms, 4),
+                                    format_fixed(baseline.time.median_ms / run.time.median_ms, 2),
+                                    format_bytes(run.memory_bytes),
+                                    format_bytes(dram),
+                                    bound};
     gpulab::Result result{gpulab::result_kind::attention_level, params_of(config, run.level), {}};
     result.params["bound"] = bound;
+    if (counted) {
+      row.push_back(run.model_bound);
+      result.params["model_bound"] = run.model_bound;
+      result.params["longest_kernel"] = run.longest_kernel;
+    }
+    table.add_row(row);
     result.metrics = {ctx.timed("time_ms", run.time.median_ms),
                       ctx.timed("speedup_ratio", baseline.time.median_ms / run.time.median_ms),
                       Metric::measured("memory_bytes", run.memory_bytes),
@@ -343,7 +370,17 @@ void level_table(LabContext& ctx, const AttentionConfig& config,
            "columns, or run with the modeled clock.\n";
   }
   out << "The bound is lab 03's roofline placement of the level's FLOPs (FP16 tensor cores for "
-         "level 4, FP32 otherwise) and DRAM bytes.\n\n";
+         "level 4, FP32 otherwise) and DRAM bytes.";
+  if (counted) {
+    out << " The modeled bound is the time model's largest term (docs/sim.md, section 10) for the "
+           "level's kernel it gives the most time:";
+    for (const LevelRun& run : runs_done) {
+      out << (run.level == runs_done.front().level ? " " : ", ") << run.level << " "
+          << run.longest_kernel;
+    }
+    out << ".";
+  }
+  out << "\n\n";
 }
 
 // 3: the buffers each level needs against the sequence length, and how fast they grow.

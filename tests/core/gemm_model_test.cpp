@@ -114,6 +114,17 @@ TEST(GemmModel, TheLaunchIsTheTilesGrid) {
   EXPECT_EQ(known.resources.registers_per_thread, 120);
 }
 
+TEST(GemmModel, ATilingsModelIsTheTimeModelOnItsCountsAndLaunch) {
+  // 2048^3 on H100: 256 blocks of 128 x 128, all resident (2 per SM), so B is read once.
+  const GemmShape s{2048, 2048, 2048, 1};
+  const auto resources = sm90_resources(kGemmTilings[0].kernel);
+  const ModeledGemm g = model_gemm_tiling(kGemmTilings[0], s, h100(), resources);
+  EXPECT_EQ(g.tiling.kernel, kGemmTilings[0].kernel);
+  EXPECT_EQ(g.launch.grid, gemm_tiling_launch(kGemmTilings[0], s, resources).grid);
+  EXPECT_EQ(g.counters, gemm_tiling_counters(kGemmTilings[0], s, h100().l2_bytes, 2 * 132));
+  EXPECT_DOUBLE_EQ(g.time.time_s, model_time(g.counters, g.launch, h100()).time_s);
+}
+
 TEST(GemmModel, ALargeSquareProductTakesTheLargestTileBelowTheFp32Peak) {
   // 4096^3: 1024 tiles of 128 x 128, 2 blocks per SM (120 registers x 256 threads), 3.9 waves;
   // each warp issues 512 multiply-adds, 32 shared loads, 16 requests and 2 barriers a k-tile.

@@ -110,7 +110,9 @@ TEST_P(CatalogLevel, LaunchesOnlyTheKernelsItsRowNamesAndItsFirst) {
   });
   std::set<std::string> launched;
   for (const CountedLaunch& launch : launches) {
-    launched.insert(launch.kernel);
+    if (launch.where != sim::kCublasWhere) {  // a library call, counted as its model's kernel
+      launched.insert(launch.kernel);
+    }
   }
   std::set<std::string> named;
   for (const KernelRef& kernel : level.kernels) {

@@ -182,11 +182,28 @@ TEST(ModeledClock, AnSgemmTakesTheFastestRegisterBlockedKernelsModel) {
   const double ms = sgemm_ms();
   // Run again, its operands are in the modeled L2 from the first run: no slower.
   EXPECT_LE(sgemm_ms(), ms);
-  ASSERT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
   const gpulab::ModeledGemm want = gpulab::model_fastest_gemm(
       {n, m, k, batch}, spec(),
       [](std::string_view kernel) { return gpulab::table_resources(kernel, spec()); });
   EXPECT_NEAR(ms, want.time.time_s * 1e3, 1e-6 * want.time.time_s * 1e3);
+  // With counting on, the call is a counted launch of that kernel, and its time the one rule's
+  // (what `gpulab profile` prints for it).
+  if (gpulab::sim::counting_available()) {
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+    double counted_ms = 0;
+    const std::vector<gpulab::CountedLaunch> launches =
+        gpulab::sim::count_launches([&] { counted_ms = sgemm_ms(); });
+    ASSERT_EQ(launches.size(), 1u);
+    const gpulab::CountedLaunch& launch = launches[0];
+    EXPECT_EQ(launch.kernel, "cublasSgemm as " + std::string(want.tiling.kernel));
+    EXPECT_EQ(launch.where, gpulab::sim::kCublasWhere);
+    EXPECT_EQ(launch.grid, want.launch.grid);
+    EXPECT_EQ(launch.block, want.launch.block);
+    EXPECT_EQ(launch.counters, want.counters);
+    EXPECT_NEAR(counted_ms, ms, 1e-6 * ms);
+    EXPECT_NEAR(gpulab::model_launch(launch, spec()).time_s * 1e3, ms, 1e-6 * ms);
+  }
+  ASSERT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
   // Never the FP32 peak's time: 2 m n k x 3 FLOPs at the peak, plus the launch.
   const double peak_ms =
       (2.0 * m * n * k * batch / (spec().fp32_tflop_s * 1e12) + spec().launch_overhead_us * 1e-6) *

@@ -746,11 +746,13 @@ TEST(CountingL2, ACublasProductLeavesItsOutputInL2) {
   b.fill_bytes(0);
   cublasHandle_t handle = nullptr;
   ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  // The kernel's counts (the last launch: the product, when there is one, is a counted launch
+  // too, "cublasSgemm as ..." with its closed-form counts).
   const auto read_c_after = [&](bool product) {
     GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
     const float one = 1.0f;
     const float zero = 0.0f;
-    return count_one([&] {
+    const std::vector<CountedLaunch> launches = gpulab::sim::count_launches([&] {
       if (product) {
         EXPECT_EQ(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, a.data(), kN,
                               b.data(), kN, &zero, c.data(), kN),
@@ -760,6 +762,12 @@ TEST(CountingL2, ACublasProductLeavesItsOutputInL2) {
                                          out.data());
       GPULAB_CHECK_LAUNCH();
     });
+    EXPECT_EQ(launches.size(), product ? 2u : 1u);
+    if (product && launches.size() == 2) {
+      EXPECT_EQ(launches.front().kernel.rfind("cublasSgemm as ", 0), 0u) << launches.front().kernel;
+      EXPECT_EQ(launches.front().counters.dram_bytes_read, 2u * kN * kN * sizeof(float));
+    }
+    return launches.empty() ? MemoryCounters{} : launches.back().counters;
   };
   EXPECT_EQ(read_c_after(true).dram_bytes_read, 0u);
   EXPECT_EQ(read_c_after(false).dram_bytes_read, std::uint64_t{kN} * kN * sizeof(float));

@@ -155,7 +155,7 @@ LaunchShape gemm_tiling_launch(const GemmTiling& t, const GemmShape& shape,
   return launch;
 }
 
-ModeledTime model_gemm_tiling(const GemmTiling& tiling, const GemmShape& shape, const GpuSpec& spec,
+ModeledGemm model_gemm_tiling(const GemmTiling& tiling, const GemmShape& shape, const GpuSpec& spec,
                               const std::optional<KernelResources>& resources,
                               U64 operand_sectors_in_l2) {
   const LaunchShape launch = gemm_tiling_launch(tiling, shape, resources);
@@ -165,9 +165,10 @@ ModeledTime model_gemm_tiling(const GemmTiling& tiling, const GemmShape& shape, 
       model_time(gemm_tiling_counters(tiling, shape, spec.l2_bytes), launch, spec);
   const auto resident =
       static_cast<U64>(first.active_blocks_per_sm) * static_cast<U64>(spec.sm_count);
-  return model_time(
-      gemm_tiling_counters(tiling, shape, spec.l2_bytes, resident, operand_sectors_in_l2), launch,
-      spec);
+  MemoryCounters counters =
+      gemm_tiling_counters(tiling, shape, spec.l2_bytes, resident, operand_sectors_in_l2);
+  const ModeledTime time = model_time(counters, launch, spec);
+  return {tiling, std::move(counters), launch, time};
 }
 
 }  // namespace gpulab

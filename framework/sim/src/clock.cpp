@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include "counting.hpp"
 #include "gpulab/core/gemm_model.hpp"
@@ -27,10 +30,6 @@ struct Timeline {
 Timeline& timeline() {
   static auto* instance = new Timeline();  // never destroyed: the device thread outlives main
   return *instance;
-}
-
-double overhead_s() {
-  return device_spec().launch_overhead_us * 1e-6;
 }
 
 double begin(cudaStream_t stream, bool blocking) {
@@ -62,6 +61,10 @@ void end(cudaStream_t stream, double end_s) {
 }
 
 }  // namespace
+
+double overhead_s() {
+  return device_spec().launch_overhead_us * 1e-6;
+}
 
 bool modeled_clock() noexcept {
   return clock_mode() == ClockMode::modeled;
@@ -113,17 +116,31 @@ double modeled_memset_seconds(std::size_t bytes) {
   return overhead_s() + static_cast<double>(bytes) / (device_spec().dram_bandwidth_gb_s * 1e9);
 }
 
-double modeled_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
-                            std::uint64_t operand_sectors_in_l2) {
+std::optional<CountedLaunch> modeled_gemm_launch(std::int64_t m, std::int64_t n, std::int64_t k,
+                                                 std::int64_t batch,
+                                                 std::uint64_t operand_sectors_in_l2) {
   const GpuSpec& spec = device_spec();
   // cuBLAS's column-major C (m x n) is the row-major C^T (n x m) = op(B)^T op(A)^T.
   const GemmShape shape{.m = n, .n = m, .k = k, .batch = batch};
   const auto resources = [&spec](std::string_view kernel) { return table_resources(kernel, spec); };
+  std::optional<ModeledGemm> gemm;
   try {
-    return model_fastest_gemm(shape, spec, resources, operand_sectors_in_l2).time.time_s;
+    gemm = model_fastest_gemm(shape, spec, resources, operand_sectors_in_l2);
   } catch (const std::invalid_argument&) {
-    return overhead_s();  // no tiling fits the spec: not a spec the sim ships
+    return std::nullopt;  // no tiling fits the spec: not a spec the sim ships
   }
+  CountedLaunch launch;
+  launch.kernel = "cublasSgemm as " + std::string(gemm->tiling.kernel);
+  launch.where = kCublasWhere;
+  launch.spec = spec.key;
+  launch.grid = gemm->launch.grid;
+  launch.block = gemm->launch.block;
+  if (gemm->launch.resources_known) {
+    launch.registers_per_thread = gemm->launch.resources.registers_per_thread;
+    launch.static_shared_bytes = gemm->launch.resources.static_shared_bytes;
+  }
+  launch.counters = std::move(gemm->counters);
+  return launch;
 }
 
 }  // namespace gpulab::sim::detail

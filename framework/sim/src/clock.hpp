@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "gpulab/core/counters.hpp"
 
@@ -46,12 +47,17 @@ cudaError_t enqueue_timed(cudaStream_t stream, std::function<double(double start
 void modeled_wait(cudaStream_t stream, double time_s);
 
 /// Modeled durations, in seconds.
+[[nodiscard]] double overhead_s();  ///< a launch's overhead on the device's spec
 [[nodiscard]] double modeled_kernel_seconds(const CountedLaunch& launch);
 [[nodiscard]] double modeled_copy_seconds(std::size_t bytes, bool device_to_device);
 [[nodiscard]] double modeled_memset_seconds(std::size_t bytes);
-/// cuBLAS's column-major SGEMM of m x n by depth k, `batch` times, with `operand_sectors_in_l2`
-/// of A's and B's sectors in the L2 model when it starts (count_library_call).
-[[nodiscard]] double modeled_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k,
-                                          std::int64_t batch, std::uint64_t operand_sectors_in_l2);
+/// The launch cuBLAS's column-major SGEMM of m x n by depth k, `batch` times, is modeled as, with
+/// `operand_sectors_in_l2` of A's and B's sectors in the L2 model when it starts
+/// (count_library_call): the fastest register-blocked tiling of gpulab/core/gemm_model.hpp, named
+/// "cublasSgemm as KERNEL", with its closed-form counts (no launch id: the caller gives it one);
+/// its time is modeled_kernel_seconds() of it. nullopt when no tiling fits the spec.
+[[nodiscard]] std::optional<CountedLaunch> modeled_gemm_launch(std::int64_t m, std::int64_t n,
+                                                               std::int64_t k, std::int64_t batch,
+                                                               std::uint64_t operand_sectors_in_l2);
 
 }  // namespace gpulab::sim::detail

@@ -355,6 +355,16 @@ void append_counted_launch(const std::string& file, const CountedLaunch& launch)
   std::fclose(out);
 }
 
+// Appends a counted launch to the record (and to GPULAB_SIM_COUNTERS's file).
+void keep_counted_launch(const CountedLaunch& launch) {
+  CountingState& s = counting_state();
+  std::scoped_lock lock(s.mutex);
+  if (!s.file.empty()) {
+    append_counted_launch(s.file, launch);
+  }
+  s.launches.push_back(launch);
+}
+
 SectorCache& l2_model() {
   CountingState& s = counting_state();
   if (!s.l2) {
@@ -1122,14 +1132,15 @@ std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool fail
   record.longest_wait_cycles = launch.longest_wait_cycles.load();
   record.counters = counter->finish();
   if (keep) {
-    CountingState& s = counting_state();
-    std::scoped_lock lock(s.mutex);
-    if (!s.file.empty()) {
-      append_counted_launch(s.file, record);
-    }
-    s.launches.push_back(record);
+    keep_counted_launch(record);
   }
   return record;
+}
+
+void record_library_launch(const CountedLaunch& launch) {
+  if (counting()) {
+    keep_counted_launch(launch);
+  }
 }
 
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

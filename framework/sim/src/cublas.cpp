@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "clock.hpp"
 #include "counting.hpp"
+#include "device_state.hpp"
 #include "queue.hpp"
 
 struct cublasContext {
@@ -432,16 +434,23 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
   }
 
   try {
-    std::function<double(double)> work = [problem, scalars](double) {
+    const std::uint64_t id = gpulab::sim::detail::next_launch_id();
+    std::function<double(double)> work = [problem, scalars, id](double) {
+      namespace detail = gpulab::sim::detail;
       // Modeled before the products change C: what the L2 model holds of A and B now (an earlier
       // kernel's output, say) is read from L2, not DRAM.
-      const std::uint64_t held = gpulab::sim::detail::count_library_call(gemm::reads_of(problem),
-                                                                         gemm::writes_of(problem));
-      const double modeled_s = gpulab::sim::detail::modeled_gemm_seconds(
-          problem.m, problem.n, problem.k, problem.batch_count, held);
+      const std::uint64_t held =
+          detail::count_library_call(gemm::reads_of(problem), gemm::writes_of(problem));
+      std::optional<gpulab::CountedLaunch> launch =
+          detail::modeled_gemm_launch(problem.m, problem.n, problem.k, problem.batch_count, held);
       gemm::run(problem, scalars.on_device ? *scalars.alpha_device : scalars.alpha,
                 scalars.on_device ? *scalars.beta_device : scalars.beta);
-      return modeled_s;
+      if (!launch) {
+        return detail::overhead_s();
+      }
+      launch->launch_id = id;
+      detail::record_library_launch(*launch);
+      return detail::modeled_kernel_seconds(*launch);
     };
     if (gpulab::sim::detail::enqueue_timed(handle->stream, std::move(work)) != cudaSuccess) {
       return CUBLAS_STATUS_EXECUTION_FAILED;  // invalid stream, or the device has a sticky error

@@ -49,6 +49,10 @@ inline std::atomic<std::uint64_t> device_memory_generation{1};
 /// False for a stream created with cudaStreamNonBlocking (it does not synchronize with the
 /// legacy default stream); true otherwise, the legacy stream included.
 [[nodiscard]] bool stream_is_blocking(cudaStream_t stream);
+/// The next launch's id (launches so far, this one included): for a library call the sim models
+/// as a kernel launch, given where the call is made, as a kernel launch's is.
+[[nodiscard]] std::uint64_t next_launch_id();
+
 /// The registers and static shared memory recorded with set_kernel_resources, if any.
 [[nodiscard]] std::optional<KernelResources> recorded_resources(const void* kernel);
 

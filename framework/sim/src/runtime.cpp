@@ -1607,6 +1607,12 @@ cudaError_t check_launch(const LaunchSpec& spec) {
 
 }  // namespace
 
+std::uint64_t next_launch_id() {
+  State& s = state();
+  std::scoped_lock lock(s.mutex);
+  return ++s.launches;
+}
+
 void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
   if (inside_kernel()) {  // nvcc rejects this without relocatable device code
     call.destroy(call.payload);

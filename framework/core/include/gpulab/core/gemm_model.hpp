@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/specs.hpp"
@@ -90,18 +91,21 @@ struct GemmShape {
 [[nodiscard]] LaunchShape gemm_tiling_launch(const GemmTiling& tiling, const GemmShape& shape,
                                              const std::optional<KernelResources>& resources);
 
+/// A modeled register-blocked GEMM: the tiling, what its launch counts (closed form), the launch,
+/// and the time model on them.
+struct ModeledGemm {
+  GemmTiling tiling;
+  MemoryCounters counters;
+  LaunchShape launch;
+  ModeledTime time;
+};
+
 /// The time model on `tiling`'s closed form for `shape` on `spec`, with the blocks the model finds
 /// resident at once. Throws std::invalid_argument as gemm_tiling_counters() and model_time() do.
-[[nodiscard]] ModeledTime model_gemm_tiling(const GemmTiling& tiling, const GemmShape& shape,
+[[nodiscard]] ModeledGemm model_gemm_tiling(const GemmTiling& tiling, const GemmShape& shape,
                                             const GpuSpec& spec,
                                             const std::optional<KernelResources>& resources,
                                             std::uint64_t operand_sectors_in_l2 = 0);
-
-/// A modeled register-blocked GEMM.
-struct ModeledGemm {
-  GemmTiling tiling;
-  ModeledTime time;
-};
 
 /// The fastest tiling of kGemmTilings on `shape` under the time model for `spec` (what a GEMM
 /// library's heuristic aims for), with each kernel's resources from `resources_of` (nullopt:
@@ -112,10 +116,10 @@ template <class ResourcesOf>
                                              std::uint64_t operand_sectors_in_l2 = 0) {
   std::optional<ModeledGemm> best;
   for (const GemmTiling& tiling : kGemmTilings) {
-    const ModeledTime time =
+    ModeledGemm gemm =
         model_gemm_tiling(tiling, shape, spec, resources_of(tiling.kernel), operand_sectors_in_l2);
-    if (!best || time.time_s < best->time.time_s) {
-      best = ModeledGemm{tiling, time};
+    if (!best || gemm.time.time_s < best->time.time_s) {
+      best = std::move(gemm);
     }
   }
   return *best;

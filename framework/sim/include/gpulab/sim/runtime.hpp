@@ -324,6 +324,9 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 bool set_counting(bool on) noexcept;
 /// Whether later launches are counted.
 [[nodiscard]] bool counting() noexcept;
+/// The `where` of a counted cuBLAS call: the sim models each SGEMM as a kernel launch, named
+/// "cublasSgemm as KERNEL" (docs/sim.md, "cuBLAS"), which counts as a launch of the work.
+inline constexpr std::string_view kCublasWhere = "cuBLAS";
 /// The counted launches that have finished, oldest first (synchronize before reading).
 [[nodiscard]] std::vector<CountedLaunch> counted_launches();
 /// Forgets the counted launches kept so far.
