@@ -946,7 +946,11 @@ TEST(LevelsViews, Lab04OnSimHasFiveLevelsOnTheModeledClockAndLinearFlashMemory) 
   for (const LevelRow& row : v.rows) {
     EXPECT_TRUE(row.time_ms && row.speedup && row.memory_bytes && row.dram_bytes) << row.name;
     EXPECT_EQ(row.dram_provenance, Provenance::counted) << row.name;
+    // Each level's modeled bound and kernel differ, and it stays one shape.
+    EXPECT_FALSE(row.model_bound.empty()) << row.name;
+    EXPECT_FALSE(row.longest_kernel.empty()) << row.name;
   }
+  EXPECT_EQ(v.rows[2].longest_kernel.rfind("cublasSgemm as ", 0), 0U) << v.rows[2].longest_kernel;
   EXPECT_LT(*v.rows[3].memory_bytes, *v.rows[0].memory_bytes) << "flash holds no S x S tensor";
   ASSERT_EQ(v.memory.size(), 5U);
   for (const LevelMemoryCurve& curve : v.memory) {

@@ -788,6 +788,12 @@ LevelRow level_row(const Result& r, int level) {
   if (const std::string* bound = param(r, "bound")) {
     row.bound = *bound;
   }
+  if (const std::string* bound = param(r, "model_bound")) {
+    row.model_bound = *bound;
+  }
+  if (const std::string* kernel = param(r, "longest_kernel")) {
+    row.longest_kernel = *kernel;
+  }
   return row;
 }
 
@@ -811,8 +817,9 @@ std::optional<PointMemory> memory_of(const Result& r) {
 
 std::vector<LevelsView> levels_views(const ResultsFile& file) {
   // A view per shape, in order of first appearance. A level result's shape is its params but
-  // level, level_name and bound; a memory result belongs to every view whose shape equals its
-  // params but level, level_name and seq_len once seq_len is taken out too.
+  // level, level_name and what was found of the level (its bounds, its longest kernel); a memory
+  // result belongs to every view whose shape equals its params but level, level_name and seq_len
+  // once seq_len is taken out too.
   struct Entry {
     std::map<std::string, std::string> shape;   // empty for a view of memory results only
     std::map<std::string, std::string> family;  // shape without seq_len
@@ -832,7 +839,7 @@ std::vector<LevelsView> levels_views(const ResultsFile& file) {
     }
     if (r.name == result_kind::attention_level) {
       std::map<std::string, std::string> shape =
-          params_without(r, {"level", "level_name", "bound"});
+          params_without(r, {"level", "level_name", "bound", "model_bound", "longest_kernel"});
       auto it = std::find_if(entries.begin(), entries.end(),
                              [&](const Entry& e) { return e.shape == shape; });
       if (it == entries.end()) {

@@ -37,6 +37,10 @@ std::string row_tooltip(const LevelRow& row, const LevelsView& view) {
   if (!row.bound.empty()) {
     text += "\n" + row.bound + " on the roofline";
   }
+  if (!row.model_bound.empty()) {
+    text += "\nmodeled bound: " + row.model_bound +
+            (row.longest_kernel.empty() ? "" : " (" + row.longest_kernel + ")");
+  }
   return text;
 }
 

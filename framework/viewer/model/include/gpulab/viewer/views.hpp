@@ -236,6 +236,8 @@ struct LevelRow {
   std::optional<double> dram_bytes;    ///< DRAM bytes: counted on sim, else modeled (analytic)
   Provenance dram_provenance = Provenance::unavailable;  ///< of dram_bytes
   std::string bound;                                     ///< param bound; empty when absent
+  std::string model_bound;     ///< param model_bound (sim: the time model's bound); may be empty
+  std::string longest_kernel;  ///< param longest_kernel: the kernel model_bound is of
 };
 
 /// One level's buffers against the sequence length (attention_level_memory results).
