@@ -1138,9 +1138,7 @@ std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool fail
 }
 
 void record_library_launch(const CountedLaunch& launch) {
-  if (counting()) {
-    keep_counted_launch(launch);
-  }
+  keep_counted_launch(launch);
 }
 
 void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigned thread_count,

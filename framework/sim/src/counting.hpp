@@ -90,7 +90,8 @@ struct MemoryRun {
 std::uint64_t count_library_call(const std::vector<MemoryRun>& reads,
                                  const std::vector<MemoryRun>& writes);
 /// Records a library call the sim models as a kernel launch (cuBLAS: modeled_gemm_launch) as
-/// counted, as finish_counting does a kernel's, when counting is on. Device thread only.
+/// counted, as finish_counting does a kernel's; for a call queued while counting was on (a call,
+/// like a launch, keeps the setting it was queued with). Device thread only.
 void record_library_launch(const CountedLaunch& launch);
 /// Empties the L2 model (device thread).
 void reset_l2_model();

@@ -16,6 +16,7 @@
 #include "clock.hpp"
 #include "counting.hpp"
 #include "device_state.hpp"
+#include "gpulab/sim/runtime.hpp"
 #include "queue.hpp"
 
 struct cublasContext {
@@ -434,8 +435,10 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
   }
 
   try {
+    // As a kernel launch: its id and whether it is counted are decided where it is queued.
     const std::uint64_t id = gpulab::sim::detail::next_launch_id();
-    std::function<double(double)> work = [problem, scalars, id](double) {
+    const bool counted = gpulab::sim::counting();
+    std::function<double(double)> work = [problem, scalars, id, counted](double) {
       namespace detail = gpulab::sim::detail;
       // Modeled before the products change C: what the L2 model holds of A and B now (an earlier
       // kernel's output, say) is read from L2, not DRAM.
@@ -449,7 +452,9 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
         return detail::overhead_s();
       }
       launch->launch_id = id;
-      detail::record_library_launch(*launch);
+      if (counted) {
+        detail::record_library_launch(*launch);
+      }
       return detail::modeled_kernel_seconds(*launch);
     };
     if (gpulab::sim::detail::enqueue_timed(handle->stream, std::move(work)) != cudaSuccess) {

@@ -1621,13 +1621,12 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
   }
   try {
     Schedule order;
-    std::uint64_t id = 0;
     {
       State& s = state();
       std::scoped_lock lock(s.mutex);
       order = s.schedule;
-      id = ++s.launches;
     }
+    const std::uint64_t id = next_launch_id();
     auto launch = std::make_shared<KernelLaunch>(spec, call, order, id,
                                                  counting() || modeled_clock(), counting());
     if (check_usable() != cudaSuccess) {
