@@ -4,8 +4,9 @@
 //   2  memory per attention level and sequence length (attention_memory_by_length) with the
 //      fitted growth exponent (fit_growth_exponent), saved as attention_level_memory results for
 //      the viewer's levels panel;
-//   3  the caching allocator over repeated steps: peak, current and cached memory, cache hits and
-//      blocks taken from the device, then empty_cache;
+//   3  the caching allocator over repeated steps: peak, current and cached memory, cache hits,
+//      blocks taken from the device and time, then empty_cache; the same steps' time with
+//      cudaMalloc and cudaFree (an allocator_step result);
 //   4  checkpointing a stack of layers: store-all against every k, peak in activations, extra
 //      forwards, identical results; the k chosen for a memory budget.
 #include <algorithm>
@@ -158,11 +159,25 @@ void growth(LabContext& ctx) {
          "attention (3, 4) never holds them: p near 1.\n\n";
 }
 
-// 3: the caching allocator over repeated steps of the same shape.
+// The time from an event recorded on `stream` before `step` runs to one recorded after it, in ms:
+// the host's allocation calls in between (cudaMalloc, cudaFree's wait for the device) are in it.
+template <class Step>
+double timed_step(cudaStream_t stream, const Step& step) {
+  gpulab::Event start;
+  gpulab::Event stop;
+  start.record(stream);
+  step();
+  stop.record(stream);
+  stop.synchronize();
+  return static_cast<double>(gpulab::Event::elapsed_ms(start, stop));
+}
+
+// 3: the caching allocator over repeated steps of the same shape, against cudaMalloc and cudaFree.
 void caching(LabContext& ctx) {
   std::ostream& out = *ctx.out;
   out << "3. The caching allocator: four steps of the same allocations (the buffers of one "
-         "attention layer, on two streams), then empty_cache\n";
+         "attention layer, on two streams), then empty_cache; times: "
+      << ctx.measured_label() << "\n";
   const AttentionConfig config = attention_config(ctx);
   const std::size_t rows = static_cast<std::size_t>(config.seq_len) * config.d_model;
   const std::size_t square = static_cast<std::size_t>(config.seq_len) * config.seq_len;
@@ -176,13 +191,15 @@ void caching(LabContext& ctx) {
                {"cached memory", "", Align::right},
                {"requests", "", Align::right},
                {"cache hits", "", Align::right},
-               {"from the device", "", Align::right}});
+               {"from the device", "", Align::right},
+               {"time", "ms", Align::right}});
   // The accounting's figures, above what the program held before the steps.
   const gpulab::MemoryStats base = gpulab::memory_stats();
   const auto above = [](std::size_t now, std::size_t then) {
     return format_bytes(static_cast<double>(now > then ? now - then : 0));
   };
-  const auto add_row = [&](const std::string& step, const lab05::AllocatorStats& before) {
+  const auto add_row = [&](const std::string& step, const lab05::AllocatorStats& before,
+                           const std::string& time) {
     const gpulab::MemoryStats m = gpulab::memory_stats();
     const lab05::AllocatorStats s = allocator.stats();
     table.add_row(
@@ -191,33 +208,66 @@ void caching(LabContext& ctx) {
          above(m.reserved_bytes - m.allocated_bytes, base.reserved_bytes - base.allocated_bytes),
          std::to_string(s.requests - before.requests),
          std::to_string(s.cache_hits - before.cache_hits),
-         std::to_string(s.device_allocations - before.device_allocations)});
+         std::to_string(s.device_allocations - before.device_allocations), time});
   };
+  double cached_ms = 0;  // the steps after the first
+  double first_ms = 0;
   for (int step = 1; step <= 4; ++step) {
     gpulab::reset_peak_memory_stats();
     const lab05::AllocatorStats before = allocator.stats();
     cudaStream_t stream = streams[step % 2].get();
-    std::vector<void*> blocks;
-    for (const std::size_t bytes : sizes) {
-      blocks.push_back(allocator.allocate(bytes, stream));
-      GPULAB_CHECK(cudaMemsetAsync(blocks.back(), 0, bytes, stream));
-    }
-    for (void* block : blocks) {
-      allocator.free(block);
-    }
-    GPULAB_CHECK(cudaStreamSynchronize(stream));  // the next step's stream may take the blocks
-    add_row(std::to_string(step) + (step % 2 == 0 ? " (stream 2)" : " (stream 1)"), before);
+    // Waits for the step's work at its end: the next step's stream may take the blocks.
+    const double ms = timed_step(stream, [&] {
+      std::vector<void*> blocks;
+      for (const std::size_t bytes : sizes) {
+        blocks.push_back(allocator.allocate(bytes, stream));
+        GPULAB_CHECK(cudaMemsetAsync(blocks.back(), 0, bytes, stream));
+      }
+      for (void* block : blocks) {
+        allocator.free(block);
+      }
+    });
+    (step == 1 ? first_ms : cached_ms) += ms;
+    add_row(std::to_string(step) + (step % 2 == 0 ? " (stream 2)" : " (stream 1)"), before,
+            format_fixed(ms, 3));
   }
   gpulab::reset_peak_memory_stats();
   const lab05::AllocatorStats before = allocator.stats();
   allocator.empty_cache();
-  add_row("empty_cache", before);
+  add_row("empty_cache", before, "");
   out << table;
   out << "From the memory accounting, above what was held before the steps. peak: the most "
          "allocated at once in the step; current: allocated after it; cached: reserved but not "
          "allocated (kept for reuse). Step 1 takes every block from the device; "
          "the steps after reuse them, also across streams once the other stream's work is done. "
-         "empty_cache gives the cached blocks back.\n\n";
+         "empty_cache gives the cached blocks back. time: from an event recorded on the step's "
+         "stream before its first allocation to one after its last free.\n";
+  // The same steps with cudaMalloc and cudaFree: every step pays for them, and each cudaFree
+  // waits for the whole device.
+  double uncached_ms = 0;
+  for (int step = 1; step <= 4; ++step) {
+    cudaStream_t stream = streams[step % 2].get();
+    uncached_ms += timed_step(stream, [&] {
+      std::vector<gpulab::DeviceBuffer<unsigned char>> blocks;
+      for (const std::size_t bytes : sizes) {
+        blocks.emplace_back(bytes);
+        GPULAB_CHECK(cudaMemsetAsync(blocks.back().data(), 0, bytes, stream));
+      }
+    });
+  }
+  cached_ms /= 3;
+  uncached_ms /= 4;
+  out << "A step takes " << format_fixed(uncached_ms, 3) << " ms with cudaMalloc and cudaFree, "
+      << format_fixed(first_ms, 3) << " ms the first time with the cache and "
+      << format_fixed(cached_ms, 3) << " ms once it hits ("
+      << format_fixed(uncached_ms / cached_ms, 1)
+      << "x faster): each cudaMalloc is a call into the driver, and each cudaFree also waits for "
+         "the whole device.\n\n";
+  ctx.results.results.push_back(
+      {gpulab::result_kind::allocator_step,
+       {{"allocations_per_step", std::to_string(sizes.size())}},
+       {ctx.timed("uncached_time_ms", uncached_ms), ctx.timed("first_cached_time_ms", first_ms),
+        ctx.timed("cached_time_ms", cached_ms)}});
 }
 
 // 4: checkpointing a stack of layers.

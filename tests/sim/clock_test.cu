@@ -259,6 +259,88 @@ TEST(ModeledClock, TheLegacyStreamWaitsForBlockingStreamsOnly) {
   non_blocking.synchronize();
 }
 
+// The host's modeled time: what an idle stream waits for.
+
+TEST(ModeledClock, AnIdleStreamStartsNoSoonerThanTheHostIssuesItsWork) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream busy;
+  const Stream idle;
+  Event start;
+  Event issued;
+  start.record(busy.get());
+  gpulab::kernels::spin_kernel(2.0, busy.get());
+  busy.synchronize();  // the host is now 2 ms on: it cannot queue anything earlier
+  issued.record(idle.get());
+  issued.synchronize();
+  const double ms = static_cast<double>(Event::elapsed_ms(start, issued));
+  EXPECT_GE(ms, 2.0);
+  EXPECT_LT(ms, 2.5);
+}
+
+TEST(ModeledClock, ACudaMallocBetweenTwoOperationsOfAnIdleStreamIsAGap) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream stream;
+  const std::size_t bytes = std::size_t{1} << 20;
+  DeviceBuffer<unsigned char> kept(bytes);
+  const auto memset = [&](void* pointer) {
+    GPULAB_CHECK(cudaMemsetAsync(pointer, 0, bytes, stream.get()));
+  };
+  const double reused_ms = elapsed_ms(stream.get(), [&] { memset(kept.data()); });
+  void* fresh = nullptr;
+  const double allocated_ms = elapsed_ms(stream.get(), [&] {
+    GPULAB_CHECK(cudaMalloc(&fresh, bytes));
+    memset(fresh);
+  });
+  // 50 us a cudaMalloc of 4 KB or more (docs/sim.md, the modeled clock).
+  EXPECT_NEAR(allocated_ms - reused_ms, 0.050, 1e-4);
+  // cudaFree waits for the device, then takes as long again: a spin on another stream is in it.
+  const Stream other;
+  const double freed_ms = elapsed_ms(stream.get(), [&] {
+    gpulab::kernels::spin_kernel(1.0, other.get());
+    GPULAB_CHECK(cudaFree(fresh));
+    memset(kept.data());
+  });
+  EXPECT_GE(freed_ms, 1.0 + 0.050 + reused_ms - 1e-4);
+  EXPECT_LT(freed_ms, 1.5);
+}
+
+TEST(ModeledClock, PinnedAllocationsCostMillisecondsOfHostTime) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream stream;
+  Event start;
+  Event stop;
+  start.record(stream.get());
+  stream.synchronize();
+  void* pinned = nullptr;
+  GPULAB_CHECK(cudaMallocHost(&pinned, 4096));
+  stop.record(stream.get());
+  stop.synchronize();
+  GPULAB_CHECK(cudaFreeHost(pinned));
+  // 2.3 ms a cudaMallocHost up to 1 MB (docs/sim.md, the modeled clock).
+  EXPECT_NEAR(Event::elapsed_ms(start, stop), 2.3, 1e-3);
+}
+
+TEST(ModeledClock, AQueryThatFindsWorkDoneMovesTheHostToItsEnd) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  const Stream busy;
+  const Stream idle;
+  Event start;
+  Event done;
+  Event issued;
+  start.record(busy.get());
+  gpulab::kernels::spin_kernel(1.0, busy.get());
+  done.record(busy.get());
+  while (cudaEventQuery(done.get()) == cudaErrorNotReady) {
+  }
+  issued.record(idle.get());
+  issued.synchronize();
+  EXPECT_GE(Event::elapsed_ms(start, issued), 1.0);
+}
+
 TEST(ModeledClock, EventsOfTwoClocksCannotBeCompared) {
   Event host_event;
   host_event.record(nullptr);  // under the host clock

@@ -779,7 +779,10 @@ cudaError_t cudaDeviceSynchronize() noexcept {
   if (const cudaError_t error = check_device(); error != cudaSuccess) {
     return error;
   }
-  return gpulab::sim::wait_for(gpulab::sim::detail::DeviceQueue::instance().last_any());
+  const cudaError_t error =
+      gpulab::sim::wait_for(gpulab::sim::detail::DeviceQueue::instance().last_any());
+  gpulab::sim::detail::host_waited_for_device();
+  return error;
 }
 
 cudaError_t cudaDeviceReset() noexcept {
@@ -827,6 +830,8 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
   if (bytes == 0) {
     return cudaSuccess;  // as on a GPU: a null pointer, no error
   }
+  // A call into the driver: its host time whether it succeeds or not.
+  gpulab::sim::detail::host_spend(gpulab::sim::detail::modeled_malloc_seconds(bytes));
   auto& s = state();
   std::scoped_lock lock(s.mutex);
   if (bytes > gpulab::sim::device().capacity_bytes - s.allocated) {
@@ -851,7 +856,7 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) noexcept {
 namespace {
 
 // Frees an allocation of `table` after the device finished the work queued before (cudaFree and
-// cudaFreeHost synchronize the device, as on a GPU).
+// cudaFreeHost synchronize the device, as on a GPU), in the host time its allocation took.
 cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*table,
                             void* pointer) noexcept {
   if (pointer == nullptr) {
@@ -859,12 +864,17 @@ cudaError_t free_allocation(gpulab::sim::AllocationTable gpulab::sim::State::*ta
   }
   auto& queue = gpulab::sim::detail::DeviceQueue::instance();
   queue.wait(queue.last_any());
+  gpulab::sim::detail::host_waited_for_device();
   auto& s = state();
   std::scoped_lock lock(s.mutex);
   const auto it = (s.*table).find(reinterpret_cast<std::uintptr_t>(pointer));
   if (it == (s.*table).end()) {
     return fail(cudaErrorInvalidValue);
   }
+  gpulab::sim::detail::host_spend(
+      table == &gpulab::sim::State::device_allocations
+          ? gpulab::sim::detail::modeled_malloc_seconds(it->second.bytes)
+          : gpulab::sim::detail::modeled_malloc_host_seconds(it->second.bytes));
   if (table == &gpulab::sim::State::device_allocations) {
     s.allocated -= it->second.bytes;
     gpulab::note_device_free(pointer);
@@ -894,6 +904,7 @@ cudaError_t cudaMallocHost(void** pointer, std::size_t bytes) noexcept {
   if (bytes == 0) {
     return cudaSuccess;
   }
+  gpulab::sim::detail::host_spend(gpulab::sim::detail::modeled_malloc_host_seconds(bytes));
   void* memory =
       ::operator new (bytes, std::align_val_t{gpulab::sim::kAllocationAlignment}, std::nothrow);
   if (memory == nullptr) {
@@ -1101,7 +1112,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) noexcept {
   if (const cudaError_t error = stream_position(stream, seq); error != cudaSuccess) {
     return error;
   }
-  return gpulab::sim::wait_for(seq);
+  const cudaError_t error = gpulab::sim::wait_for(seq);
+  gpulab::sim::detail::host_waited_for_stream(stream);
+  return error;
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept {
@@ -1116,6 +1129,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) noexcept {
     return cudaErrorNotReady;
   }
   gpulab::sim::note_host_wait(seq);  // the host knows the stream's work is done: as if it waited
+  gpulab::sim::detail::host_waited_for_stream(stream);
   return cudaSuccess;
 }
 
@@ -1193,6 +1207,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
   if (const cudaError_t error = gpulab::sim::check_usable(); error != cudaSuccess) {
     return error;
   }
+  const double issue_s = gpulab::sim::detail::host_now();
   auto& s = state();
   std::scoped_lock lock(s.mutex);
   if (!s.events.contains(event) || !gpulab::sim::valid_stream(s, stream)) {
@@ -1200,11 +1215,11 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) noexcept {
   }
   auto record = std::make_shared<EventRecord>();
   record->seq = gpulab::sim::detail::DeviceQueue::instance().push(
-      stream, [record, stream, blocking = gpulab::sim::blocking(stream)] {
+      stream, [record, stream, issue_s, blocking = gpulab::sim::blocking(stream)] {
         record->time = gpulab::sim::detail::DeviceQueue::instance().ready_time();
         if (gpulab::sim::detail::modeled_clock()) {
           record->modeled = true;
-          record->modeled_s = gpulab::sim::detail::modeled_now(stream, blocking);
+          record->modeled_s = gpulab::sim::detail::modeled_now(stream, blocking, issue_s);
         }
       });
   event->record = std::move(record);
@@ -1232,7 +1247,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) noexcept {
   if (const cudaError_t error = event_record(event, record); error != cudaSuccess) {
     return error;
   }
-  return gpulab::sim::wait_for(record ? record->seq : 0);
+  const cudaError_t error = gpulab::sim::wait_for(record ? record->seq : 0);
+  if (record != nullptr && record->modeled) {
+    gpulab::sim::detail::host_waited_until(record->modeled_s);
+  }
+  return error;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) noexcept {
@@ -1251,6 +1270,9 @@ cudaError_t cudaEventQuery(cudaEvent_t event) noexcept {
     return cudaErrorNotReady;
   }
   gpulab::sim::note_host_wait(record->seq);  // the host knows the event is done: as if it waited
+  if (record->modeled) {
+    gpulab::sim::detail::host_waited_until(record->modeled_s);
+  }
   return cudaSuccess;
 }
 

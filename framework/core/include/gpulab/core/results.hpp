@@ -134,6 +134,9 @@ inline constexpr const char* kernel_bench = "kernel_bench";  ///< gpulab bench: 
 inline constexpr const char* attention_level = "attention_level";  ///< lab 04: param level
 /// lab 04: params level, seq_len; the device memory a level's buffers take at that length
 inline constexpr const char* attention_level_memory = "attention_level_memory";
+/// lab 05: param allocations_per_step; a step's time with cudaMalloc and cudaFree, and with the
+/// caching allocator the first time and once it hits
+inline constexpr const char* allocator_step = "allocator_step";
 }  // namespace result_kind
 
 /// One measured or modeled configuration (a kernel at a size, a lab step, ...).
