@@ -28,6 +28,7 @@
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/labkit/lab_main.hpp"
+#include "gpulab/labkit/modeled_bound.hpp"
 #include "lab03.hpp"
 
 namespace {
@@ -294,43 +295,71 @@ void measured_profile(LabContext& ctx) {
     options.time_limit_ms = 500;
   }
   std::vector<lab03::ComponentProfile> profile;
+  std::vector<std::string> model_bounds;  // on the modeled clock: the time model's bound of each
   for (const kernels::Component component : kernels::all_components()) {
-    const gpulab::Measurement m = gpulab::measure(
-        [&](cudaStream_t s) { kernels::run_component(component, config, buffers, s); }, stream,
-        options);
+    const auto run = [&](cudaStream_t s) { kernels::run_component(component, config, buffers, s); };
+    const gpulab::Measurement m = gpulab::measure(run, stream, options);
     profile.push_back({std::string(kernels::component_name(component)), kind_of(component),
                        m.summary.median_ms, kernels::component_cost(config, component)});
+    if (ctx.clock == gpulab::TimingClock::modeled) {
+      const auto longest = gpulab::labkit::longest_modeled_launch(
+          [&] {
+            run(stream);
+            stream.synchronize();
+          },
+          ctx.spec);
+      model_bounds.push_back(longest ? longest->bound : "");
+    }
   }
 
-  Table table({{"component", "", Align::left},
-               {ctx.measured_label(), "us"},
-               {"roof time", "us"},
-               {"achieved", "GFLOP/s"},
-               {"of roof", "%"},
-               {"bound", "", Align::left}});
-  for (const lab03::ComponentProfile& component : profile) {
+  std::vector<gpulab::Column> columns = {{"component", "", Align::left},
+                                         {ctx.measured_label(), "us"},
+                                         {"roof time", "us"},
+                                         {"achieved", "GFLOP/s"},
+                                         {"of roof", "%"},
+                                         {"bound", "", Align::left}};
+  if (!model_bounds.empty()) {
+    columns.push_back({"modeled bound", "", Align::left});
+  }
+  Table table(columns);
+  for (std::size_t i = 0; i < profile.size(); ++i) {
+    const lab03::ComponentProfile& component = profile[i];
     const lab03::Placement placement =
         lab03::place_on_roofline(component.cost, component.time_ms, roof);
     const double roof_ms = lab03::modeled_time_ms(component.cost, roof);
-    table.add_row({component.name, format_fixed(component.time_ms * 1e3, 2),
-                   format_fixed(roof_ms * 1e3, 2), format_fixed(placement.achieved_flop_s / 1e9, 1),
-                   format_fixed(placement.fraction_of_roof * 100, 1),
-                   std::string(lab03::to_string(placement.bound))});
-    ctx.results.results.push_back({"measured_component",
-                                   {{"seq_len", std::to_string(config.seq_len)},
-                                    {"d_model", std::to_string(config.d_model)},
-                                    {"heads", std::to_string(config.heads)},
-                                    {"component", component.name}},
-                                   {ctx.timed("time_ms", component.time_ms),
-                                    Metric::modeled("time_ms", roof_ms, ctx.spec.name),
-                                    ctx.timed("achieved_gflop_s", placement.achieved_flop_s / 1e9),
-                                    ctx.timed("roof_percent", placement.fraction_of_roof * 100)}});
+    std::vector<std::string> row = {component.name,
+                                    format_fixed(component.time_ms * 1e3, 2),
+                                    format_fixed(roof_ms * 1e3, 2),
+                                    format_fixed(placement.achieved_flop_s / 1e9, 1),
+                                    format_fixed(placement.fraction_of_roof * 100, 1),
+                                    std::string(lab03::to_string(placement.bound))};
+    gpulab::Result result{"measured_component",
+                          {{"seq_len", std::to_string(config.seq_len)},
+                           {"d_model", std::to_string(config.d_model)},
+                           {"heads", std::to_string(config.heads)},
+                           {"component", component.name}},
+                          {ctx.timed("time_ms", component.time_ms),
+                           Metric::modeled("time_ms", roof_ms, ctx.spec.name),
+                           ctx.timed("achieved_gflop_s", placement.achieved_flop_s / 1e9),
+                           ctx.timed("roof_percent", placement.fraction_of_roof * 100)}};
+    if (!model_bounds.empty()) {
+      row.push_back(model_bounds[i]);
+      result.params["model_bound"] = model_bounds[i];
+    }
+    table.add_row(std::move(row));
+    ctx.results.results.push_back(std::move(result));
   }
   const lab03::Bottleneck bottleneck = lab03::identify_bottleneck(profile, roof);
-  out << table << "\nBottleneck: " << bottleneck.name << ", "
-      << format_fixed(bottleneck.share * 100, 1) << "% of the time, "
-      << lab03::to_string(bottleneck.bound) << ".\nWhat to do:\n  " << bottleneck.recommendation
-      << "\n";
+  out << table;
+  if (!model_bounds.empty()) {
+    out << "bound: where your place_on_roofline puts the component's declared FLOPs and bytes; "
+           "modeled bound: the term of the sim's time model (docs/sim.md) that sets its longest "
+           "kernel's time, from what its threads were counted doing. `gpulab profile lab03` "
+           "shows the counts behind it.\n";
+  }
+  out << "\nBottleneck: " << bottleneck.name << ", " << format_fixed(bottleneck.share * 100, 1)
+      << "% of the time, " << lab03::to_string(bottleneck.bound) << ".\nWhat to do:\n  "
+      << bottleneck.recommendation << "\n";
 }
 
 void add_options(CLI::App& app) {

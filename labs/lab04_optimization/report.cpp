@@ -31,13 +31,10 @@
 #include "gpulab/core/stats.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/labkit/lab_main.hpp"
+#include "gpulab/labkit/modeled_bound.hpp"
 #include "lab04.hpp"
 
 #if !GPULAB_BACKEND_CUDA
-#include "gpulab/core/counters.hpp"
-#include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/specs.hpp"
-#include "gpulab/core/traffic_model.hpp"
 #include "gpulab/sim/runtime.hpp"
 #endif
 
@@ -205,25 +202,12 @@ LevelRun run_level(const LabContext& ctx, int level, const AttentionConfig& conf
   run.memory_bytes = std::max(static_cast<double>(buffers.bytes()),
                               static_cast<double>(free_before) - static_cast<double>(free_after));
 #else
-  if (gpulab::sim::counting_available()) {
-    // The run that gives the output is counted from an empty L2: its DRAM bytes.
-    GPULAB_CHECK(gpulab::sim::reset_modeled_l2(stream));
-    double dram = 0;
-    double longest_s = -1;
-    for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches(run_once)) {
-      dram +=
-          static_cast<double>(launch.counters.dram_bytes_read + launch.counters.dram_bytes_written);
-      const gpulab::ModeledTime modeled =
-          gpulab::model_launch(launch, gpulab::find_spec(launch.spec).value_or(ctx.spec));
-      if (modeled.time_s > longest_s) {
-        longest_s = modeled.time_s;
-        run.model_bound = gpulab::to_string(modeled.bound);
-        run.longest_kernel = launch.kernel;
-      }
-    }
-    run.dram_bytes = dram;
-  } else {
-    run_once();
+  // The run that gives the output is counted from an empty L2: its DRAM bytes.
+  GPULAB_CHECK(gpulab::sim::reset_modeled_l2(stream));
+  if (const auto longest = gpulab::labkit::longest_modeled_launch(run_once, ctx.spec)) {
+    run.dram_bytes = longest->dram_bytes;
+    run.model_bound = longest->bound;
+    run.longest_kernel = longest->kernel;
   }
   // That run was the samples' warm-up (the same launch on the same buffers): the sim has no
   // module load or clocks to settle, and its modeled L2 is now warm.
