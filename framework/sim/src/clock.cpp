@@ -165,7 +165,9 @@ void host_waited_until(double time_s) {
 // a lower bound there); cudaMallocHost "approximately 2,300 microseconds per call until around
 // 1 MB", 61 ms at 512 MB (modeled linear in between and beyond). The frees are assumed to cost
 // what the allocation of the same size costs, after their wait for the device: the source does
-// not say. scripts/gpu-check is where a measurement on today's GPUs belongs.
+// not say. On a GPU, lab 05's report measures a step of six cudaMalloc and cudaFree calls (its
+// allocator_step result, which scripts/gpu-check's reports step saves): the figure to check these
+// against.
 double modeled_malloc_seconds(std::size_t bytes) {
   constexpr std::size_t kSmallBytes = 4096;
   return bytes < kSmallBytes ? 1e-6 : 50e-6;
