@@ -2,7 +2,7 @@
 //
 //   const auto longest = gpulab::labkit::longest_modeled_launch([&] { run_level(stream); },
 //                                                               ctx.spec);
-//   if (longest) table.add_row({..., longest->bound});  // "L1/shared bandwidth", ...
+//   if (longest) table.add_row({..., longest->bound});  // "L1/shared", "DRAM bandwidth", ...
 //
 // The work runs once with the sim counting its launches; each launch is modeled on its spec
 // (gpulab::model_launch, the rule the modeled clock and `gpulab profile` use) and the one it gives
