@@ -16,9 +16,10 @@
 # and kernel_table_status() says why in one line.
 #
 # Besides SOURCES, each solutions/<lab>/*.cu holding a __global__ joins the table (scanned at
-# configure time): those are the reference kernels of the labs. The student files in labs/ do
-# not: they change with every edit and may not compile yet, and the `gpulab` command links the
-# table.
+# configure time): those are the reference kernels of the labs. The student files in labs/ (and
+# grading slots' submissions) do not: they change with every edit and may not compile with nvcc
+# yet, and the `gpulab` command links the table. Each of their programs links a table of its own
+# instead (gpulab_add_program_kernel_table, at the end of this file).
 #
 # How (per source file, then once):
 #   1. kernel_table_ptxas.cmake runs `nvcc --fatbin -Xptxas=-v -gencode ...` for every
@@ -44,7 +45,13 @@
 set(GPULAB_KERNEL_TABLE_ARCHITECTURES "75;80;86;89;90" CACHE STRING
     "Architectures of the kernel table (ptxas figures per kernel), e.g. 75;80;86;89;90")
 
-set(_gpulab_kernel_table_script ${CMAKE_CURRENT_LIST_DIR}/kernel_table_ptxas.cmake)
+# The architectures of a program's own table (gpulab_add_program_kernel_table): nvcc compiles a
+# student's file again for every edit and every graded submission, so only for the architecture
+# the sim is graded on by default (H100's sm_90: gpulab::default_spec()); find_launched_kernel
+# takes the nearest one for other specs. Entries not in GPULAB_KERNEL_TABLE_ARCHITECTURES are
+# left out.
+set(GPULAB_PROGRAM_KERNEL_TABLE_ARCHITECTURES "90" CACHE STRING
+    "Architectures of the lab programs' own kernel tables (the student's files), e.g. 80;90")
 
 # Sets <out_nvcc> to the nvcc that builds the table and <out_sms> to the architectures it
 # supports, or <out_status> to why there is no table.
@@ -107,6 +114,30 @@ function(_gpulab_kernel_table_toolchain out_nvcc out_sms out_status)
   set(${out_status} "" PARENT_SCOPE)
 endfunction()
 
+# Sets <out_report> to the report of ptxas on <abs> (shown as <rel>) for the architectures <sms>
+# (a list), written to <report> by a custom command: nvcc with the table's arguments
+# (GPULAB_KERNEL_TABLE_ARGS) and <extra_args>. <program> ON: a program's own file
+# (kernel_table_ptxas.cmake's PROGRAM).
+function(_gpulab_ptxas_report out_report abs rel report sms program)
+  get_property(nvcc GLOBAL PROPERTY GPULAB_KERNEL_TABLE_NVCC)
+  get_property(args GLOBAL PROPERTY GPULAB_KERNEL_TABLE_ARGS)
+  set(script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/kernel_table_ptxas.cmake")
+  foreach(sm IN LISTS sms)
+    list(APPEND args -gencode "arch=compute_${sm},code=sm_${sm}")
+  endforeach()
+  list(JOIN sms ", sm_" sms_comment)
+  # -MT names the report: the depfile's target must be the command's output.
+  list(APPEND args ${ARGN} -MD -MF "${report}.d" -MT "${report}")
+  add_custom_command(OUTPUT "${report}"
+    COMMAND ${CMAKE_COMMAND} "-DNVCC=${nvcc}" "-DSOURCE=${abs}" "-DREPORT=${report}"
+            "-DARGS=${args}" "-DPROGRAM=${program}" -P "${script}"
+    DEPENDS "${abs}" "${script}"
+    DEPFILE "${report}.d"
+    COMMENT "Reading ptxas's resource report of ${rel} (sm_${sms_comment})"
+    VERBATIM)
+  set(${out_report} "${report}" PARENT_SCOPE)
+endfunction()
+
 function(gpulab_add_kernel_table target)
   cmake_parse_arguments(ARG "" "" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS" ${ARGN})
   set(out_dir "${PROJECT_BINARY_DIR}/generated/kernel_table")
@@ -145,9 +176,8 @@ function(gpulab_add_kernel_table target)
     if(CMAKE_CUDA_HOST_COMPILER)
       list(APPEND common_args -ccbin "${CMAKE_CUDA_HOST_COMPILER}")
     endif()
-    foreach(sm IN LISTS sms)
-      list(APPEND common_args -gencode "arch=compute_${sm},code=sm_${sm}")
-    endforeach()
+    list(JOIN sms ", sm_" sms_comment)
+    set(sms_comment "sm_${sms_comment}")
     foreach(dir IN LISTS ARG_INCLUDE_DIRS)
       list(APPEND common_args "-I${dir}")
     endforeach()
@@ -155,27 +185,21 @@ function(gpulab_add_kernel_table target)
       list(APPEND common_args -isystem "${dir}")
     endforeach()
 
+    list(JOIN sms "," sms_text)
+    set_property(GLOBAL PROPERTY GPULAB_KERNEL_TABLE_NVCC "${nvcc}")
+    set_property(GLOBAL PROPERTY GPULAB_KERNEL_TABLE_ARGS "${common_args}")
+    set_property(GLOBAL PROPERTY GPULAB_KERNEL_TABLE_SMS "${sms}")
     set(reports "")
     set(pairs "")
-    list(JOIN sms "," sms_text)
-    string(REPLACE "," ", sm_" sms_comment "sm_${sms_text}")
     foreach(abs IN LISTS sources)
       file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${abs}")
-      set(report "${out_dir}/${rel}.ptxas.txt")
-      set(args ${common_args})
+      set(args "")
       # A lab's solution includes its interface header from labs/<lab>.
       if(rel MATCHES "^solutions/([^/]+)/")
         list(APPEND args "-I${PROJECT_SOURCE_DIR}/labs/${CMAKE_MATCH_1}")
       endif()
-      # -MT names the report: the depfile's target must be the command's output.
-      list(APPEND args -MD -MF "${report}.d" -MT "${report}")
-      add_custom_command(OUTPUT "${report}"
-        COMMAND ${CMAKE_COMMAND} "-DNVCC=${nvcc}" "-DSOURCE=${abs}" "-DREPORT=${report}"
-                "-DARGS=${args}" -P "${_gpulab_kernel_table_script}"
-        DEPENDS "${abs}" "${_gpulab_kernel_table_script}"
-        DEPFILE "${report}.d"
-        COMMENT "Reading ptxas's resource report of ${rel} (${sms_comment})"
-        VERBATIM)
+      _gpulab_ptxas_report(report "${abs}" "${rel}" "${out_dir}/${rel}.ptxas.txt" "${sms}" OFF
+                           ${args})
       list(APPEND reports "${report}")
       list(APPEND pairs "${rel}" "${report}")
     endforeach()
@@ -191,4 +215,65 @@ function(gpulab_add_kernel_table target)
   add_library(${target} STATIC "${PROJECT_SOURCE_DIR}/framework/core/src/kernel_table.cpp"
               "${table_cpp}")
   target_link_libraries(${target} PUBLIC gpulab.core.host PRIVATE gpulab::warnings)
+endfunction()
+
+# gpulab_add_program_kernel_table(<target> SOURCES <files.cu...> [INCLUDE_DIRS <dirs...>])
+#
+# The kernels of files one program is built from alone (a lab's student or submission files):
+# defines <target>, an OBJECT library that registers their ptxas figures
+# (gpulab::register_program_kernels) when the program starts, so the sim's modeled clock finds a
+# student kernel's own registers and static shared memory (find_launched_kernel) and never a
+# solution's of the same name. Link its objects into the program
+# ($<TARGET_OBJECTS:<target>>): nothing references them. Where the project's table is empty (no
+# nvcc), <target> is not defined. nvcc failing on a file does not fail the build: that file's
+# kernels have no figures (kernel_source_failure), and the build prints nvcc's messages.
+function(gpulab_add_program_kernel_table target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;INCLUDE_DIRS" ${ARGN})
+  get_property(nvcc GLOBAL PROPERTY GPULAB_KERNEL_TABLE_NVCC)
+  if(NOT nvcc)
+    return()
+  endif()
+  # The program's architectures: GPULAB_PROGRAM_KERNEL_TABLE_ARCHITECTURES among the project
+  # table's, else the newest of those.
+  get_property(table_sms GLOBAL PROPERTY GPULAB_KERNEL_TABLE_SMS)
+  set(sms "")
+  foreach(sm IN LISTS GPULAB_PROGRAM_KERNEL_TABLE_ARCHITECTURES)
+    if(sm IN_LIST table_sms)
+      list(APPEND sms ${sm})
+    endif()
+  endforeach()
+  if(NOT sms)
+    list(GET table_sms -1 sms)
+  endif()
+  list(JOIN sms "," sms_text)
+  set(out_dir "${PROJECT_BINARY_DIR}/generated/kernel_table/programs/${target}")
+  set(args "")
+  foreach(dir IN LISTS ARG_INCLUDE_DIRS)
+    list(APPEND args "-I${dir}")
+  endforeach()
+  set(reports "")
+  set(pairs "")
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(abs "${src}" ABSOLUTE)
+    get_filename_component(name "${abs}" NAME)
+    # The table shows a file by its path in the project where it is one (a grading slot's copy of
+    # a submission is under the build folder), else by its absolute path.
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${abs}")
+    if(rel MATCHES "^\\.\\./")
+      set(rel "${abs}")
+    endif()
+    _gpulab_ptxas_report(report "${abs}" "${rel}" "${out_dir}/${name}.ptxas.txt" "${sms}" ON
+                         ${args})
+    list(APPEND reports "${report}")
+    list(APPEND pairs "${rel}" "${report}")
+  endforeach()
+  set(table_cpp "${out_dir}/program_kernels.cpp")
+  add_custom_command(OUTPUT "${table_cpp}"
+    COMMAND gpulab-kernel-table-gen --program --output "${table_cpp}" --architectures
+            "${sms_text}" ${pairs}
+    DEPENDS gpulab-kernel-table-gen ${reports}
+    COMMENT "Writing the kernel table of ${target}"
+    VERBATIM)
+  add_library(${target} OBJECT "${table_cpp}")
+  target_link_libraries(${target} PRIVATE gpulab.core.host gpulab::warnings)
 endfunction()

@@ -373,6 +373,22 @@ function(gpulab_add_lab lab)
         COMMAND ${CMAKE_OBJCOPY} ${checked} $<TARGET_FILE:gpulab.${lab}.${variant}.sim>
         VERBATIM)
     endif()
+    # On sim, the modeled clock takes the registers and static shared memory of the variant's
+    # own kernels from ptxas (cmake/GpulabKernelTable.cmake); its programs link the table.
+    set(program_kernels "")
+    set(cu_sources "${sources}")
+    list(FILTER cu_sources INCLUDE REGEX "\\.cu$")
+    if(cu_sources AND NOT kind STREQUAL "solution" AND "sim" IN_LIST GPULAB_BACKENDS)
+      gpulab_add_program_kernel_table(gpulab.${lab}.${variant}.kernel_table
+        SOURCES ${cu_sources}
+        INCLUDE_DIRS "${lab_dir}")
+      if(TARGET gpulab.${lab}.${variant}.kernel_table)
+        set(program_kernels gpulab.${lab}.${variant}.kernel_table)
+        if(kind STREQUAL "submission")
+          set_target_properties(${program_kernels} PROPERTIES EXCLUDE_FROM_ALL ON)
+        endif()
+      endif()
+    endif()
     if(EXISTS "${lab_dir}/${lab}.hpp")
       # `gpulab grade` compiles the student files again for every submission. Most of that time
       # is parsing the lab's header and the CUDA runtime's (2.0 of 2.1 s for lab01's file on
@@ -417,6 +433,10 @@ const char* gpulab::labkit::report_variant() noexcept {
       gpulab_add_backend_executable(gpulab.${lab}.${variant}.run
         SOURCES "${variant_source}"
         LINK_BACKEND gpulab.${lab}.${variant} gpulab.labkit)
+      if(program_kernels)
+        target_sources(gpulab.${lab}.${variant}.run.sim PRIVATE
+                       $<TARGET_OBJECTS:${program_kernels}>)
+      endif()
       foreach(backend IN LISTS GPULAB_BACKENDS)
         target_sources(gpulab.${lab}.${variant}.run.${backend} PRIVATE
                        $<TARGET_OBJECTS:gpulab.${lab}.report.${backend}>)
@@ -432,6 +452,10 @@ const char* gpulab::labkit::report_variant() noexcept {
         target_sources(gpulab.test.${lab}.${variant}.${backend} PRIVATE
                        $<TARGET_OBJECTS:gpulab.test.${lab}.objects.${backend}>)
       endforeach()
+      if(program_kernels)
+        target_sources(gpulab.test.${lab}.${variant}.sim PRIVATE
+                       $<TARGET_OBJECTS:${program_kernels}>)
+      endif()
     endif()
     foreach(backend IN LISTS GPULAB_BACKENDS)
       set(run "{}")

@@ -215,22 +215,11 @@ void pitfalls(LabContext& context, cudaStream_t stream, VectorAddProblem& proble
   }
 }
 
-// The very first launch of the kernel in this process, timed with events: what a benchmark
-// without warm-up reports.
-double first_launch_ms(VectorAddProblem& problem, cudaStream_t stream) {
-  gpulab::Event start;
-  gpulab::Event stop;
-  start.record(stream);
-  problem.launch(stream);
-  stop.record(stream);
-  stop.synchronize();
-  return static_cast<double>(gpulab::Event::elapsed_ms(start, stop));
-}
-
 void report(LabContext& context) {
   gpulab::Stream stream;
   VectorAddProblem pitfall_problem(std::size_t{1} << (context.on_sim() ? 18 : 22));
-  const double first_ms = first_launch_ms(pitfall_problem, stream);
+  // The very first launch of the kernel in this process: what a benchmark without warm-up reports.
+  const double first_ms = gpulab::event_timed_ms(stream, [&] { pitfall_problem.launch(stream); });
   pitfall_problem.verify(stream);
   size_sweep(context, stream);
   pitfalls(context, stream, pitfall_problem, first_ms);

@@ -27,6 +27,7 @@
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/labkit/lab_main.hpp"
+#include "gpulab/labkit/modeled_bound.hpp"
 #include "lab02.hpp"
 
 namespace {
@@ -195,8 +196,31 @@ void verify(const AttentionConfig& config, const AttentionConfig& checked, std::
   }
 }
 
-// 3: each component at its roof next to its measured time.
-void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Profile& profile) {
+// On the modeled clock, the time model's bound of each component's longest kernel, in the order
+// of kernels::all_components(); empty on other clocks.
+std::vector<std::string> modeled_bounds(LabContext& ctx, const AttentionConfig& config,
+                                        kernels::AttentionBuffers& buffers,
+                                        gpulab::Stream& stream) {
+  std::vector<std::string> bounds;
+  if (ctx.clock != gpulab::TimingClock::modeled) {
+    return bounds;
+  }
+  for (const kernels::Component c : kernels::all_components()) {
+    const auto longest = gpulab::labkit::longest_modeled_launch(
+        [&] {
+          kernels::run_component(c, config, buffers, stream);
+          stream.synchronize();
+        },
+        ctx.spec);
+    bounds.push_back(longest ? longest->bound : "");
+  }
+  return bounds;
+}
+
+// 3: each component at its roof next to its measured time, and on the modeled clock the time
+// model's bound of each (model_bounds).
+void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Profile& profile,
+                 const std::vector<std::string>& model_bounds) {
   std::ostream& out = *ctx.out;
   const gpulab::Roofline roof = gpulab::make_roofline(ctx.spec);
   const auto components = kernels::all_components();
@@ -210,13 +234,14 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
       << format_fixed(roof.peak_flop_s / 1e12, 1) << " TFLOP/s, "
       << format_fixed(roof.bandwidth_bytes_s / 1e9, 0) << " GB/s, ridge "
       << format_fixed(roof.ridge_flop_per_byte(), 1) << " FLOP/B): each at its roof\n";
-  Table table({{"component", "", Align::left},
-               {ctx.measured_label(), "ms"},
-               {ctx.modeled_label(), "us"},
-               {"modeled share", "%"},
-               {"intensity", "FLOP/B"},
-               {"bound", "", Align::left},
-               {"timed / modeled", "x"}});
+  std::vector<gpulab::Column> columns = {
+      {"component", "", Align::left}, {ctx.measured_label(), "ms"}, {ctx.modeled_label(), "us"},
+      {"modeled share", "%"},         {"intensity", "FLOP/B"},      {"bound", "", Align::left},
+      {"timed / modeled", "x"}};
+  if (!model_bounds.empty()) {
+    columns.push_back({"modeled bound", "", Align::left});
+  }
+  Table table(columns);
   std::size_t modeled_bottleneck = 0;
   for (std::size_t i = 0; i < components.size(); ++i) {
     const gpulab::OpCost cost = kernels::component_cost(config, components[i]);
@@ -226,13 +251,21 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
     if (modeled_ms[i] > modeled_ms[modeled_bottleneck]) {
       modeled_bottleneck = i;
     }
-    table.add_row({timing.name, format_fixed(timing.time_ms, 4),
-                   format_fixed(modeled_ms[i] * 1e3, 2), format_fixed(share * 100, 1),
-                   format_fixed(cost.intensity_flop_per_byte(), 2), bound,
-                   format_fixed(timing.time_ms / modeled_ms[i], 1)});
+    std::vector<std::string> row = {timing.name,
+                                    format_fixed(timing.time_ms, 4),
+                                    format_fixed(modeled_ms[i] * 1e3, 2),
+                                    format_fixed(share * 100, 1),
+                                    format_fixed(cost.intensity_flop_per_byte(), 2),
+                                    bound,
+                                    format_fixed(timing.time_ms / modeled_ms[i], 1)};
     gpulab::Result result{gpulab::result_kind::attention_component, params_of(config), {}};
     result.params["component"] = timing.name;
     result.params["bound"] = bound;
+    if (!model_bounds.empty()) {
+      row.push_back(model_bounds[i]);
+      result.params["model_bound"] = model_bounds[i];
+    }
+    table.add_row(std::move(row));
     result.metrics = {ctx.timed("time_ms", timing.time_ms),
                       Metric::modeled("time_ms", modeled_ms[i], ctx.spec.name),
                       ctx.timed("share_fraction", timing.share),
@@ -244,8 +277,17 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
                       ctx.timed("bandwidth_gb_s", timing.gb_s)};
     ctx.results.results.push_back(std::move(result));
   }
-  table.add_row({"Total", format_fixed(profile.total_ms, 4), format_fixed(modeled_total * 1e3, 2),
-                 "100.0", "", "", format_fixed(profile.total_ms / modeled_total, 1)});
+  std::vector<std::string> total = {"Total",
+                                    format_fixed(profile.total_ms, 4),
+                                    format_fixed(modeled_total * 1e3, 2),
+                                    "100.0",
+                                    "",
+                                    "",
+                                    format_fixed(profile.total_ms / modeled_total, 1)};
+  if (!model_bounds.empty()) {
+    total.emplace_back();
+  }
+  table.add_row(std::move(total));
   out << table;
   out << "Modeled bottleneck on " << ctx.spec.name << ": "
       << profile.components.at(modeled_bottleneck).name << " ("
@@ -270,8 +312,10 @@ void model_table(LabContext& ctx, const AttentionConfig& config, const lab02::Pr
            "from the memory traffic its threads were counted making, plus a launch cost "
            "(docs/sim.md, section 10). timed / modeled is how far each component is from its "
            "roof by that model, and the Bottleneck line of your profile follows it, not the "
-           "simulator's CPU time. `gpulab profile lab02` shows the counts behind it; a GPU "
-           "measures it.\n";
+           "simulator's CPU time. The modeled bound is the time model's largest term for the "
+           "component's longest kernel: what its threads were counted doing, where bound places "
+           "its declared FLOPs and bytes. `gpulab profile lab02` shows the counts behind it; a "
+           "GPU measures it.\n";
   } else {
     out << "measured / modeled is how far each kernel is from its roof (1.0 = at the roof). "
            "These are the unfused baseline kernels: 16 x 16 tiles on the FP32 CUDA cores, every "
@@ -338,7 +382,7 @@ void report(LabContext& ctx) {
            "smaller than the forward means a sample did not cover its component's kernel.\n\n";
   }
 
-  model_table(ctx, config, profile);
+  model_table(ctx, config, profile, modeled_bounds(ctx, config, buffers, stream));
 
   const gpulab::Roofline roof = gpulab::make_roofline(ctx.spec);
   gpulab::Result whole{gpulab::result_kind::attention_forward, params_of(config), {}};

@@ -159,19 +159,6 @@ void growth(LabContext& ctx) {
          "attention (3, 4) never holds them: p near 1.\n\n";
 }
 
-// The time from an event recorded on `stream` before `step` runs to one recorded after it, in ms:
-// the host's allocation calls in between (cudaMalloc, cudaFree's wait for the device) are in it.
-template <class Step>
-double timed_step(cudaStream_t stream, const Step& step) {
-  gpulab::Event start;
-  gpulab::Event stop;
-  start.record(stream);
-  step();
-  stop.record(stream);
-  stop.synchronize();
-  return static_cast<double>(gpulab::Event::elapsed_ms(start, stop));
-}
-
 // 3: the caching allocator over repeated steps of the same shape, against cudaMalloc and cudaFree.
 void caching(LabContext& ctx) {
   std::ostream& out = *ctx.out;
@@ -217,7 +204,7 @@ void caching(LabContext& ctx) {
     const lab05::AllocatorStats before = allocator.stats();
     cudaStream_t stream = streams[step % 2].get();
     // Waits for the step's work at its end: the next step's stream may take the blocks.
-    const double ms = timed_step(stream, [&] {
+    const double ms = gpulab::event_timed_ms(stream, [&] {
       std::vector<void*> blocks;
       for (const std::size_t bytes : sizes) {
         blocks.push_back(allocator.allocate(bytes, stream));
@@ -247,7 +234,7 @@ void caching(LabContext& ctx) {
   double uncached_ms = 0;
   for (int step = 1; step <= 4; ++step) {
     cudaStream_t stream = streams[step % 2].get();
-    uncached_ms += timed_step(stream, [&] {
+    uncached_ms += gpulab::event_timed_ms(stream, [&] {
       std::vector<gpulab::DeviceBuffer<unsigned char>> blocks;
       for (const std::size_t bytes : sizes) {
         blocks.emplace_back(bytes);

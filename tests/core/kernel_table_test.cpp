@@ -242,16 +242,18 @@ TEST(KernelTable, ResourcesOfGivesTheOccupancyInput) {
   EXPECT_EQ(resources.static_shared_bytes, 4096u);
 }
 
-TEST(KernelTable, ALaunchsOwnResourcesComeBeforeTheTable) {
+TEST(KernelTable, ALaunchsShapeHasTheResourcesTheLaunchRecorded) {
   const GpuSpec spec = *find_spec("h100-sxm");
   CountedLaunch launch;
-  launch.kernel = "a_kernel_no_table_has";
+  // A project kernel's name: the table is not searched by name alone, only the launch's record
+  // counts (the sim records the figures of the launched kernel itself: find_launched_kernel).
+  launch.kernel = "vector_add_kernel";
   launch.grid = {132, 1, 1};
   launch.block = {256, 1, 1};
-  EXPECT_FALSE(launch_shape(launch, spec).resources_known);
+  EXPECT_FALSE(launch_shape(launch).resources_known);
   launch.registers_per_thread = 128;
   launch.static_shared_bytes = 8192;
-  const LaunchShape shape = launch_shape(launch, spec);
+  const LaunchShape shape = launch_shape(launch);
   EXPECT_TRUE(shape.resources_known);
   EXPECT_EQ(shape.resources.registers_per_thread, 128);
   EXPECT_EQ(shape.resources.static_shared_bytes, 8192u);
@@ -267,7 +269,7 @@ TEST(KernelTable, ModelLaunchIsTheTrafficModelOrTheClockWaitWhicheverIsLonger) {
   launch.counters.global_load = {1'000'000, 100'000'000, 3'200'000'000, 32'000'000};
   launch.grid = {1024, 1, 1};
   launch.block = {256, 1, 1};
-  const ModeledTime traffic = model_time(launch.counters, launch_shape(launch, spec), spec);
+  const ModeledTime traffic = model_time(launch.counters, launch_shape(launch), spec);
   EXPECT_EQ(model_launch(launch, spec).time_s, traffic.time_s);
   EXPECT_EQ(model_launch(launch, spec).bound, traffic.bound);
   launch.longest_wait_cycles = 1980 * 1000 * 5;  // 5 ms at 1980 MHz
@@ -295,6 +297,126 @@ TEST(KernelTable, ShortNameDropsQualifiersTemplateArgumentsAndSignature) {
   for (const auto& [launch, want] : cases) {
     EXPECT_EQ(kernel_short_name(launch), want) << launch;
   }
+}
+
+TEST(KernelTable, CanonicalNamesAgreeAcrossTheCompilerAndTheDemangler) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // __PRETTY_FUNCTION__ (GCC) against abi::__cxa_demangle, as the table has them.
+      {"ns::{anonymous}::k<3, true, float>", "ns::(anonymous namespace)::k<3, true, float>"},
+      {"void ns::(anonymous namespace)::k<3u, true, float>(float*)",
+       "ns::(anonymous namespace)::k<3, true, float>"},
+      {"gpulab::kernels::(anonymous namespace)::vector_add_kernel(float const*, float*, "
+       "unsigned long)",
+       "gpulab::kernels::(anonymous namespace)::vector_add_kernel"},
+      {"k<4ul, 5LL, -2, 0x1f>", "k<4, 5, -2, 0x1f>"},
+      {"f32u<2>", "f32u<2>"},  // a name's digits and letters are not a literal
+      {"  plain  ", "plain"},
+  };
+  for (const auto& [name, want] : cases) {
+    EXPECT_EQ(canonical_kernel_name(name), want) << name;
+  }
+}
+
+// Entries of a made-up program's own files, registered as a generated program table does.
+constexpr KernelTableEntry kTileOneSm80{
+    .name = "tile<1>",
+    .signature = "void ns::(anonymous namespace)::tile<1>(float*)",
+    .source = "labs/lab99_made_up/tiles.cu",
+    .sm = 80,
+    .registers = 20,
+    .static_shared_bytes = 128};
+constexpr KernelTableEntry kTileOneSm90{
+    .name = "tile<1>",
+    .signature = "void ns::(anonymous namespace)::tile<1>(float*)",
+    .source = "labs/lab99_made_up/tiles.cu",
+    .sm = 90,
+    .registers = 22,
+    .static_shared_bytes = 128};
+constexpr KernelTableEntry kTileFourSm90{
+    .name = "tile<4u>",
+    .signature = "void ns::(anonymous namespace)::tile<4u>(float*)",
+    .source = "labs/lab99_made_up/tiles.cu",
+    .sm = 90,
+    .registers = 40,
+    .static_shared_bytes = 512};
+constexpr KernelTableEntry kPlainSm90{.name = "plain",
+                                      .signature = "ns::(anonymous namespace)::plain(float*)",
+                                      .source = "labs/lab99_made_up/tiles.cu",
+                                      .sm = 90,
+                                      .registers = 16};
+// The same name in another file (a solution's): never the figures of a launch from tiles.cu.
+constexpr KernelTableEntry kOtherPlainSm90{.name = "plain",
+                                           .signature = "ns::(anonymous namespace)::plain(float*)",
+                                           .source = "solutions/lab99_made_up/tiles.cu",
+                                           .sm = 90,
+                                           .registers = 99};
+constexpr KernelTableEntry kEntries[] = {kTileOneSm80, kTileOneSm90, kTileFourSm90, kPlainSm90,
+                                         kOtherPlainSm90};
+constexpr KernelSourceFailure kFailures[] = {
+    {.source = "labs/lab99_made_up/broken.cu", .why = "broken.cu(3): error: identifier x"}};
+
+void register_made_up_program() {
+  static const bool registered = (register_program_kernels(kEntries, kFailures), true);
+  (void)registered;
+}
+
+constexpr std::string_view kTiles = "/home/student/gpulab/labs/lab99_made_up/tiles.cu";
+
+TEST(KernelTable, FindLaunchedKernelFindsTheInstantiationOfTheLaunchsFile) {
+  register_made_up_program();
+  const auto four = find_launched_kernel("ns::{anonymous}::tile<4>", kTiles, 9, 0);
+  ASSERT_TRUE(four.has_value());
+  EXPECT_EQ(four->registers, 40);
+  EXPECT_EQ(four->static_shared_bytes, 512u);
+  // The closest architecture not newer than the device's.
+  const auto one_on_a100 = find_launched_kernel("ns::{anonymous}::tile<1>", kTiles, 8, 6);
+  ASSERT_TRUE(one_on_a100.has_value());
+  EXPECT_EQ(one_on_a100->sm, 80);
+  EXPECT_EQ(one_on_a100->registers, 20);
+  // No older architecture: the oldest newer one, an estimate.
+  const auto four_on_a100 = find_launched_kernel("ns::{anonymous}::tile<4>", kTiles, 8, 0);
+  ASSERT_TRUE(four_on_a100.has_value());
+  EXPECT_EQ(four_on_a100->sm, 90);
+  const auto one_on_t4 = find_launched_kernel("ns::{anonymous}::tile<1>", kTiles, 7, 5);
+  ASSERT_TRUE(one_on_t4.has_value());
+  EXPECT_EQ(one_on_t4->sm, 80);
+  // An instantiation the file does not have, and a name the file does not have.
+  EXPECT_FALSE(find_launched_kernel("ns::{anonymous}::tile<2>", kTiles, 9, 0).has_value());
+  EXPECT_FALSE(find_launched_kernel("ns::{anonymous}::other", kTiles, 9, 0).has_value());
+}
+
+TEST(KernelTable, FindLaunchedKernelNeverTakesAnotherFilesKernel) {
+  register_made_up_program();
+  const auto plain = find_launched_kernel("ns::{anonymous}::plain", kTiles, 9, 0);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->registers, 16);
+  const auto solution =
+      find_launched_kernel("ns::{anonymous}::plain", "/x/solutions/lab99_made_up/tiles.cu", 9, 0);
+  ASSERT_TRUE(solution.has_value());
+  EXPECT_EQ(solution->registers, 99);
+  // A file whose path merely ends in the same characters is another file.
+  EXPECT_FALSE(
+      find_launched_kernel("ns::{anonymous}::plain", "/x/mylabs/lab99_made_up/tiles.cu", 9, 0));
+  EXPECT_FALSE(
+      find_launched_kernel("ns::{anonymous}::plain", "/x/labs/lab99_made_up/other.cu", 9, 0));
+}
+
+TEST(KernelTable, FindLaunchedKernelTakesAnExpressionsNameOnlyWhenOneKernelHasIt) {
+  register_made_up_program();
+  // A launch whose expression names no one function gives its text: "plain" is one kernel...
+  const auto plain = find_launched_kernel("plain", kTiles, 9, 0);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->registers, 16);
+  // ...but "tile<kTile>" could be either instantiation of tile.
+  EXPECT_FALSE(find_launched_kernel("tile<kTile>", kTiles, 9, 0).has_value());
+  EXPECT_FALSE(find_launched_kernel("kernel", kTiles, 9, 0).has_value());
+}
+
+TEST(KernelTable, KernelSourceFailureSaysWhyAFileHasNoFigures) {
+  register_made_up_program();
+  EXPECT_EQ(kernel_source_failure("/x/labs/lab99_made_up/broken.cu").value_or(""),
+            "broken.cu(3): error: identifier x");
+  EXPECT_FALSE(kernel_source_failure(kTiles).has_value());
 }
 
 }  // namespace

@@ -256,6 +256,27 @@ TEST(PtxasReport, WritesTheTableSource) {
   EXPECT_NE(empty.find("return \"no \\\"nvcc\\\" here\";"), std::string::npos) << empty;
 }
 
+TEST(PtxasReport, WritesAProgramsTableThatRegistersItsKernelsAndFailures) {
+  std::vector<TableRow> rows{{kernel("_Z1kPf", 80, 8), "labs/lab01/a.cu"}};
+  const std::string text =
+      program_table_source(rows, {{"labs/lab01/b.cu", "b.cu(2): error: \"x\" is undefined"}});
+  EXPECT_NE(text.find("std::array<KernelTableEntry, 1> kEntries"), std::string::npos) << text;
+  EXPECT_NE(text.find(".source = \"labs/lab01/a.cu\""), std::string::npos) << text;
+  EXPECT_NE(text.find("std::array<KernelSourceFailure, 1> kFailures"), std::string::npos) << text;
+  EXPECT_NE(text.find(".why = \"b.cu(2): error: \\\"x\\\" is undefined\""), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("register_program_kernels(kEntries, kFailures)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("kernel_table()"), std::string::npos) << text;  // the project's alone
+}
+
+TEST(PtxasReport, FailureInReadsTheMarkerLineOnly) {
+  EXPECT_EQ(failure_in(std::string(kFailedMarker) + "a.cu(3): error: oops\nmore\n"),
+            "a.cu(3): error: oops");
+  EXPECT_EQ(failure_in(kFailedMarker), "no message");
+  EXPECT_EQ(failure_in("ptxas info    : 0 bytes gmem\n"), "");
+  EXPECT_EQ(failure_in(std::string("x") + std::string(kFailedMarker)), "");
+}
+
 // --- The generator, as the build runs it ----------------------------------------------------
 
 struct Outcome {
@@ -343,4 +364,26 @@ TEST_F(KernelTableGenerator, WritesAnEmptyTableWithTheReason) {
 }
 
 }  // namespace
+TEST_F(KernelTableGenerator, WritesAProgramsTableWithTheFilesNvccFailedOn) {
+  const std::string report = write("ok.txt", std::string(kEntry) + kProperties +
+                                                 "ptxas info    : Used 8 registers, used 0 "
+                                                 "barriers, 360 bytes cmem[0]\n");
+  const std::string failed =
+      write("failed.txt", std::string(kFailedMarker) + "b.cu(1): error: expected a \";\"\n");
+  const std::string out = (dir_ / "table.cpp").string();
+  const Outcome run =
+      run_generator("--program --output '" + out + "' --architectures 80 labs/a.cu '" + report +
+                    "' labs/b.cu '" + failed + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string text = read("table.cpp");
+  EXPECT_NE(text.find(".source = \"labs/a.cu\""), std::string::npos) << text;
+  EXPECT_NE(text.find("{.source = \"labs/b.cu\", .why = \"b.cu(1): error: expected a \\\";\\\"\"}"),
+            std::string::npos)
+      << text;
+  // Without --program, a failure report is not a ptxas report.
+  EXPECT_EQ(run_generator("--output '" + out + "' --architectures 80 labs/b.cu '" + failed + "'")
+                .exit_code,
+            1);
+}
+
 }  // namespace gpulab::ptxas

@@ -319,6 +319,21 @@ TEST(Event, ElapsedTimeBetweenRecordedEventsIsNonNegative) {
   EXPECT_LT(ms, 10'000.0f);
 }
 
+TEST(Event, EventTimedMsRunsTheWorkOnceAndWaitsForIt) {
+  GPULAB_REQUIRE_DEVICE();
+  Stream stream;
+  DeviceBuffer<char> buffer(1 << 20);
+  int calls = 0;
+  const double ms = gpulab::event_timed_ms(stream.get(), [&] {
+    ++calls;
+    GPULAB_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), stream));
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(stream.ready());  // the stop event was waited for, and the memset before it
+  EXPECT_GE(ms, 0.0);
+  EXPECT_LT(ms, 10'000.0);
+}
+
 TEST(Event, ElapsedTimeOfUnrecordedOrUntimedEventsThrows) {
   GPULAB_REQUIRE_DEVICE();
   Stream stream;

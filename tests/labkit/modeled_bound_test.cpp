@@ -13,18 +13,12 @@
 #include "gpulab/core/traffic_model.hpp"
 #include "gpulab/labkit/modeled_bound.hpp"
 #include "gpulab/sim/runtime.hpp"
+#include "test_device.hpp"
 #include "vector/vector_add.hpp"
 
 namespace {
 
 using gpulab::labkit::longest_modeled_launch;
-
-#define GPULAB_REQUIRE_COUNTING()                                 \
-  do {                                                            \
-    if (!gpulab::sim::counting_available()) {                     \
-      GTEST_SKIP() << gpulab::sim::counting_unavailable_reason(); \
-    }                                                             \
-  } while (false)
 
 TEST(LongestModeledLaunch, IsTheLaunchTheTimeModelGivesTheMostTime) {
   GPULAB_REQUIRE_COUNTING();

@@ -46,18 +46,6 @@ const gpulab::GpuSpec& spec() {
   return value;
 }
 
-// Times `work` on `stream` with events.
-template <class Work>
-double elapsed_ms(cudaStream_t stream, Work work) {
-  Event start;
-  Event stop;
-  start.record(stream);
-  work();
-  stop.record(stream);
-  stop.synchronize();
-  return static_cast<double>(Event::elapsed_ms(start, stop));
-}
-
 TEST(ModeledClock, AKernelTakesItsCountedTrafficModel) {
   const ModeledClock clock;
   GPULAB_REQUIRE_MODELED_CLOCK(clock);
@@ -70,7 +58,8 @@ TEST(ModeledClock, AKernelTakesItsCountedTrafficModel) {
   GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
   double ms = 0;
   const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
-    ms = elapsed_ms(nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); });
+    ms = gpulab::event_timed_ms(
+        nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); });
   });
   ASSERT_EQ(launches.size(), 1u);
   // The one rule for a counted launch's time, the one `gpulab profile` prints (vector_add_kernel's
@@ -94,8 +83,8 @@ TEST(ModeledClock, TheSameWorkGivesTheSameTimeEveryRun) {
   std::vector<double> times;
   for (int run = 0; run < 4; ++run) {
     GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-    times.push_back(
-        elapsed_ms(nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); }));
+    times.push_back(gpulab::event_timed_ms(
+        nullptr, [&] { gpulab::kernels::vector_add(a.data(), b.data(), c.data(), n); }));
   }
   for (const double t : times) {
     EXPECT_EQ(t, times.front());
@@ -109,8 +98,8 @@ TEST(ModeledClock, ASpinKernelTakesItsRequestedTime) {
   GPULAB_REQUIRE_MODELED_CLOCK(clock);
   const Stream stream;
   for (const double wanted_ms : {0.5, 2.0}) {
-    const double ms =
-        elapsed_ms(stream.get(), [&] { gpulab::kernels::spin_kernel(wanted_ms, stream.get()); });
+    const double ms = gpulab::event_timed_ms(
+        stream.get(), [&] { gpulab::kernels::spin_kernel(wanted_ms, stream.get()); });
     EXPECT_GE(ms, wanted_ms);
     EXPECT_LE(ms, wanted_ms * 1.01 + 0.01) << wanted_ms;
   }
@@ -124,7 +113,8 @@ TEST(ModeledClock, AWaitingKernelsCountedLaunchGivesTheClocksTime) {
   const Stream stream;
   double ms = 0;
   const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
-    ms = elapsed_ms(stream.get(), [&] { gpulab::kernels::spin_kernel(0.5, stream.get()); });
+    ms = gpulab::event_timed_ms(stream.get(),
+                                [&] { gpulab::kernels::spin_kernel(0.5, stream.get()); });
   });
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_GT(launches[0].longest_wait_cycles, 0u);
@@ -143,7 +133,7 @@ TEST(ModeledClock, CopiesTakeBytesOverTheHostLink) {
   const std::size_t bytes = std::size_t{64} << 20;
   DeviceBuffer<unsigned char> device(bytes);
   std::vector<unsigned char> host(bytes);
-  const double ms = elapsed_ms(nullptr, [&] {
+  const double ms = gpulab::event_timed_ms(nullptr, [&] {
     GPULAB_CHECK(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice));
   });
   const double want_ms = (spec().launch_overhead_us * 1e-6 +
@@ -171,7 +161,7 @@ TEST(ModeledClock, AnSgemmTakesTheFastestRegisterBlockedKernelsModel) {
   const float one = 1.0f;
   const float zero = 0.0f;
   const auto sgemm_ms = [&] {
-    return elapsed_ms(nullptr, [&] {
+    return gpulab::event_timed_ms(nullptr, [&] {
       EXPECT_EQ(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.data(),
                                           m, std::int64_t(m) * k, b.data(), k, std::int64_t(k) * n,
                                           &zero, c.data(), m, std::int64_t(m) * n, batch),
@@ -250,10 +240,10 @@ TEST(ModeledClock, TheLegacyStreamWaitsForBlockingStreamsOnly) {
   const Stream blocking(cudaStreamDefault);
   const Stream non_blocking;  // gpulab::Stream's default: cudaStreamNonBlocking
   const double around_blocking =
-      elapsed_ms(nullptr, [&] { gpulab::kernels::spin_kernel(2.0, blocking.get()); });
+      gpulab::event_timed_ms(nullptr, [&] { gpulab::kernels::spin_kernel(2.0, blocking.get()); });
   EXPECT_GE(around_blocking, 2.0) << "stream 0 waits for a blocking stream's 2 ms spin";
-  const double around_non_blocking =
-      elapsed_ms(nullptr, [&] { gpulab::kernels::spin_kernel(2.0, non_blocking.get()); });
+  const double around_non_blocking = gpulab::event_timed_ms(
+      nullptr, [&] { gpulab::kernels::spin_kernel(2.0, non_blocking.get()); });
   EXPECT_LT(around_non_blocking, 0.5)
       << "stream 0 does not wait for a non-blocking stream's 2 ms spin";
   non_blocking.synchronize();
@@ -287,9 +277,9 @@ TEST(ModeledClock, ACudaMallocBetweenTwoOperationsOfAnIdleStreamIsAGap) {
   const auto memset = [&](void* pointer) {
     GPULAB_CHECK(cudaMemsetAsync(pointer, 0, bytes, stream.get()));
   };
-  const double reused_ms = elapsed_ms(stream.get(), [&] { memset(kept.data()); });
+  const double reused_ms = gpulab::event_timed_ms(stream.get(), [&] { memset(kept.data()); });
   void* fresh = nullptr;
-  const double allocated_ms = elapsed_ms(stream.get(), [&] {
+  const double allocated_ms = gpulab::event_timed_ms(stream.get(), [&] {
     GPULAB_CHECK(cudaMalloc(&fresh, bytes));
     memset(fresh);
   });
@@ -297,7 +287,7 @@ TEST(ModeledClock, ACudaMallocBetweenTwoOperationsOfAnIdleStreamIsAGap) {
   EXPECT_NEAR(allocated_ms - reused_ms, 0.050, 1e-4);
   // cudaFree waits for the device, then takes as long again: a spin on another stream is in it.
   const Stream other;
-  const double freed_ms = elapsed_ms(stream.get(), [&] {
+  const double freed_ms = gpulab::event_timed_ms(stream.get(), [&] {
     gpulab::kernels::spin_kernel(1.0, other.get());
     GPULAB_CHECK(cudaFree(fresh));
     memset(kept.data());

@@ -339,6 +339,19 @@ TEST(ComponentsViews, BottleneckIsTheLargestMeasuredTimeEvenWhenTheModelDisagree
   expect_close(*v.rows[0].modeled_share, 0.625, "modeled share");  // 0.5 / 0.8
 }
 
+TEST(ComponentsViews, EachComponentsModeledBoundKeepsTheShapeOneView) {
+  // Lab 02 on the modeled clock names each component's time-model bound (param model_bound): a
+  // property of the component, as bound is, not of the shape.
+  Result a = component("QKV Projection", 2.0, 0.5);
+  a.params["model_bound"] = "L1/shared";
+  Result b = component("Softmax", 5.0, 0.1);
+  b.params["model_bound"] = "DRAM bandwidth";
+  const std::vector<ComponentsView> views = components_views(file_of("sim", {a, b}));
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].rows.size(), 2u);
+  EXPECT_EQ(views[0].shape, "seq_len=64");
+}
+
 TEST(ComponentsViews, BottleneckFallsBackToModeledTimesWhenNothingIsMeasured) {
   const ResultsFile f =
       file_of("sim", {component("A", std::nullopt, 1.0), component("B", std::nullopt, 3.0),

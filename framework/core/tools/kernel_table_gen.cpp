@@ -5,10 +5,15 @@
 //   gpulab-kernel-table-gen --output <table.cpp> --architectures <75,80,...>
 //                           <source.cu> <report.txt> [<source.cu> <report.txt>]...
 //   gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>
+//   gpulab-kernel-table-gen --program --output <table.cpp> --architectures <75,80,...>
+//                           <source.cu> <report.txt>...
 //
 // <source.cu> is the file's path relative to the project root, as the table shows it. Anything
 // unexpected in a report stops the build with one line naming the source, the report and the
-// line, never a silently empty table.
+// line, never a silently empty table. --program writes a program's own table instead (a lab's
+// student files: gpulab::register_program_kernels), where a report may say that nvcc failed on
+// its source (ptxas_report.hpp's kFailedMarker) or be empty (a source without kernels, which
+// nvcc did not compile), and no source need have a kernel.
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -30,7 +35,9 @@ using gpulab::ptxas::ParseError;
 constexpr std::string_view kUsage =
     "usage: gpulab-kernel-table-gen --output <table.cpp> --architectures <75,80,...> "
     "<source.cu> <report.txt>...\n"
-    "       gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>\n";
+    "       gpulab-kernel-table-gen --output <table.cpp> --status <why the table is empty>\n"
+    "       gpulab-kernel-table-gen --program --output <table.cpp> --architectures <75,80,...> "
+    "<source.cu> <report.txt>...\n";
 
 // "75,80,86" -> {75, 80, 86}.
 std::vector<int> parse_architectures(std::string_view list) {
@@ -61,6 +68,7 @@ int run(const std::vector<std::string_view>& args) {
   std::string output;
   std::string status;
   bool have_status = false;
+  bool program = false;
   std::vector<int> sms;
   std::vector<std::string_view> pairs;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -71,6 +79,8 @@ int run(const std::vector<std::string_view>& args) {
     } else if (arg == "--status" && has_value) {
       status = args[++i];
       have_status = true;
+    } else if (arg == "--program") {
+      program = true;
     } else if (arg == "--architectures" && has_value) {
       sms = parse_architectures(args[++i]);
     } else if (arg.starts_with("--")) {
@@ -81,7 +91,7 @@ int run(const std::vector<std::string_view>& args) {
     }
   }
   if (output.empty() || pairs.size() % 2 != 0 || have_status == !pairs.empty() ||
-      (!pairs.empty() && sms.empty())) {
+      (!pairs.empty() && sms.empty()) || (program && have_status)) {
     std::cerr << kUsage;
     return 2;
   }
@@ -90,6 +100,7 @@ int run(const std::vector<std::string_view>& args) {
   }
 
   std::vector<gpulab::ptxas::TableRow> rows;
+  std::vector<gpulab::ptxas::SourceFailure> failures;
   for (std::size_t i = 0; i < pairs.size(); i += 2) {
     const std::string source(pairs[i]);
     const fs::path report_path(pairs[i + 1]);
@@ -99,6 +110,13 @@ int run(const std::vector<std::string_view>& args) {
       throw std::runtime_error("cannot read " + report_path.string() + ": " + why_not);
     }
     const std::string& report = *read;
+    if (std::string why = gpulab::ptxas::failure_in(report); program && !why.empty()) {
+      failures.push_back({source, std::move(why)});
+      continue;
+    }
+    if (program && report.empty()) {
+      continue;  // a file without kernels: nvcc did not run
+    }
     if (!gpulab::ptxas::has_ptxas_output(report)) {
       throw std::runtime_error(source + ": " + report_path.string() +
                                " holds no ptxas report (was nvcc run with -Xptxas -v?)");
@@ -112,13 +130,14 @@ int run(const std::vector<std::string_view>& args) {
                                ", " + error.what());
     }
   }
-  if (!pairs.empty() && rows.empty()) {
+  if (!program && !pairs.empty() && rows.empty()) {
     throw std::runtime_error("ptxas reported no kernel in any of the " +
                              std::to_string(pairs.size() / 2) + " sources");
   }
   gpulab::ptxas::check_and_sort(rows, sms);
 
-  const std::string text = gpulab::ptxas::table_source(rows, status);
+  const std::string text = program ? gpulab::ptxas::program_table_source(rows, failures)
+                                   : gpulab::ptxas::table_source(rows, status);
   gpulab::write_file_atomically(output, text);  // never a half-written table
   return 0;
 }

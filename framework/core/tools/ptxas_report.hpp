@@ -87,4 +87,24 @@ void check_and_sort(std::vector<TableRow>& rows, const std::vector<int>& sms);
 /// returning `status` (empty when the table was generated).
 [[nodiscard]] std::string table_source(const std::vector<TableRow>& rows, std::string_view status);
 
+/// The first line of a report file that holds why nvcc failed instead of ptxas's output
+/// (kernel_table_ptxas.cmake writes it for a program's own files, whose failure must not fail
+/// the build); the reason follows on the same line.
+inline constexpr std::string_view kFailedMarker = "gpulab-kernel-table: nvcc failed: ";
+
+/// A program's own source that nvcc could not compile.
+struct SourceFailure {
+  std::string source;  ///< the .cu file, relative to the project root or absolute
+  std::string why;     ///< nvcc's first error line
+};
+
+/// Why nvcc failed, from a report that starts with kFailedMarker; empty for any other report.
+[[nodiscard]] std::string failure_in(std::string_view report);
+
+/// The C++ source that registers `rows` and `failures` as a program's own kernels
+/// (gpulab::register_program_kernels) during static initialization; a program links it beside
+/// the project's table.
+[[nodiscard]] std::string program_table_source(const std::vector<TableRow>& rows,
+                                               const std::vector<SourceFailure>& failures);
+
 }  // namespace gpulab::ptxas

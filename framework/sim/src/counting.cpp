@@ -1125,9 +1125,11 @@ std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool fail
   record.block = {spec.block.x, spec.block.y, spec.block.z};
   record.dynamic_shared_bytes = spec.shared_bytes;
   record.spec = device_spec().key;
-  if (const auto recorded = recorded_resources(spec.kernel)) {
-    record.registers_per_thread = recorded->registers_per_thread;
-    record.static_shared_bytes = recorded->static_shared_bytes;
+  if (const auto resources = launched_kernel_resources(
+          spec.kernel, spec.function.empty() ? std::string_view(spec.name) : spec.function,
+          spec.where.file_name())) {
+    record.registers_per_thread = resources->registers_per_thread;
+    record.static_shared_bytes = resources->static_shared_bytes;
   }
   record.longest_wait_cycles = launch.longest_wait_cycles.load();
   record.counters = counter->finish();

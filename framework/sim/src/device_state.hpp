@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,12 @@ inline std::atomic<std::uint64_t> device_memory_generation{1};
 /// as a kernel launch, given where the call is made, as a kernel launch's is.
 [[nodiscard]] std::uint64_t next_launch_id();
 
-/// The registers and static shared memory recorded with set_kernel_resources, if any.
-[[nodiscard]] std::optional<KernelResources> recorded_resources(const void* kernel);
+/// The registers and static shared memory of a launched kernel: those recorded for its address
+/// with set_kernel_resources, else ptxas's from the kernel table for the device's compute
+/// capability (find_launched_kernel: `function` is the launch's function name, else its
+/// expression; `launch_file` the launch's source file). nullopt when neither has them; when nvcc
+/// could not compile `launch_file` for the table, says so once on stderr.
+[[nodiscard]] std::optional<KernelResources> launched_kernel_resources(
+    const void* kernel, std::string_view function, std::string_view launch_file);
 
 }  // namespace gpulab::sim::detail

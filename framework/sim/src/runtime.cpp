@@ -29,6 +29,7 @@
 #include "asan.hpp"
 #include "clock.hpp"
 #include "counting.hpp"
+#include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
@@ -1541,17 +1542,39 @@ bool stream_is_blocking(cudaStream_t stream) {
   return !s.streams.contains(stream) || blocking(stream);
 }
 
-std::optional<KernelResources> recorded_resources(const void* kernel) {
+std::optional<KernelResources> launched_kernel_resources(const void* kernel,
+                                                         std::string_view function,
+                                                         std::string_view launch_file) {
   State& s = state();
-  std::scoped_lock lock(s.mutex);
-  const auto it = kernel != nullptr ? s.kernels.find(kernel) : s.kernels.end();
-  if (it == s.kernels.end() || it->second.registers == 0) {
-    return std::nullopt;
+  {
+    std::scoped_lock lock(s.mutex);
+    const auto it = kernel != nullptr ? s.kernels.find(kernel) : s.kernels.end();
+    if (it != s.kernels.end() && it->second.registers != 0) {
+      KernelResources resources;
+      resources.registers_per_thread = it->second.registers;
+      resources.static_shared_bytes = it->second.static_shared_bytes;
+      return resources;
+    }
   }
-  KernelResources resources;
-  resources.registers_per_thread = it->second.registers;
-  resources.static_shared_bytes = it->second.static_shared_bytes;
-  return resources;
+  const GpuSpec& spec = device().spec;
+  if (const auto entry =
+          find_launched_kernel(function, launch_file, spec.cc_major, spec.cc_minor)) {
+    return resources_of(*entry);
+  }
+  if (const auto why = kernel_source_failure(launch_file)) {
+    static std::mutex said_mutex;
+    static std::set<std::string, std::less<>> said;
+    const std::scoped_lock lock(said_mutex);
+    if (said.insert(std::string(launch_file)).second) {
+      std::fprintf(stderr,
+                   "gpulab sim: %.*s: nvcc could not compile this file, so the modeled clock "
+                   "assumes %d registers per thread and no static shared memory for its kernels "
+                   "(nvcc: %.*s)\n",
+                   static_cast<int>(launch_file.size()), launch_file.data(), kAssumedRegisters,
+                   static_cast<int>(why->size()), why->data());
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::pair<std::uintptr_t, std::size_t>> device_memory_at(std::uintptr_t address,

@@ -348,7 +348,8 @@ std::vector<ComponentsView> components_views(const ResultsFile& file) {
     if (r.name != result_kind::attention_component || param(r, "component") == nullptr) {
       continue;
     }
-    std::map<std::string, std::string> shape = params_without(r, {"component", "bound"});
+    std::map<std::string, std::string> shape =
+        params_without(r, {"component", "bound", "model_bound"});
     auto it = std::find_if(shapes.begin(), shapes.end(),
                            [&](const auto& entry) { return entry.first == shape; });
     if (it == shapes.end()) {
@@ -438,7 +439,7 @@ class ComponentLabels {
     std::vector<std::map<std::string, std::string>> shapes;
     for (const Result& r : file.results) {
       if (r.name == result_kind::attention_component && precision_of(r) == precision) {
-        shapes.push_back(params_without(r, {"component", "bound", "precision"}));
+        shapes.push_back(params_without(r, {"component", "bound", "model_bound", "precision"}));
       }
     }
     std::set<std::string> keys;

@@ -52,6 +52,46 @@ struct KernelTableEntry {
 [[nodiscard]] std::optional<KernelTableEntry> find_kernel(std::string_view name, int cc_major,
                                                           int cc_minor);
 
+/// A source file of a program's own kernels (register_program_kernels) that nvcc could not
+/// compile, so none of its kernels has figures; `why` is nvcc's first error line.
+struct KernelSourceFailure {
+  std::string_view source;
+  std::string_view why;
+};
+
+/// Adds the kernels of files built into this program alone (a lab's student files:
+/// gpulab_add_program_kernel_table in cmake/GpulabKernelTable.cmake) to what find_launched_kernel
+/// searches, beside the project's table. Generated code calls it during static initialization; it
+/// is not thread-safe, and nothing calls it once main has started.
+void register_program_kernels(std::span<const KernelTableEntry> entries,
+                              std::span<const KernelSourceFailure> failures);
+
+/// A kernel's qualified name with its template arguments, spelled one way whichever tool printed
+/// it: the return type and parameter list dropped, GCC's "{anonymous}" written
+/// "(anonymous namespace)" as the demangler writes it, and integer literal suffixes dropped
+/// ("void ns::(anonymous namespace)::k<3u>(float*)" and "ns::{anonymous}::k<3>" both give
+/// "ns::(anonymous namespace)::k<3>").
+[[nodiscard]] std::string canonical_kernel_name(std::string_view name);
+
+/// The figures of a launched kernel for compute capability major.minor, from the project's table
+/// and the program's own kernels: on the newest architecture not newer than the device, else
+/// (a program's own table has only GPULAB_PROGRAM_KERNEL_TABLE_ARCHITECTURES) the oldest newer
+/// one, an estimate. Only kernels
+/// compiled from `launch_file` (the launch's source file: a path that is, or ends in "/" and, an
+/// entry's source) are candidates, so a student's kernel is never given the figures of a
+/// solution's kernel of the same name. Among them, the kernel whose canonical name is `function`'s
+/// (the launch's function as the compiler names it, template arguments resolved); else the one
+/// kernel whose name without template arguments is `function`'s last component without them (a
+/// launch through an expression that names no one function). nullopt when neither finds exactly
+/// one kernel.
+[[nodiscard]] std::optional<KernelTableEntry> find_launched_kernel(std::string_view function,
+                                                                   std::string_view launch_file,
+                                                                   int cc_major, int cc_minor);
+
+/// Why the program's own kernels have no figures for `launch_file` (nvcc failed on it); nullopt
+/// when it is not such a file.
+[[nodiscard]] std::optional<std::string_view> kernel_source_failure(std::string_view launch_file);
+
 /// The entry's figures as occupancy input.
 [[nodiscard]] KernelResources resources_of(const KernelTableEntry& entry);
 
@@ -67,8 +107,9 @@ struct KernelTableEntry {
                                                              const GpuSpec& spec);
 
 /// A counted launch's configuration for the time model, with its kernel's resources as the launch
-/// recorded them, else from the table for the spec (resources_known false when neither has them).
-[[nodiscard]] LaunchShape launch_shape(const CountedLaunch& launch, const GpuSpec& spec);
+/// recorded them (the sim records them from the kernel table: find_launched_kernel);
+/// resources_known false when it has none.
+[[nodiscard]] LaunchShape launch_shape(const CountedLaunch& launch);
 
 /// The modeled time of a counted launch on `spec`: the time model on its counts and shape, and no
 /// less than launch overhead + its longest clock64() wait (bound ModelBound::clock_wait). The one

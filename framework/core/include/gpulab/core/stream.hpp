@@ -5,6 +5,8 @@
 //   start.record(stream); launch(stream); stop.record(stream);
 //   stop.synchronize();
 //   float ms = Event::elapsed_ms(start, stop);
+//
+//   double ms = event_timed_ms(stream, [&] { launch(stream); });   the same, once
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -112,5 +114,19 @@ class Event : public detail::UniqueHandle<cudaEvent_t, detail::EventTraits> {
     return ms;
   }
 };
+
+/// Records an event on `stream`, runs `work` (which enqueues on the stream, or calls the host
+/// API), records a second event and waits for it: the milliseconds between the two. One sample,
+/// no warm-up: what a single timed step or a first launch took, not a benchmark.
+template <class Work>
+double event_timed_ms(cudaStream_t stream, Work&& work) {
+  Event start;
+  Event stop;
+  start.record(stream);
+  std::forward<Work>(work)();
+  stop.record(stream);
+  stop.synchronize();
+  return static_cast<double>(Event::elapsed_ms(start, stop));
+}
 
 }  // namespace gpulab

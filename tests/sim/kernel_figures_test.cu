@@ -1,0 +1,93 @@
+// The figures the sim's modeled clock gives a launched kernel: the registers and static shared
+// memory ptxas reported for that kernel, found by the launched function's own name (template
+// arguments resolved at the launch) in the kernel table of kernel_figures_kernels.cu, which this
+// test program links as a lab's programs link their student files' tables
+// (gpulab_add_program_kernel_table in cmake/GpulabKernelTable.cmake). Sim only.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "gpulab/core/counters.hpp"
+#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/core/kernel_table.hpp"
+#include "gpulab/core/memory.hpp"
+#include "gpulab/sim/launch.hpp"
+#include "gpulab/sim/runtime.hpp"
+#include "kernel_figures_kernels.hpp"
+#include "test_device.hpp"
+
+namespace {
+
+// The registers and static shared memory the modeled clock recorded for the one launch `launch`
+// makes.
+template <class Launch>
+gpulab::CountedLaunch count_one(Launch launch) {
+  const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches(launch);
+  EXPECT_EQ(launches.size(), 1u);
+  return launches.empty() ? gpulab::CountedLaunch{} : launches.front();
+}
+
+// ptxas's entry for `function` in the kernels' file, for the device's architecture.
+std::optional<gpulab::KernelTableEntry> own_entry(std::string_view function) {
+  cudaDeviceProp properties{};
+  GPULAB_CHECK(cudaGetDeviceProperties(&properties, 0));
+  return gpulab::find_launched_kernel(function, gpulab::testing::figures_kernels_file(),
+                                      properties.major, properties.minor);
+}
+
+TEST(KernelFigures, FunctionNameInReadsGccAndClangSpellings) {
+  using gpulab::sim::detail::function_name_in;
+  static_assert(function_name_in("constexpr std::string_view f() [with Tag = T; auto F = "
+                                 "ns::{anonymous}::k<2, float>; std::string_view = x]") ==
+                "ns::{anonymous}::k<2, float>");
+  static_assert(function_name_in("std::string_view f() [Tag = T, F = &ns::k<2>]") == "ns::k<2>");
+  static_assert(function_name_in("no template argument here").empty());
+  EXPECT_EQ(gpulab::testing::plain_kernel_function_name(), "{anonymous}::plain_kernel");
+}
+
+TEST(KernelFigures, ATemplateKernelGetsItsOwnInstantiationsFigures) {
+  GPULAB_REQUIRE_COUNTING();
+  const auto one = own_entry("{anonymous}::tile_kernel<1>");
+  const auto four = own_entry("{anonymous}::tile_kernel<4>");
+  if (!one || !four) {
+    GTEST_SKIP() << "this build has no ptxas figures for this file: "
+                 << gpulab::kernel_table_status();
+  }
+  EXPECT_EQ(one->static_shared_bytes, 1u * 32 * sizeof(float));
+  EXPECT_EQ(four->static_shared_bytes, 4u * 32 * sizeof(float));
+
+  gpulab::DeviceBuffer<float> out(32);
+  const gpulab::CountedLaunch launched_one =
+      count_one([&] { gpulab::testing::launch_tile_kernel(1, out.data()); });
+  const gpulab::CountedLaunch launched_four =
+      count_one([&] { gpulab::testing::launch_tile_kernel(4, out.data()); });
+  EXPECT_EQ(launched_one.registers_per_thread, one->registers);
+  EXPECT_EQ(launched_one.static_shared_bytes, one->static_shared_bytes);
+  EXPECT_EQ(launched_four.registers_per_thread, four->registers);
+  EXPECT_EQ(launched_four.static_shared_bytes, four->static_shared_bytes);
+}
+
+TEST(KernelFigures, ANamedKernelHasItsFiguresAndOneBehindAPointerNone) {
+  GPULAB_REQUIRE_COUNTING();
+  const auto entry = own_entry("plain_kernel");
+  if (!entry) {
+    GTEST_SKIP() << "this build has no ptxas figures for this file: "
+                 << gpulab::kernel_table_status();
+  }
+  EXPECT_EQ(entry->static_shared_bytes, 64u * sizeof(float));
+  gpulab::DeviceBuffer<float> out(32);
+  // "kernel", the pointer's name, is no kernel of the file: no figures, never another's.
+  const gpulab::CountedLaunch launched =
+      count_one([&] { gpulab::testing::launch_plain_kernel_through_pointer(out.data()); });
+  EXPECT_EQ(launched.registers_per_thread, 0);
+
+  const gpulab::CountedLaunch direct =
+      count_one([&] { gpulab::testing::launch_plain_kernel(out.data()); });
+  EXPECT_EQ(direct.registers_per_thread, entry->registers);
+  EXPECT_EQ(direct.static_shared_bytes, entry->static_shared_bytes);
+}
+
+}  // namespace
