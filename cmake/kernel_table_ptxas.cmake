@@ -8,7 +8,8 @@
 # nvcc fails the build with its messages, unless PROGRAM (a program's own file, a student's: code
 # the sim compiles need not compile with nvcc yet): then the report holds one line,
 # gpulab-kernel-table-gen's failure marker (framework/core/tools/ptxas_report.hpp) and nvcc's
-# first error, and the messages are printed as a note. A program's file without the word
+# first error, nvcc's messages are kept in REPORT.log, and one line in a compiler's warning format
+# says so. A program's file without the word
 # __global__ has no kernel: its report is empty, and nvcc does not run (most lab files: a student
 # build and every graded submission would pay for it).
 foreach(var IN ITEMS NVCC SOURCE REPORT ARGS)
@@ -50,9 +51,12 @@ if(NOT rc EQUAL 0)
   if(NOT first_error)
     set(first_error "exit status ${rc}")
   endif()
-  message(NOTICE "gpulab: nvcc could not compile ${SOURCE}, so the sim's modeled clock has no "
-                 "registers of its kernels from ptxas and assumes them (the file still builds "
-                 "for the sim; on a GPU it would not):\n${output}")
+  # One line in a compiler's warning format, which `gpulab check` and `gpulab grade` show with
+  # the build's warnings; nvcc's messages go to a log beside the report.
+  file(WRITE "${REPORT}.log" "${output}")
+  message(NOTICE "${SOURCE}: warning: nvcc cannot compile this file, so on a GPU it would not "
+                 "build and the sim's modeled clock assumes the registers of its kernels. nvcc: "
+                 "${first_error} (all of nvcc's messages: ${REPORT}.log)")
   file(WRITE "${REPORT}" "gpulab-kernel-table: nvcc failed: ${first_error}\n")
   if(NOT EXISTS "${REPORT}.d")
     file(WRITE "${REPORT}.d" "${depfile_line}")

@@ -1106,6 +1106,21 @@ TEST(CompilerWarnings, GccAndNvccWarningsWithTheSourceLineAfterEach) {
   EXPECT_EQ(compiler_warnings(output), expected) << joined(compiler_warnings(output));
 }
 
+TEST(CompilerWarnings, AWarningWithoutASourceLineDoesNotTakeTheBuildToolsNextLine) {
+  // The kernel table's note that nvcc cannot compile a student's file (kernel_table_ptxas.cmake)
+  // is one line; the build's progress lines after it are ninja's and make's, not source.
+  const std::string output =
+      "/s/attention.cu: warning: nvcc cannot compile this file, so on a GPU it would not build\n"
+      "[6/8] Writing the kernel table of gpulab.lab04.submission.kernel_table\n"
+      "/s/memory.cu: warning: nvcc cannot compile this file\n"
+      "[ 50%] Building CXX object labs/CMakeFiles/x.dir/memory.cu.o\n";
+  const Lines expected = {
+      "/s/attention.cu: warning: nvcc cannot compile this file, so on a GPU it would not build",
+      "/s/memory.cu: warning: nvcc cannot compile this file",
+  };
+  EXPECT_EQ(compiler_warnings(output), expected) << joined(compiler_warnings(output));
+}
+
 TEST(CompilerWarnings, NoneWithoutAWarningAndErrorsAreNotWarnings) {
   EXPECT_TRUE(compiler_warnings("").empty());
   EXPECT_TRUE(compiler_warnings("[1/2] Building CXX object a.o\n[2/2] Linking a\n").empty());

@@ -149,9 +149,19 @@ bool says_warning(std::string_view line) {
          line.find("): warning") != std::string_view::npos;
 }
 
-// ninja's own last line ("ninja: build stopped: subcommand failed."): not the compiler's.
+// A line of the build tool, not the compiler's: ninja's last line ("ninja: build stopped:
+// subcommand failed."), and the progress lines of ninja ("[6/8] Building ...") and make
+// ("[ 50%] Building ...").
 bool is_build_tool_line(std::string_view line) {
-  return line.starts_with("ninja: build stopped");
+  if (line.starts_with("ninja: build stopped")) {
+    return true;
+  }
+  const std::size_t close = line.find("] ");
+  if (!line.starts_with('[') || close == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view inside = line.substr(1, close - 1);
+  return !inside.empty() && inside.find_first_not_of("0123456789/% ") == std::string_view::npos;
 }
 
 }  // namespace

@@ -1567,7 +1567,7 @@ std::optional<KernelResources> launched_kernel_resources(const void* kernel,
     const std::scoped_lock lock(said_mutex);
     if (said.insert(std::string(launch_file)).second) {
       std::fprintf(stderr,
-                   "gpulab sim: %.*s: nvcc could not compile this file, so the modeled clock "
+                   "gpulab sim: %.*s: nvcc cannot compile this file, so the modeled clock "
                    "assumes %d registers per thread and no static shared memory for its kernels "
                    "(nvcc: %.*s)\n",
                    static_cast<int>(launch_file.size()), launch_file.data(), kAssumedRegisters,
