@@ -95,6 +95,30 @@ TEST(GemmModel, BIsReadOncePerWaveWhenItDoesNotFitInL2) {
   EXPECT_EQ(fits.l2_sector_reads, spills.l2_sector_reads);
 }
 
+TEST(GemmModel, ReadingCLoadsEachTileOfCOnceAsItIsStored) {
+  // 100 x 72 of depth 32 in 64 x 64 tiles, once overwriting C and once adding to it (beta != 0):
+  // the second loads C as the first stores it, through L2 and once from DRAM.
+  GemmShape s{100, 72, 32, 1};
+  const MemoryCounters overwrite = gemm_tiling_counters(kGemmTilings[1], s, 1u << 30);
+  s.reads_c = true;
+  const MemoryCounters accumulate = gemm_tiling_counters(kGemmTilings[1], s, 1u << 30);
+  EXPECT_EQ(accumulate.global_load.requests,
+            overwrite.global_load.requests + overwrite.global_store.requests);
+  EXPECT_EQ(accumulate.global_load.sectors,
+            overwrite.global_load.sectors + overwrite.global_store.sectors);
+  EXPECT_EQ(accumulate.global_load.bytes_requested,
+            overwrite.global_load.bytes_requested + 4u * 100u * 72u);
+  EXPECT_EQ(accumulate.l2_sector_reads, overwrite.l2_sector_reads + overwrite.global_store.sectors);
+  EXPECT_EQ(accumulate.dram_bytes_read,
+            overwrite.dram_bytes_read + 32 * overwrite.global_store.sectors);
+  EXPECT_EQ(accumulate.global_store, overwrite.global_store);
+  EXPECT_EQ(accumulate.dram_bytes_written, overwrite.dram_bytes_written);
+  // C already in L2 (an earlier kernel wrote it): its reads do not come from DRAM.
+  const MemoryCounters held =
+      gemm_tiling_counters(kGemmTilings[1], s, 1u << 30, 0, overwrite.global_store.sectors);
+  EXPECT_EQ(held.dram_bytes_read, overwrite.dram_bytes_read);
+}
+
 TEST(GemmModel, BadShapesAreRefused) {
   EXPECT_THROW((void)gemm_tiling_counters(kGemmTilings[0], {-1, 4, 4, 1}, 1),
                std::invalid_argument);

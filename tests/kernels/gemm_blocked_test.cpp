@@ -38,7 +38,8 @@ std::string describe(const Case& c) {
 
 // Runs the case's kernel once on sim, counted, and checks C against the CPU reference.
 CountedLaunch run_counted(const Case& c) {
-  const auto [m, n, k, batch] = c.shape;
+  const auto [m, n, k, batch, reads_c] = c.shape;
+  EXPECT_FALSE(reads_c);  // the catalog's kernels overwrite C
   const std::size_t a_size = std::size_t(m * k);
   const std::size_t b_size = std::size_t(k * n);
   const std::size_t c_size = std::size_t(m * n);

@@ -201,6 +201,46 @@ TEST(ModeledClock, AnSgemmTakesTheFastestRegisterBlockedKernelsModel) {
   EXPECT_GT(ms, peak_ms);
 }
 
+TEST(ModeledClock, AnSgemmWithBetaReadsC) {
+  const ModeledClock clock;
+  GPULAB_REQUIRE_MODELED_CLOCK(clock);
+  if (!gpulab::sim::counting_available()) {
+    GTEST_SKIP() << gpulab::sim::counting_unavailable_reason();
+  }
+  // C = A B + beta C reads C once more than C = A B: its sectors through L2, from DRAM when the
+  // L2 model does not hold it.
+  const int m = 256;
+  const int n = 256;
+  const int k = 64;
+  DeviceBuffer<float> a(std::size_t(m) * k);
+  DeviceBuffer<float> b(std::size_t(k) * n);
+  DeviceBuffer<float> c(std::size_t(m) * n);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  c.fill_bytes(0);
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const auto sgemm = [&](float beta) {
+    GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+    const float one = 1.0f;
+    const std::vector<gpulab::CountedLaunch> launches = gpulab::sim::count_launches([&] {
+      EXPECT_EQ(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.data(), m, b.data(),
+                            k, &beta, c.data(), m),
+                CUBLAS_STATUS_SUCCESS);
+    });
+    EXPECT_EQ(launches.size(), 1u);
+    return launches.empty() ? gpulab::MemoryCounters{} : launches[0].counters;
+  };
+  const gpulab::MemoryCounters overwrite = sgemm(0.0f);
+  const gpulab::MemoryCounters accumulate = sgemm(1.0f);
+  ASSERT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+  const std::uint64_t c_sectors = std::uint64_t(m) * n * 4 / 32;
+  EXPECT_EQ(accumulate.global_load.sectors, overwrite.global_load.sectors + c_sectors);
+  EXPECT_EQ(accumulate.l2_sector_reads, overwrite.l2_sector_reads + c_sectors);
+  EXPECT_EQ(accumulate.dram_bytes_read, overwrite.dram_bytes_read + 32 * c_sectors);
+  EXPECT_EQ(accumulate.global_store, overwrite.global_store);
+}
+
 TEST(ModeledClock, StreamsRunSideBySideUntilTheyWaitForEachOther) {
   const ModeledClock clock;
   GPULAB_REQUIRE_MODELED_CLOCK(clock);

@@ -87,11 +87,22 @@ MemoryCounters gemm_tiling_counters(const GemmTiling& t, const GemmShape& shape,
         c.global_load.lanes += n_k * (rows.valid + cols.valid) * depth.valid;
         c.global_load.bytes_requested += n_k * 4 * (rows.valid + cols.valid) * depth.valid;
       }
-      // The sums: 128 floats per warp-wide 16-byte store of full tiles.
-      c.global_store.requests += tiles * ceil_div(rows.valid * cols.valid, 128);
-      c.global_store.sectors += tiles * rows.valid * run_sectors(4 * cols.valid, b_aligned);
-      c.global_store.lanes += tiles * ceil_div(rows.valid * cols.valid, 4);
-      c.global_store.bytes_requested += tiles * 4 * rows.valid * cols.valid;
+      // The sums: 128 floats per warp-wide 16-byte store of full tiles; with reads_c, the same
+      // tile of C loaded the same way first (the epilogue's beta * C).
+      const U64 c_requests = tiles * ceil_div(rows.valid * cols.valid, 128);
+      const U64 c_sectors = tiles * rows.valid * run_sectors(4 * cols.valid, b_aligned);
+      const U64 c_lanes = tiles * ceil_div(rows.valid * cols.valid, 4);
+      const U64 c_bytes = tiles * 4 * rows.valid * cols.valid;
+      c.global_store.requests += c_requests;
+      c.global_store.sectors += c_sectors;
+      c.global_store.lanes += c_lanes;
+      c.global_store.bytes_requested += c_bytes;
+      if (shape.reads_c) {
+        c.global_load.requests += c_requests;
+        c.global_load.sectors += c_sectors;
+        c.global_load.lanes += c_lanes;
+        c.global_load.bytes_requested += c_bytes;
+      }
     }
   }
 
@@ -112,7 +123,7 @@ MemoryCounters gemm_tiling_counters(const GemmTiling& t, const GemmShape& shape,
 
   // L2 sees every sector (the sim has no L1); DRAM the compulsory traffic: A and B once, or B once
   // per wave of resident blocks (rows of tiles at once) when it does not fit in L2 beside one
-  // panel of A, and C written back.
+  // panel of A, C once when it is read, and C written back.
   c.l2_sector_reads = c.global_load.sectors;
   c.l2_sector_writes = c.global_store.sectors;
   const bool b_stays = 4 * (k * n + bm * k) <= l2_bytes;
@@ -121,9 +132,10 @@ MemoryCounters gemm_tiling_counters(const GemmTiling& t, const GemmShape& shape,
   const U64 a_sectors = ceil_div(4 * m * k, 32);
   const U64 b_sectors = ceil_div(4 * k * n, 32);
   const U64 b_reads = b_stays ? 1 : ceil_div(grid_y, rows_at_once);
-  const U64 compulsory = batch * (a_sectors + b_sectors);
+  const U64 c_read_sectors = shape.reads_c ? c.global_store.sectors : 0;
+  const U64 compulsory = batch * (a_sectors + b_sectors) + c_read_sectors;
   const U64 dram_read_sectors =
-      std::min(c.l2_sector_reads, batch * (a_sectors + b_reads * b_sectors) -
+      std::min(c.l2_sector_reads, batch * (a_sectors + b_reads * b_sectors) + c_read_sectors -
                                       std::min(operand_sectors_in_l2, compulsory));
   c.dram_bytes_read = 32 * dram_read_sectors;
   c.l2_sector_hits = c.l2_sector_reads - dram_read_sectors;

@@ -202,11 +202,11 @@ double modeled_memset_seconds(std::size_t bytes) {
 }
 
 std::optional<CountedLaunch> modeled_gemm_launch(std::int64_t m, std::int64_t n, std::int64_t k,
-                                                 std::int64_t batch,
+                                                 std::int64_t batch, bool reads_c,
                                                  std::uint64_t operand_sectors_in_l2) {
   const GpuSpec& spec = device_spec();
   // cuBLAS's column-major C (m x n) is the row-major C^T (n x m) = op(B)^T op(A)^T.
-  const GemmShape shape{.m = n, .n = m, .k = k, .batch = batch};
+  const GemmShape shape{.m = n, .n = m, .k = k, .batch = batch, .reads_c = reads_c};
   const auto resources = [&spec](std::string_view kernel) { return table_resources(kernel, spec); };
   std::optional<ModeledGemm> gemm;
   try {

@@ -75,13 +75,15 @@ void host_waited_until(double time_s);
 [[nodiscard]] double modeled_kernel_seconds(const CountedLaunch& launch);
 [[nodiscard]] double modeled_copy_seconds(std::size_t bytes, bool device_to_device);
 [[nodiscard]] double modeled_memset_seconds(std::size_t bytes);
-/// The launch cuBLAS's column-major SGEMM of m x n by depth k, `batch` times, is modeled as, with
-/// `operand_sectors_in_l2` of A's and B's sectors in the L2 model when it starts
-/// (count_library_call): the fastest register-blocked tiling of gpulab/core/gemm_model.hpp, named
-/// "cublasSgemm as KERNEL", with its closed-form counts (no launch id: the caller gives it one);
-/// its time is modeled_kernel_seconds() of it. nullopt when no tiling fits the spec.
+/// The launch cuBLAS's column-major SGEMM of m x n by depth k, `batch` times, reading C when
+/// `reads_c` (beta != 0), is modeled as, with `operand_sectors_in_l2` of the operands' sectors in
+/// the L2 model when it starts (count_library_call): the fastest register-blocked tiling of
+/// gpulab/core/gemm_model.hpp, named "cublasSgemm as KERNEL", with its closed-form counts (no
+/// launch id: the caller gives it one); its time is modeled_kernel_seconds() of it. nullopt when
+/// no tiling fits the spec.
 [[nodiscard]] std::optional<CountedLaunch> modeled_gemm_launch(std::int64_t m, std::int64_t n,
                                                                std::int64_t k, std::int64_t batch,
+                                                               bool reads_c,
                                                                std::uint64_t operand_sectors_in_l2);
 
 }  // namespace gpulab::sim::detail

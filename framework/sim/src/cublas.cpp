@@ -152,13 +152,16 @@ void add_runs(std::vector<gpulab::sim::detail::MemoryRun>& runs, const float* da
   }
 }
 
-/// What the GEMM reads (A and B as stored) and writes (C).
-std::vector<gpulab::sim::detail::MemoryRun> reads_of(const Problem& p) {
+/// What the GEMM reads (A and B as stored, and C when `reads_c`: beta != 0) and writes (C).
+std::vector<gpulab::sim::detail::MemoryRun> reads_of(const Problem& p, bool reads_c) {
   std::vector<gpulab::sim::detail::MemoryRun> runs;
   add_runs(runs, p.a.data, p.a.transposed ? p.k : p.m, p.a.transposed ? p.m : p.k, p.a.ld,
            p.stride_a, p.batch_count);
   add_runs(runs, p.b.data, p.b.transposed ? p.n : p.k, p.b.transposed ? p.k : p.n, p.b.ld,
            p.stride_b, p.batch_count);
+  if (reads_c) {
+    add_runs(runs, p.c, p.m, p.n, p.ldc, p.stride_c, p.batch_count);
+  }
   return runs;
 }
 
@@ -440,14 +443,16 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
     const bool counted = gpulab::sim::counting();
     std::function<double(double)> work = [problem, scalars, id, counted](double) {
       namespace detail = gpulab::sim::detail;
-      // Modeled before the products change C: what the L2 model holds of A and B now (an earlier
-      // kernel's output, say) is read from L2, not DRAM.
+      const float alpha = scalars.on_device ? *scalars.alpha_device : scalars.alpha;
+      const float beta = scalars.on_device ? *scalars.beta_device : scalars.beta;
+      // Modeled before the products change C: what the L2 model holds of the operands now (an
+      // earlier kernel's output, say) is read from L2, not DRAM. C is read when beta is not 0.
+      const bool reads_c = beta != 0.0f;
       const std::uint64_t held =
-          detail::count_library_call(gemm::reads_of(problem), gemm::writes_of(problem));
-      std::optional<gpulab::CountedLaunch> launch =
-          detail::modeled_gemm_launch(problem.m, problem.n, problem.k, problem.batch_count, held);
-      gemm::run(problem, scalars.on_device ? *scalars.alpha_device : scalars.alpha,
-                scalars.on_device ? *scalars.beta_device : scalars.beta);
+          detail::count_library_call(gemm::reads_of(problem, reads_c), gemm::writes_of(problem));
+      std::optional<gpulab::CountedLaunch> launch = detail::modeled_gemm_launch(
+          problem.m, problem.n, problem.k, problem.batch_count, reads_c, held);
+      gemm::run(problem, alpha, beta);
       if (!launch) {
         return detail::overhead_s();
       }

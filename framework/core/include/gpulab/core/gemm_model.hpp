@@ -67,19 +67,22 @@ inline constexpr GemmTiling kGemmTilings[] = {
     {32, 32, 8, 4, 4, "gemm_blocked_32x32_kernel"},
 };
 
-/// A GEMM problem: `batch` independent row-major products of M x K by K x N.
+/// A GEMM problem: `batch` independent row-major products of M x K by K x N; with reads_c, each
+/// adds to the C it reads (cuBLAS's beta != 0: C = alpha A B + beta C), else C is only written.
 struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t batch = 1;
+  bool reads_c = false;
 };
 
 /// What one launch of `tiling`'s kernel on `shape` counts (grid: N / BN x M / BM x batch, rounded
 /// up), in closed form. `l2_bytes` decides whether B stays in L2, and `resident_blocks` (the blocks
 /// a GPU runs at once; 0: all of them) how often it is read when it does not (the header's
-/// comment); `operand_sectors_in_l2` of A's and B's sectors are in L2 when the launch starts (an
-/// earlier kernel left them), so their first reads do not come from DRAM. Throws
+/// comment); `operand_sectors_in_l2` of the operands' sectors (A's, B's and, with reads_c, C's) are
+/// in L2 when the launch starts (an earlier kernel left them), so their first reads do not come
+/// from DRAM. Throws
 /// std::invalid_argument for a negative size or an empty problem.
 [[nodiscard]] MemoryCounters gemm_tiling_counters(const GemmTiling& tiling, const GemmShape& shape,
                                                   std::uint64_t l2_bytes,
