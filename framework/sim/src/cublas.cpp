@@ -443,16 +443,16 @@ cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOper
     const bool counted = gpulab::sim::counting();
     std::function<double(double)> work = [problem, scalars, id, counted](double) {
       namespace detail = gpulab::sim::detail;
-      const float alpha = scalars.on_device ? *scalars.alpha_device : scalars.alpha;
-      const float beta = scalars.on_device ? *scalars.beta_device : scalars.beta;
+      const float alpha_value = scalars.on_device ? *scalars.alpha_device : scalars.alpha;
+      const float beta_value = scalars.on_device ? *scalars.beta_device : scalars.beta;
       // Modeled before the products change C: what the L2 model holds of the operands now (an
       // earlier kernel's output, say) is read from L2, not DRAM. C is read when beta is not 0.
-      const bool reads_c = beta != 0.0f;
+      const bool reads_c = beta_value != 0.0f;
       const std::uint64_t held =
           detail::count_library_call(gemm::reads_of(problem, reads_c), gemm::writes_of(problem));
       std::optional<gpulab::CountedLaunch> launch = detail::modeled_gemm_launch(
           problem.m, problem.n, problem.k, problem.batch_count, reads_c, held);
-      gemm::run(problem, alpha, beta);
+      gemm::run(problem, alpha_value, beta_value);
       if (!launch) {
         return detail::overhead_s();
       }
