@@ -49,6 +49,34 @@ std::string_view drop_trailing_group(std::string_view text, char open, char clos
   return text;
 }
 
+// `name` without trailing spaces and its parameter list: "void k<2>(float*) " -> "void k<2>".
+std::string_view function_part(std::string_view name) {
+  while (!name.empty() && name.back() == ' ') {
+    name.remove_suffix(1);
+  }
+  return drop_trailing_group(name, '(', ')');
+}
+
+// Where the last part of `name` starts: after its last space outside brackets (a return type
+// before it) and, with `scopes`, its last "::" outside brackets (a qualifier before it).
+std::size_t last_top_level_start(std::string_view name, bool scopes) {
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '(' || c == '<') {
+      ++depth;
+    } else if ((c == ')' || c == '>') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && c == ' ') {
+      start = i + 1;
+    } else if (depth == 0 && scopes && c == ':' && i + 1 < name.size() && name[i + 1] == ':') {
+      start = i + 2;
+    }
+  }
+  return start;
+}
+
 // The kernels of files built into this program alone, and the files nvcc could not compile.
 struct ProgramKernels {
   std::vector<KernelTableEntry> entries;
@@ -114,24 +142,8 @@ std::string canonical_kernel_name(std::string_view name) {
     }
   }
   // The parameter list, then the return type (everything before the last space outside brackets).
-  std::string_view view = text;
-  while (!view.empty() && view.back() == ' ') {
-    view.remove_suffix(1);
-  }
-  view = drop_trailing_group(view, '(', ')');
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < view.size(); ++i) {
-    const char c = view[i];
-    if (c == '(' || c == '<') {
-      ++depth;
-    } else if ((c == ')' || c == '>') && depth > 0) {
-      --depth;
-    } else if (depth == 0 && c == ' ') {
-      start = i + 1;
-    }
-  }
-  view = view.substr(start);
+  std::string_view view = function_part(text);
+  view = view.substr(last_top_level_start(view, false));
   // Integer literal suffixes (3u, 4ul, 5LL) in template arguments: a number's digits, then letters
   // that end the token.
   std::string canonical;
@@ -215,28 +227,10 @@ KernelResources resources_of(const KernelTableEntry& entry) {
 }
 
 std::string kernel_short_name(std::string_view launch_name) {
-  std::string_view name = launch_name;
-  while (!name.empty() && name.back() == ' ') {
-    name.remove_suffix(1);
-  }
-  name = drop_trailing_group(name, '(', ')');
-  name = drop_trailing_group(name, '<', '>');
+  const std::string_view name = drop_trailing_group(function_part(launch_name), '<', '>');
   // The last qualifier, outside any brackets ("(anonymous namespace)::k", "<unnamed>::k"), and
   // after the return type Nsight Compute puts before a template's name ("void k<float>(...)").
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '(' || c == '<') {
-      ++depth;
-    } else if ((c == ')' || c == '>') && depth > 0) {
-      --depth;
-    } else if (depth == 0 &&
-               (c == ' ' || (c == ':' && i + 1 < name.size() && name[i + 1] == ':'))) {
-      start = c == ' ' ? i + 1 : i + 2;
-    }
-  }
-  return std::string(name.substr(start));
+  return std::string(name.substr(last_top_level_start(name, true)));
 }
 
 std::optional<KernelResources> table_resources(std::string_view launch_name, const GpuSpec& spec) {
