@@ -412,6 +412,75 @@ TEST(KernelTable, FindLaunchedKernelTakesAnExpressionsNameOnlyWhenOneKernelHasIt
   EXPECT_FALSE(find_launched_kernel("kernel", kTiles, 9, 0).has_value());
 }
 
+TEST(KernelTable, FindKernelSymbolTakesTheProgramsOwnKernelOfThatFileName) {
+  register_made_up_program();
+  // The demangler's spelling, and the file name a file-local symbol's file entry gives.
+  const auto four =
+      find_kernel_symbol("void ns::(anonymous namespace)::tile<4u>(float*)", "tiles.cu", 9, 0);
+  ASSERT_TRUE(four.has_value());
+  EXPECT_EQ(four->registers, 40);
+  const auto one_on_a100 =
+      find_kernel_symbol("void ns::(anonymous namespace)::tile<1>(float*)", "tiles.cu", 8, 6);
+  ASSERT_TRUE(one_on_a100.has_value());
+  EXPECT_EQ(one_on_a100->sm, 80);
+  // An external symbol names no file: its name alone, when one file has it.
+  EXPECT_EQ(find_kernel_symbol("ns::(anonymous namespace)::tile<4>(float*)", "", 9, 0)
+                .value_or(KernelTableEntry{})
+                .registers,
+            40);
+  // Another file name, another instantiation: nothing.
+  EXPECT_FALSE(
+      find_kernel_symbol("void ns::(anonymous namespace)::tile<4u>(float*)", "other.cu", 9, 0));
+  EXPECT_FALSE(
+      find_kernel_symbol("void ns::(anonymous namespace)::tile<2>(float*)", "tiles.cu", 9, 0));
+  // Two files named tiles.cu (labs/ and solutions/) both have plain: it could be either.
+  EXPECT_FALSE(find_kernel_symbol("ns::(anonymous namespace)::plain(float*)", "tiles.cu", 9, 0));
+}
+
+std::string_view file_name(std::string_view path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
+// A program whose own copy of the project's first kernel file nvcc could not compile.
+std::string_view register_failed_copy_of_a_project_file() {
+  static const std::string source =
+      "labs/lab99_made_up/" + std::string(file_name(kernel_table().front().source));
+  static const KernelSourceFailure failure{.source = source, .why = "error: x"};
+  static const bool registered = (register_program_kernels({}, {&failure, 1}), true);
+  (void)registered;
+  return file_name(source);
+}
+
+TEST(KernelTable, FindKernelSymbolFindsTheProjectsKernelsByTheirOwnSymbols) {
+  if (kernel_table().empty()) {
+    GTEST_SKIP() << kernel_table_status();
+  }
+  for (const KernelTableEntry& entry : kernel_table()) {
+    SCOPED_TRACE(std::string(entry.signature) + " of " + std::string(entry.source));
+    const std::string_view file = file_name(entry.source);
+    const auto found = find_kernel_symbol(entry.signature, file, entry.sm / 10, entry.sm % 10);
+    if (kernel_source_failure("/x/labs/lab99_made_up/" + std::string(file))) {
+      EXPECT_FALSE(found.has_value());  // the next test's failed copy
+      continue;
+    }
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->source, entry.source);
+    EXPECT_EQ(found->sm, entry.sm);
+    EXPECT_EQ(found->registers, entry.registers);
+  }
+}
+
+TEST(KernelTable, FindKernelSymbolNeverGivesAFailedFileAnotherFilesFigures) {
+  if (kernel_table().empty()) {
+    GTEST_SKIP() << kernel_table_status();
+  }
+  const std::string_view failed = register_failed_copy_of_a_project_file();
+  // The program's own file of that name has no figures: the project's file of the same name must
+  // not lend it its kernels'.
+  const KernelTableEntry& project = kernel_table().front();
+  EXPECT_FALSE(find_kernel_symbol(project.signature, failed, project.sm / 10, project.sm % 10));
+}
+
 TEST(KernelTable, KernelSourceFailureSaysWhyAFileHasNoFigures) {
   register_made_up_program();
   EXPECT_EQ(kernel_source_failure("/x/labs/lab99_made_up/broken.cu").value_or(""),

@@ -1,10 +1,12 @@
-// The kernel table against the CUDA runtime, on a GPU (cuda backend only): for every kernel of the
-// catalog (kernels/catalog.hpp), cudaFuncGetAttributes must report the registers, static shared
-// memory and local memory that ptxas reported into the table for the architecture of the cubin the
+// The kernel table against the CUDA runtime: for every kernel of the catalog
+// (kernels/catalog.hpp), cudaFuncGetAttributes must report the registers, static shared memory
+// and local memory that ptxas reported into the table for the architecture of the cubin the
 // runtime loaded, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must agree with
 // gpulab::compute_occupancy on that kernel's table figures at every block size 32..1024 (step 32)
-// and every dynamic shared memory size its launchers use. Skips with the reason when no device is
-// usable.
+// and every dynamic shared memory size its launchers use. On a GPU that checks ptxas's figures
+// against the cubin the runtime loaded; on the sim, whose runtime knows a kernel by its address
+// alone and finds its figures through its symbol, that it finds every catalog kernel's. Skips
+// with the reason when no device is usable.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 

@@ -23,6 +23,11 @@ __global__ void plain_kernel(float* out) {
   out[threadIdx.x] = tile[63 - threadIdx.x];
 }
 
+// Takes any block size; the test gives it registers of its own choosing (set_kernel_resources).
+__global__ void wide_kernel(float* out) {
+  out[threadIdx.x] = 2.0f;
+}
+
 // Launched as `tile_kernel<Tile>`: the name the launch writes is not the instantiation's, the
 // function it names is.
 template <int Tile>
@@ -33,6 +38,36 @@ void launch_tile(float* out) {
 }  // namespace
 
 namespace gpulab::testing {
+
+// An external symbol: its name is one in the program, whichever file it is in.
+__global__ void external_kernel(float* out) {
+  __shared__ float tile[16];
+  tile[threadIdx.x % 16] = 3.0f;
+  __syncthreads();
+  out[threadIdx.x] = tile[(threadIdx.x + 1) % 16];
+}
+
+const void* tile_kernel_address(int tile) {
+  return tile == 1 ? reinterpret_cast<const void*>(&tile_kernel<1>)
+                   : reinterpret_cast<const void*>(&tile_kernel<4>);
+}
+
+const void* plain_kernel_address() {
+  return reinterpret_cast<const void*>(&plain_kernel);
+}
+
+const void* external_kernel_address() {
+  return reinterpret_cast<const void*>(&external_kernel);
+}
+
+const void* wide_kernel_address() {
+  return reinterpret_cast<const void*>(&wide_kernel);
+}
+
+cudaError_t launch_wide_kernel(int threads, float* out) {
+  wide_kernel<<<1, threads>>>(out);
+  return cudaGetLastError();
+}
 
 const char* figures_kernels_file() {
   return __FILE__;

@@ -1,11 +1,13 @@
-// The figures the sim's modeled clock gives a launched kernel: the registers and static shared
-// memory ptxas reported for that kernel, found by the launched function's own name (template
-// arguments resolved at the launch) in the kernel table of kernel_figures_kernels.cu, which this
-// test program links as a lab's programs link their student files' tables
-// (gpulab_add_program_kernel_table in cmake/GpulabKernelTable.cmake). Sim only.
+// The figures the sim gives a kernel: the registers and static shared memory ptxas reported for
+// it, found by the launched function's own name (template arguments resolved at the launch) or,
+// where only its address is known (cudaFuncGetAttributes, a launch through a pointer), by its
+// symbol, in the kernel table of kernel_figures_kernels.cu, which this test program links as a
+// lab's programs link their student files' tables (gpulab_add_program_kernel_table in
+// cmake/GpulabKernelTable.cmake). Sim only.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory.hpp"
+#include "gpulab/core/occupancy.hpp"
 #include "gpulab/sim/launch.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "kernel_figures_kernels.hpp"
@@ -70,7 +73,7 @@ TEST(KernelFigures, ATemplateKernelGetsItsOwnInstantiationsFigures) {
   EXPECT_EQ(launched_four.static_shared_bytes, four->static_shared_bytes);
 }
 
-TEST(KernelFigures, ANamedKernelHasItsFiguresAndOneBehindAPointerNone) {
+TEST(KernelFigures, AKernelLaunchedByNameOrThroughAPointerHasItsFigures) {
   GPULAB_REQUIRE_COUNTING();
   const auto entry = own_entry("plain_kernel");
   if (!entry) {
@@ -79,15 +82,83 @@ TEST(KernelFigures, ANamedKernelHasItsFiguresAndOneBehindAPointerNone) {
   }
   EXPECT_EQ(entry->static_shared_bytes, 64u * sizeof(float));
   gpulab::DeviceBuffer<float> out(32);
-  // "kernel", the pointer's name, is no kernel of the file: no figures, never another's.
-  const gpulab::CountedLaunch launched =
-      count_one([&] { gpulab::testing::launch_plain_kernel_through_pointer(out.data()); });
-  EXPECT_EQ(launched.registers_per_thread, 0);
-
   const gpulab::CountedLaunch direct =
       count_one([&] { gpulab::testing::launch_plain_kernel(out.data()); });
   EXPECT_EQ(direct.registers_per_thread, entry->registers);
   EXPECT_EQ(direct.static_shared_bytes, entry->static_shared_bytes);
+  // "kernel", the pointer's name, is no kernel of the file; the function's symbol is.
+  const gpulab::CountedLaunch launched =
+      count_one([&] { gpulab::testing::launch_plain_kernel_through_pointer(out.data()); });
+  EXPECT_EQ(launched.registers_per_thread, entry->registers);
+  EXPECT_EQ(launched.static_shared_bytes, entry->static_shared_bytes);
+}
+
+// cudaFuncGetAttributes gets an address alone: the function's symbol gives its name (and, for a
+// kernel in an anonymous namespace, its file), and so its ptxas figures.
+TEST(KernelFigures, TheRuntimesAttributesOfAKernelAreItsFigures) {
+  GPULAB_REQUIRE_DEVICE();
+  struct Case {
+    const char* function;
+    const void* address;
+    std::uint64_t static_shared_bytes;
+  };
+  const Case cases[] = {
+      {"{anonymous}::tile_kernel<1>", gpulab::testing::tile_kernel_address(1), 32 * sizeof(float)},
+      {"{anonymous}::tile_kernel<4>", gpulab::testing::tile_kernel_address(4),
+       4 * 32 * sizeof(float)},
+      {"{anonymous}::plain_kernel", gpulab::testing::plain_kernel_address(), 64 * sizeof(float)},
+      {"gpulab::testing::external_kernel", gpulab::testing::external_kernel_address(),
+       16 * sizeof(float)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.function);
+    const auto entry = own_entry(c.function);
+    if (!entry) {
+      GTEST_SKIP() << "this build has no ptxas figures for this file: "
+                   << gpulab::kernel_table_status();
+    }
+    ASSERT_EQ(entry->static_shared_bytes, c.static_shared_bytes);
+    cudaFuncAttributes attributes{};
+    GPULAB_CHECK(cudaFuncGetAttributes(&attributes, c.address));
+    EXPECT_GT(attributes.numRegs, 0);
+    EXPECT_EQ(attributes.numRegs, entry->registers);
+    EXPECT_EQ(attributes.sharedSizeBytes, c.static_shared_bytes);
+    EXPECT_EQ(attributes.localSizeBytes, entry->local_bytes);
+    EXPECT_EQ(attributes.maxThreadsPerBlock, 1024);  // a few registers: any block fits
+  }
+  // Not a function: nothing known, as before any figures existed.
+  static const int not_a_kernel = 0;
+  cudaFuncAttributes attributes{};
+  GPULAB_CHECK(cudaFuncGetAttributes(&attributes, &not_a_kernel));
+  EXPECT_EQ(attributes.numRegs, 0);
+  EXPECT_EQ(attributes.sharedSizeBytes, 0u);
+}
+
+// 128 registers a thread: a warp takes 4096 of a sub-partition's 16384, so an SM's four hold 16
+// warps of one block at most, 512 threads. A larger block fails as on a GPU ("too many resources
+// requested for launch"), and the runtime says so beforehand.
+TEST(KernelFigures, ABlockWithMoreRegistersThanABlockMayHaveDoesNotLaunch) {
+  GPULAB_REQUIRE_DEVICE();
+  if (!gpulab::occupancy_available()) {
+    GTEST_SKIP() << "this build has no cuda_occupancy.h: no register limit is known";
+  }
+  const void* kernel = gpulab::testing::wide_kernel_address();
+  gpulab::sim::set_kernel_resources(kernel, 128, 0);
+  cudaFuncAttributes attributes{};
+  GPULAB_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  EXPECT_EQ(attributes.numRegs, 128);
+  EXPECT_EQ(attributes.maxThreadsPerBlock, 512);
+  int blocks = -1;
+  GPULAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, 512, 0));
+  EXPECT_EQ(blocks, 1);
+
+  gpulab::DeviceBuffer<float> out(1024);
+  EXPECT_EQ(gpulab::testing::launch_wide_kernel(512, out.data()), cudaSuccess);
+  GPULAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(gpulab::testing::launch_wide_kernel(544, out.data()), cudaErrorLaunchOutOfResources);
+  // Not sticky: the next launch that fits runs.
+  EXPECT_EQ(gpulab::testing::launch_wide_kernel(32, out.data()), cudaSuccess);
+  GPULAB_CHECK(cudaDeviceSynchronize());
 }
 
 }  // namespace

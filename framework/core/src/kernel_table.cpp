@@ -209,6 +209,50 @@ std::optional<KernelTableEntry> find_launched_kernel(std::string_view function,
   return short_name_ambiguous ? std::nullopt : by_short_name;
 }
 
+namespace {
+
+// The file name of a path: what follows its last '/'.
+std::string_view file_name(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::optional<KernelTableEntry> find_kernel_symbol(std::string_view symbol,
+                                                   std::string_view source_name, int cc_major,
+                                                   int cc_minor) {
+  const int sm = cc_major * 10 + cc_minor;
+  const std::string wanted = canonical_kernel_name(symbol);
+  const auto find_in = [&](std::span<const KernelTableEntry> entries, bool& ambiguous) {
+    std::optional<KernelTableEntry> best;
+    for (const KernelTableEntry& entry : entries) {
+      if ((!source_name.empty() && file_name(entry.source) != source_name) ||
+          canonical_kernel_name(entry.signature) != wanted) {
+        continue;
+      }
+      ambiguous = ambiguous || (best && best->source != entry.source);
+      if (closer_architecture(entry, best, sm)) {
+        best = entry;
+      }
+    }
+    return best;
+  };
+  const ProgramKernels& program = program_kernels();
+  bool ambiguous = false;
+  if (auto own = find_in(program.entries, ambiguous); own || ambiguous) {
+    return ambiguous ? std::nullopt : own;
+  }
+  if (!source_name.empty() && std::any_of(program.failures.begin(), program.failures.end(),
+                                          [&](const KernelSourceFailure& f) {
+                                            return file_name(f.source) == source_name;
+                                          })) {
+    return std::nullopt;
+  }
+  auto project = find_in(kernel_table(), ambiguous);
+  return ambiguous ? std::nullopt : project;
+}
+
 std::optional<std::string_view> kernel_source_failure(std::string_view launch_file) {
   for (const KernelSourceFailure& failure : program_kernels().failures) {
     if (same_file(launch_file, failure.source)) {

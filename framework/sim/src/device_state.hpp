@@ -57,7 +57,8 @@ inline std::atomic<std::uint64_t> device_memory_generation{1};
 /// The registers and static shared memory of a launched kernel: those recorded for its address
 /// with set_kernel_resources, else ptxas's from the kernel table for the device's compute
 /// capability (find_launched_kernel: `function` is the launch's function name, else its
-/// expression; `launch_file` the launch's source file). nullopt when neither has them; when nvcc
+/// expression; `launch_file` the launch's source file), else the table's for the function's
+/// symbol (find_kernel_symbol). nullopt when none has them; when nvcc
 /// could not compile `launch_file` for the table, says so once on stderr.
 [[nodiscard]] std::optional<KernelResources> launched_kernel_resources(
     const void* kernel, std::string_view function, std::string_view launch_file);

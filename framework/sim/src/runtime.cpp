@@ -34,6 +34,7 @@
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
 #include "queue.hpp"
+#include "symbols.hpp"
 
 // Under AddressSanitizer (GPULAB_SIM_ASAN) device memory comes from operator new, which ASan pads
 // and checks; otherwise from mmap, with a guard page after each allocation (see
@@ -131,10 +132,19 @@ const Device& device() {
   return instance;
 }
 
-// What is recorded about a kernel (cudaFuncSetAttribute, set_kernel_resources).
-struct KernelRecord {
+// What a kernel uses per thread and per block, as ptxas reports it.
+struct KernelFigures {
   int registers = 0;
   std::size_t static_shared_bytes = 0;
+  std::size_t local_bytes = 0;
+};
+
+// What is recorded about a kernel: its figures (set_kernel_resources's, else the kernel table's
+// for its function symbol, looked up once) and its attributes (cudaFuncSetAttribute).
+struct KernelRecord {
+  std::optional<KernelFigures> given;
+  bool looked_up = false;
+  std::optional<KernelFigures> found;
   int max_dynamic_shared_bytes = 48 * 1024;  // without opt-in, on every architecture
   int carveout = -1;
 };
@@ -197,6 +207,57 @@ struct State {
 State& state() {
   static State instance;
   return instance;
+}
+
+// The record of `kernel`, its function symbol's figures looked up the first time. Under
+// State::mutex.
+KernelRecord& kernel_record(State& s, const void* kernel) {
+  KernelRecord& record = s.kernels[kernel];
+  if (!record.given && !record.looked_up) {
+    record.looked_up = true;
+    const GpuSpec& spec = device().spec;
+    if (const auto symbol = detail::function_symbol_at(kernel)) {
+      if (const auto entry =
+              find_kernel_symbol(symbol->name, symbol->source, spec.cc_major, spec.cc_minor)) {
+        record.found =
+            KernelFigures{entry->registers, entry->static_shared_bytes, entry->local_bytes};
+      }
+    }
+  }
+  return record;
+}
+
+std::optional<KernelFigures> figures_of(const KernelRecord& record) {
+  return record.given ? record.given : record.found;
+}
+
+// Whether a block of `threads` threads of a kernel of these figures fits on an SM of `spec`: not
+// when it would need more registers than one block may have. True when the registers are unknown
+// or the occupancy calculator cannot say.
+bool block_fits(const GpuSpec& spec, const KernelFigures& figures, int threads) {
+  if (figures.registers == 0 || !occupancy_available()) {
+    return true;
+  }
+  KernelResources resources;
+  resources.registers_per_thread = figures.registers;
+  resources.static_shared_bytes = figures.static_shared_bytes;
+  try {
+    return compute_occupancy(spec, resources, threads, 0).active_blocks_per_sm > 0;
+  } catch (const std::invalid_argument&) {  // more registers than a block this large may have
+    return false;
+  } catch (const std::runtime_error&) {  // a compute capability the calculator lacks
+    return true;
+  }
+}
+
+// cudaFuncAttributes::maxThreadsPerBlock: the largest block, in whole warps up to the spec's
+// limit, that fits.
+int max_threads_per_block(const GpuSpec& spec, const KernelFigures& figures) {
+  int threads = spec.max_threads_per_block;
+  while (threads > spec.warp_size && !block_fits(spec, figures, threads)) {
+    threads -= spec.warp_size;
+  }
+  return threads;
 }
 
 // The modeled address of a new allocation of `bytes` (detail::DeviceRange): the lowest gap that
@@ -1320,11 +1381,14 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* ke
   const gpulab::GpuSpec& spec = gpulab::sim::device().spec;
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  const gpulab::sim::KernelRecord record = s.kernels[kernel];
+  const gpulab::sim::KernelRecord& record = gpulab::sim::kernel_record(s, kernel);
+  const gpulab::sim::KernelFigures figures =
+      gpulab::sim::figures_of(record).value_or(gpulab::sim::KernelFigures{});
   *attributes = cudaFuncAttributes{};
-  attributes->sharedSizeBytes = record.static_shared_bytes;
-  attributes->maxThreadsPerBlock = spec.max_threads_per_block;
-  attributes->numRegs = record.registers;
+  attributes->sharedSizeBytes = figures.static_shared_bytes;
+  attributes->localSizeBytes = figures.local_bytes;
+  attributes->maxThreadsPerBlock = gpulab::sim::max_threads_per_block(spec, figures);
+  attributes->numRegs = figures.registers;
   attributes->ptxVersion = spec.cc_major * 10 + spec.cc_minor;
   attributes->binaryVersion = attributes->ptxVersion;
   attributes->maxDynamicSharedSizeBytes = record.max_dynamic_shared_bytes;
@@ -1343,11 +1407,14 @@ cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute
   const gpulab::GpuSpec& spec = gpulab::sim::device().spec;
   auto& s = state();
   std::scoped_lock lock(s.mutex);
-  gpulab::sim::KernelRecord& record = s.kernels[kernel];
+  gpulab::sim::KernelRecord& record = gpulab::sim::kernel_record(s, kernel);
   switch (attribute) {
     case cudaFuncAttributeMaxDynamicSharedMemorySize: {
+      const auto static_bytes = gpulab::sim::figures_of(record)
+                                    .value_or(gpulab::sim::KernelFigures{})
+                                    .static_shared_bytes;
       const auto limit = static_cast<std::int64_t>(spec.shared_memory_per_block_optin_bytes) -
-                         static_cast<std::int64_t>(record.static_shared_bytes);
+                         static_cast<std::int64_t>(static_bytes);
       if (value < 0 || value > limit) {
         return fail(cudaErrorInvalidValue);
       }
@@ -1470,9 +1537,7 @@ unsigned worker_count() noexcept {
 void set_kernel_resources(const void* kernel, int registers, std::size_t static_shared_bytes) {
   State& s = state();
   std::scoped_lock lock(s.mutex);
-  KernelRecord& record = s.kernels[kernel];
-  record.registers = registers;
-  record.static_shared_bytes = static_shared_bytes;
+  s.kernels[kernel].given = KernelFigures{registers, static_shared_bytes, 0};
 }
 
 namespace {
@@ -1546,20 +1611,30 @@ std::optional<KernelResources> launched_kernel_resources(const void* kernel,
                                                          std::string_view function,
                                                          std::string_view launch_file) {
   State& s = state();
-  {
+  const auto resources = [](const KernelFigures& figures) {
+    KernelResources r;
+    r.registers_per_thread = figures.registers;
+    r.static_shared_bytes = figures.static_shared_bytes;
+    return r;
+  };
+  if (kernel != nullptr) {
     std::scoped_lock lock(s.mutex);
-    const auto it = kernel != nullptr ? s.kernels.find(kernel) : s.kernels.end();
-    if (it != s.kernels.end() && it->second.registers != 0) {
-      KernelResources resources;
-      resources.registers_per_thread = it->second.registers;
-      resources.static_shared_bytes = it->second.static_shared_bytes;
-      return resources;
+    if (const auto it = s.kernels.find(kernel); it != s.kernels.end() && it->second.given) {
+      return resources(*it->second.given);
     }
   }
   const GpuSpec& spec = device().spec;
   if (const auto entry =
           find_launched_kernel(function, launch_file, spec.cc_major, spec.cc_minor)) {
     return resources_of(*entry);
+  }
+  // A launch through an expression that names no one function (a pointer variable): the
+  // function's own symbol says which kernel it is.
+  if (kernel != nullptr) {
+    std::scoped_lock lock(s.mutex);
+    if (const auto figures = figures_of(kernel_record(s, kernel))) {
+      return resources(*figures);
+    }
   }
   if (const auto why = kernel_source_failure(launch_file)) {
     static std::mutex said_mutex;
@@ -1641,11 +1716,16 @@ cudaError_t check_launch(const LaunchSpec& spec) {
       g.x == 0 || g.y == 0 || g.z == 0 || g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
     return cudaErrorInvalidValue;
   }
-  const State& s = state();
-  const auto it = spec.kernel != nullptr ? s.kernels.find(spec.kernel) : s.kernels.end();
-  const KernelRecord record = it != s.kernels.end() ? it->second : KernelRecord{};
+  const KernelRecord record =
+      spec.kernel != nullptr ? kernel_record(state(), spec.kernel) : KernelRecord{};
   if (spec.shared_bytes > static_cast<std::size_t>(record.max_dynamic_shared_bytes)) {
     return cudaErrorInvalidValue;
+  }
+  // A block that needs more registers than one block may have: "too many resources requested
+  // for launch".
+  if (const auto figures = figures_of(record);
+      figures && !block_fits(device().spec, *figures, static_cast<int>(threads))) {
+    return cudaErrorLaunchOutOfResources;
   }
   return cudaSuccess;
 }

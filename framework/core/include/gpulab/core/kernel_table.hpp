@@ -88,6 +88,19 @@ void register_program_kernels(std::span<const KernelTableEntry> entries,
                                                                    std::string_view launch_file,
                                                                    int cc_major, int cc_minor);
 
+/// The figures of the kernel a function symbol names (what a CUDA runtime query that gets only
+/// a kernel's address can know), for compute capability major.minor, on the architecture
+/// find_launched_kernel would take. `symbol` is the demangled symbol; `source_name` the file name,
+/// without directories, of the source a file-local symbol was compiled from ("tiles.cu"), or empty
+/// for an external symbol (one definition in the program, whichever file). Candidates are the
+/// kernels of that canonical name (and, given a source name, of a source of that name): the
+/// program's own kernels (register_program_kernels) first, then the project's table; the first
+/// that has any answers if they all come from one source file, else nothing. nullopt too when the
+/// program's own file of that name is one nvcc could not compile: never another file's figures.
+[[nodiscard]] std::optional<KernelTableEntry> find_kernel_symbol(std::string_view symbol,
+                                                                 std::string_view source_name,
+                                                                 int cc_major, int cc_minor);
+
 /// Why the program's own kernels have no figures for `launch_file` (nvcc failed on it); nullopt
 /// when it is not such a file.
 [[nodiscard]] std::optional<std::string_view> kernel_source_failure(std::string_view launch_file);

@@ -234,8 +234,11 @@ cudaError_t cudaEventQuery(cudaEvent_t event) noexcept;
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) noexcept;
 
 // Kernels (cuda_runtime.h has the overloads taking the kernel function itself).
-// Registers and static shared memory are those recorded with gpulab::sim::set_kernel_resources
-// (from the nvcc build), else 0: a C++ function has no registers of its own on the CPU.
+// Registers, static shared memory and local memory are those recorded with
+// gpulab::sim::set_kernel_resources, else ptxas's from the kernel tables, found through the
+// function's symbol (docs/sim.md, "Kernel attributes and occupancy"), else 0.
+// maxThreadsPerBlock is the largest block whose registers fit; a launch of a larger one fails
+// with cudaErrorLaunchOutOfResources.
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* kernel) noexcept;
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attribute,
                                  int value) noexcept;
@@ -288,7 +291,8 @@ class ScopedSchedule {
 [[nodiscard]] unsigned worker_count() noexcept;
 
 /// Records a kernel's registers per thread and static shared memory (as ptxas reports them), for
-/// cudaFuncGetAttributes and occupancy.
+/// cudaFuncGetAttributes, occupancy, the launch check and the modeled clock, in place of the
+/// kernel tables' figures.
 void set_kernel_resources(const void* kernel, int registers, std::size_t static_shared_bytes);
 
 /// Why the simulated device cannot be used (e.g. GPULAB_SIM_SPEC names an unknown GPU); empty
