@@ -32,17 +32,17 @@ std::string log2_label(std::size_t n) {
   return "2^" + std::to_string(static_cast<int>(std::lround(std::log2(static_cast<double>(n)))));
 }
 
-// What limits vector add at this size on the spec: too little work to hide the launch, a working
-// set that fits in L2, or DRAM.
-std::string regime(double bytes, const gpulab::GpuSpec& spec, double modeled_ms) {
-  constexpr double kLaunchMs = 0.005;  // a launch costs a few microseconds: see the smallest sizes
-  if (modeled_ms < kLaunchMs) {
+// What limits vector add at this size on the spec, by the time model's terms for a launch repeated
+// back to back: its launch overhead, or moving the working set through L2 (when it fits there,
+// where the repeats keep it) or from DRAM, whichever takes longer.
+std::string regime(double bytes, const gpulab::GpuSpec& spec) {
+  const bool resident = bytes <= static_cast<double>(spec.l2_bytes) && spec.l2_bandwidth_gb_s > 0;
+  const double bytes_per_us =
+      (resident ? spec.l2_bandwidth_gb_s : spec.dram_bandwidth_gb_s) * 1e3;  // GB/s = 1e3 B/us
+  if (bytes / bytes_per_us < spec.launch_overhead_us) {
     return "launch-bound";
   }
-  if (bytes <= static_cast<double>(spec.l2_bytes)) {
-    return "L2-resident";
-  }
-  return "DRAM-bound";
+  return resident ? "L2-resident" : "DRAM-bound";
 }
 
 lab01::TimingOptions sweep_options(const LabContext& context) {
@@ -93,8 +93,7 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
     if (log2 > max_log2) {
       skipped.push_back(log2_label(n));
       table.add_row({log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
-                     regime(bytes, context.spec, modeled_ms), "not run", "", "", "", "",
-                     modeled_text});
+                     regime(bytes, context.spec), "not run", "", "", "", "", modeled_text});
       result.metrics.push_back(
           Metric::unavailable("time_ms", "above --max-log2 " + std::to_string(max_log2)));
       context.results.results.push_back(std::move(result));
@@ -109,11 +108,11 @@ void size_sweep(LabContext& context, cudaStream_t stream) {
     const gpulab::Summary summary = lab01::summarize_samples(samples);
     const double gb_s = lab01::effective_bandwidth_gb_s(bytes, summary.median_ms);
     const double of_peak = lab01::fraction_of_peak(gb_s, context.spec.dram_bandwidth_gb_s);
-    table.add_row(
-        {log2_label(n), gpulab::format_fixed(bytes / 1e6, 1),
-         regime(bytes, context.spec, modeled_ms), gpulab::format_fixed(summary.median_ms, 4),
-         gpulab::format_fixed(summary.rel_noise * 100, 1), std::to_string(summary.count),
-         gpulab::format_fixed(gb_s, 1), gpulab::format_fixed(of_peak * 100, 1), modeled_text});
+    table.add_row({log2_label(n), gpulab::format_fixed(bytes / 1e6, 1), regime(bytes, context.spec),
+                   gpulab::format_fixed(summary.median_ms, 4),
+                   gpulab::format_fixed(summary.rel_noise * 100, 1), std::to_string(summary.count),
+                   gpulab::format_fixed(gb_s, 1), gpulab::format_fixed(of_peak * 100, 1),
+                   modeled_text});
     result.metrics.push_back(context.timed("time_ms", summary.median_ms));
     result.metrics.push_back(context.timed("rel_noise_percent", summary.rel_noise * 100));
     result.metrics.push_back(context.timed("bandwidth_gb_s", gb_s));
