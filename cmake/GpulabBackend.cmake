@@ -29,7 +29,22 @@
 # into SSE vectors (a GPU thread has none: its vector is the warp), and scalar replacement of
 # aggregates turns a 16-byte float4 load whose members are used one by one into four 4-byte loads
 # (nvcc keeps one 16-byte load).
+# The counts follow the source, not the build type: which loads, stores and operations a kernel
+# makes is the host optimizer's choice (at -O3 GCC inlines and unrolls more, and a local array a
+# loop indexes stays in registers or goes to the stack), so in a counting build every sim target
+# is compiled at one optimization level, GPULAB_SIM_KERNEL_OPTIMIZATION, whatever the build type
+# gives the rest (_gpulab_backend_configure; its precompiled header too, since GCC takes the
+# optimization level of a precompiled header into the files that use it). Another level (-O0, to
+# step through kernels in a debugger: docs/sim.md, section 7) counts other figures than every
+# default build.
 option(GPULAB_SIM_COUNTING "Let sim kernels count their memory traffic (GCC, not with asan)" ON)
+set(GPULAB_SIM_KERNEL_OPTIMIZATION "-O2" CACHE STRING
+    "Optimization level of sim targets in a counting build, whatever the build type (-O2: the \
+counts every default build agrees on)")
+if(NOT GPULAB_SIM_KERNEL_OPTIMIZATION MATCHES "^-O[0-3gs]?$")
+  message(FATAL_ERROR "GPULAB_SIM_KERNEL_OPTIMIZATION must be an optimization flag such as -O2 or "
+                      "-O0, not '${GPULAB_SIM_KERNEL_OPTIMIZATION}'")
+endif()
 if(GPULAB_SIM_COUNTING AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPULAB_SANITIZE)
   set(GPULAB_SIM_COUNTING ON)
   set(GPULAB_SIM_COUNTING_FLAGS -fsanitize=kernel-address --param
@@ -129,6 +144,11 @@ function(_gpulab_backend_configure target backend)
     set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${GPULAB_CUDA_ARCHITECTURES}")
   else()
     target_link_libraries(${target} PUBLIC gpulab.sim.runtime)
+    if(GPULAB_SIM_COUNTING)
+      # After the build type's flags, so it wins (see GPULAB_SIM_KERNEL_OPTIMIZATION above).
+      target_compile_options(${target} PRIVATE
+                             $<$<COMPILE_LANGUAGE:CXX>:${GPULAB_SIM_KERNEL_OPTIMIZATION}>)
+    endif()
     if(GPULAB_SIM_COUNT_OPS)
       add_dependencies(${target} gpulab_count_ops)
       # Tests of the counted arithmetic skip without the plugin.
