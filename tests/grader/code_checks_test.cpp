@@ -758,6 +758,10 @@ TEST(IncludedFiles, AreTheFilesTheLineMarkersEnter) {
             (Lines{"/usr/include/stdc-predef.h", "/src/labs/lab01_x/lab01.hpp",
                    "/usr/include/c++/12/cmath", "/src/a \"b\".h"}));
   EXPECT_TRUE(included_files("int x;\n# 1 \"unterminated 1\n#pragma once\n").empty());
+  // As clang's -E writes them: it enters its pseudo-files, which are no one's includes.
+  EXPECT_EQ(included_files("# 1 \"work.cu\"\n# 1 \"<built-in>\" 1\n# 1 \"<command line>\" 1\n"
+                           "# 1 \"<built-in>\" 2\n# 1 \"/src/h.hpp\" 1\n"),
+            Lines{"/src/h.hpp"});
 }
 
 TEST(SourceDirectives, FindsEveryDirectiveTheWayThePreprocessorDoes) {
@@ -910,8 +914,12 @@ TEST(StagedOrigin, ReadsTheNameInTheFirstLinesLineDirective) {
 // the real compiler: its own file and the forced-in header are not its includes, what it includes
 // from solutions/ is; and preprocessed, an attribute hidden behind a macro is found on its line.
 // nvcc's preprocessing differs from g++'s (its -M listed the #line file as a dependency), so it
-// runs with nvcc too where the toolkit is.
-void expect_staged_submission_checked(const std::string& compiler, const std::string& language) {
+// runs with nvcc too where the toolkit is; and with clang, whose precompiled header CMake builds
+// and passes its own way (clang's -E then enters the header's source, cmake_pch.hxx.cxx).
+enum class PchStyle { gcc, clang };
+
+void expect_staged_submission_checked(const std::string& compiler, const std::string& language,
+                                      PchStyle style = PchStyle::gcc) {
   const gpulab::testing::TempDir dir("gpulab-include-checks");
   const fs::path src = dir.path() / "src";
   const fs::path build = dir.path() / "build";
@@ -948,9 +956,21 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
     fs::remove(staged);
     ASSERT_TRUE(stage_student_file(submitted, staged));
     // As CMake compiles a target with a precompiled header: the header forced in, and a source
-    // of CMake's own for it, both in the build.
-    const std::string flags =
-        " -I" + shell_quote(rules.lab_dir.string()) + " -include " + shell_quote(pch.string());
+    // of CMake's own for it, both in the build. For clang, CMake builds the .pch from that source
+    // first and passes it with the header.
+    std::string flags = " -I" + shell_quote(rules.lab_dir.string());
+    if (style == PchStyle::clang) {
+      const gpulab::testing::Outcome built = gpulab::testing::run_command(
+          "cd " + shell_quote(build.string()) + " && " + shell_quote(compiler) +
+          " -x c++-header -Xclang -emit-pch -Xclang -include -Xclang " + shell_quote(pch.string()) +
+          " -o " + shell_quote(pch.string() + ".pch") + " -c " +
+          shell_quote(pch.string() + ".cxx"));
+      ASSERT_EQ(built.exit_code, 0) << built.err;
+      flags += " -Xclang -include-pch -Xclang " + shell_quote(pch.string() + ".pch") +
+               " -Xclang -include -Xclang " + shell_quote(pch.string());
+    } else {
+      flags += " -include " + shell_quote(pch.string());
+    }
     nlohmann::json database = nlohmann::json::array();
     database.push_back(
         {{"directory", build.string()},
@@ -975,6 +995,13 @@ void expect_staged_submission_checked(const std::string& compiler, const std::st
 
 TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithGcc) {
   expect_staged_submission_checked(GPULAB_CXX, "c++");
+}
+
+TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithClangsPrecompiledHeader) {
+  if (std::string(GPULAB_CLANGXX).empty()) {
+    GTEST_SKIP() << "this machine has no clang++";
+  }
+  expect_staged_submission_checked(GPULAB_CLANGXX, "c++", PchStyle::clang);
 }
 
 TEST(CheckLibraryIncludes, AStagedSubmissionIsNotItsOwnIncludeWithNvcc) {

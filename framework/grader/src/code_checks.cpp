@@ -925,7 +925,9 @@ std::vector<std::string> included_files(std::string_view preprocessed) {
       entered = entered || flag == "1";
       flags.remove_prefix(flag.size());
     }
-    if (entered && std::find(files.begin(), files.end(), name) == files.end()) {
+    // The compiler's own pseudo-files ("<built-in>", "<command line>"), which clang enters.
+    const bool pseudo = name.starts_with('<') && name.ends_with('>');
+    if (entered && !pseudo && std::find(files.begin(), files.end(), name) == files.end()) {
       files.push_back(std::move(name));
     }
   }
@@ -1557,10 +1559,12 @@ std::vector<std::string> check_library_sources(const std::string& library_target
     }
     std::vector<fs::path> not_included = own;
     for (const std::string& forced : forced_includes(entry.at("command").get<std::string>())) {
-      // GCC enters the forced header (not its .gch); clang may also name the .pch it reads
-      // (-include-pch FILE.pch, CMake's spelling for clang; not checked here: no clang).
+      // GCC enters the forced header (not its .gch). clang, given CMake's precompiled header
+      // (-include-pch FILE.pch), enters the source CMake built it from, FILE.cxx, then the
+      // header; the .pch is named for safety.
       const fs::path path = (directory / forced).lexically_normal();
-      not_included.insert(not_included.end(), {path, fs::path(path.string() + ".pch")});
+      not_included.insert(not_included.end(), {path, fs::path(path.string() + ".pch"),
+                                               fs::path(path.string() + ".cxx")});
     }
     std::vector<std::string> absolute;
     for (const std::string& dependency : included_files(*preprocessed)) {
