@@ -51,6 +51,17 @@ if(GPULAB_SIM_COUNTING AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPULAB_S
       asan-instrumentation-with-call-threshold=0 --param asan-stack=0 --param asan-globals=0
       -U__SANITIZE_ADDRESS__ -fno-tree-vectorize -fno-tree-sra)
 else()
+  if(NOT GPULAB_SIM_COUNTING)
+    set(_gpulab_why "GPULAB_SIM_COUNTING=OFF")
+  elseif(GPULAB_SANITIZE)
+    set(_gpulab_why "an AddressSanitizer build (GPULAB_SANITIZE)")
+  else()
+    string(CONCAT _gpulab_why "the compiler is ${CMAKE_CXX_COMPILER_ID} "
+                  "${CMAKE_CXX_COMPILER_VERSION}, and counting needs GCC's kernel-address "
+                  "instrumentation")
+  endif()
+  message(STATUS "gpulab: sim counting off: ${_gpulab_why}. Sim programs count no memory traffic "
+                 "and have no modeled clock: their times are CPU time of the simulation")
   set(GPULAB_SIM_COUNTING OFF)
   set(GPULAB_SIM_COUNTING_FLAGS "")
 endif()

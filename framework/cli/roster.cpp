@@ -830,9 +830,11 @@ class Roster {
     for (const auto& [test, students] : failures) {
       summary.failed_most.push_back({test, students});
     }
-    std::stable_sort(
-        summary.failed_most.begin(), summary.failed_most.end(),
-        [](const ClassFailure& a, const ClassFailure& b) { return a.students > b.students; });
+    // Most students first, then by test (the map's order): a total order, so no stable sort is
+    // needed (libstdc++ 12's stable_sort trips clang 19's deprecation warnings).
+    std::ranges::sort(summary.failed_most, [](const ClassFailure& a, const ClassFailure& b) {
+      return a.students != b.students ? a.students > b.students : a.test < b.test;
+    });
     summary.failed_most.resize(std::min<std::size_t>(summary.failed_most.size(), 15));
     save_class_summary(out_ / "summary.json", summary);
     const std::string text = render_class_summary(summary);

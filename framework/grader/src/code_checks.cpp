@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -1474,11 +1475,14 @@ std::vector<std::string> check_preprocessed(const std::string& file, std::string
       i = at;
     }
   }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // By line, then in the order found: a total order, so no stable sort is needed (libstdc++ 12's
+  // stable_sort trips clang 19's deprecation warnings).
+  std::vector<std::size_t> order(found.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::ranges::sort(order, {}, [&](std::size_t k) { return std::pair(found[k].first, k); });
   std::vector<std::string> findings;
-  for (auto& entry : found) {
-    findings.push_back(std::move(entry.second));
+  for (const std::size_t k : order) {
+    findings.push_back(std::move(found[k].second));
   }
   return findings;
 }

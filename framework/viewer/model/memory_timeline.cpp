@@ -124,8 +124,11 @@ MemoryTimelineView memory_timeline_view(const MemoryHistory& history, std::size_
       for (const auto& [id, entry] : live) {
         alive.push_back(entry);
       }
-      std::stable_sort(alive.begin(), alive.end(),
-                       [](const auto& a, const auto& b) { return a.first > b.first; });
+      // Largest first, then by id (the map's order): a total order, so no stable sort is needed
+      // (libstdc++ 12's stable_sort trips clang 19's deprecation warnings).
+      std::ranges::sort(alive, [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
+      });
       for (std::size_t k = 0; k < alive.size() && k < kAliveListed; ++k) {
         view.alive_at_peak.push_back(allocation_label(alive[k].first, *alive[k].second));
       }
