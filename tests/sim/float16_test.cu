@@ -248,11 +248,12 @@ TEST(Float16Conversion, FloatsRoundToTheNearestValueTiesToEven) {
   const Ladder bfloat = ladder_of(kBfloat);
   int checked = 0;
   for (const float f : probe_floats(half)) {
-    ASSERT_EQ(hex(bits_of(__float2half(f))), hex(nearest(half, f))) << "__float2half(" << f << ")";
+    ASSERT_EQ(hex(bits_of(__float2half(f))), hex(nearest(half, static_cast<double>(f))))
+        << "__float2half(" << f << ")";
     ++checked;
   }
   for (const float f : probe_floats(bfloat)) {
-    ASSERT_EQ(hex(bits_of(__float2bfloat16(f))), hex(nearest(bfloat, f)))
+    ASSERT_EQ(hex(bits_of(__float2bfloat16(f))), hex(nearest(bfloat, static_cast<double>(f))))
         << "__float2bfloat16(" << f << ")";
     ++checked;
   }
@@ -357,9 +358,9 @@ TEST(Float16Arithmetic, FusedMultiplyAddRoundsOnce) {
   const Ladder half = ladder_of(kHalf);
   int checked = 0;
   for (int i = 1; i < n; ++i) {
-    const double dx = __half2float(a[i]);
-    const double dy = __half2float(b[i]);
-    const double dz = __half2float(c[i]);
+    const double dx = static_cast<double>(__half2float(a[i]));
+    const double dy = static_cast<double>(__half2float(b[i]));
+    const double dz = static_cast<double>(__half2float(c[i]));
     const double product = dx * dy;
     const double exact = product + dz;
     if (exact - product != dz || exact - dz != product) {

@@ -477,8 +477,10 @@ BlockCounter& this_block_counter() {
 bool is_builtin(const BlockCounter& c, std::uintptr_t a) {
   // Four comparisons with no branch between them: the answer is mostly no, and the linker need not
   // put the four next to each other (initialized and zeroed TLS data are apart).
-  const auto in = [&](std::size_t i) { return a - c.builtins[i] < sizeof(dim3); };
-  return in(0) | in(1) | in(2) | in(3);
+  const auto in = [&](std::size_t i) {
+    return static_cast<unsigned>(a - c.builtins[i] < sizeof(dim3));
+  };
+  return (in(0) | in(1) | in(2) | in(3)) != 0;
 }
 
 // Gives `warp` a log for this phase, from the pool.

@@ -31,7 +31,7 @@ double read_element(const void* elements, MatrixElement type, int i) {
   if (type == MatrixElement::f32) {
     float value = 0;
     std::memcpy(&value, static_cast<const char*>(elements) + 4 * i, 4);
-    return value;
+    return static_cast<double>(value);
   }
   std::uint16_t bits = 0;
   std::memcpy(&bits, static_cast<const char*>(elements) + 2 * i, 2);

@@ -41,7 +41,8 @@ namespace gpulab::sim::fp16 {
   struct alignas(2) Type {                                                                       \
     Type() = default;                                                                            \
     Type(const Raw& raw) noexcept : bits_(raw.x) {}                                              \
-    Type(float x) noexcept : bits_(gpulab::sim::fp16::encode<gpulab::sim::fp16::Format>(x)) {}   \
+    Type(float x) noexcept                                                                       \
+        : bits_(gpulab::sim::fp16::encode<gpulab::sim::fp16::Format>(static_cast<double>(x))) {} \
     Type(double x) noexcept : bits_(gpulab::sim::fp16::encode<gpulab::sim::fp16::Format>(x)) {}  \
     Type(int x) noexcept : bits_(gpulab::sim::fp16::encode<gpulab::sim::fp16::Format>(x)) {}     \
     Type(unsigned int x) noexcept                                                                \
@@ -69,19 +70,22 @@ namespace gpulab::sim::fp16 {
   struct Traits<Type2> : Traits<Type> {};                                                        \
   }                                                                                              \
   inline Type __float2##X(float x) noexcept {                                                    \
-    return gpulab::sim::fp16::round<Type>(x);                                                    \
+    return gpulab::sim::fp16::round<Type>(static_cast<double>(x));                               \
   }                                                                                              \
   inline Type __float2##X##_rn(float x) noexcept {                                               \
-    return gpulab::sim::fp16::round<Type>(x);                                                    \
+    return gpulab::sim::fp16::round<Type>(static_cast<double>(x));                               \
   }                                                                                              \
   inline Type __float2##X##_rz(float x) noexcept {                                               \
-    return gpulab::sim::fp16::round<Type>(x, gpulab::sim::fp16::Rounding::toward_zero);          \
+    return gpulab::sim::fp16::round<Type>(static_cast<double>(x),                                \
+                                          gpulab::sim::fp16::Rounding::toward_zero);             \
   }                                                                                              \
   inline Type __float2##X##_rd(float x) noexcept {                                               \
-    return gpulab::sim::fp16::round<Type>(x, gpulab::sim::fp16::Rounding::down);                 \
+    return gpulab::sim::fp16::round<Type>(static_cast<double>(x),                                \
+                                          gpulab::sim::fp16::Rounding::down);                    \
   }                                                                                              \
   inline Type __float2##X##_ru(float x) noexcept {                                               \
-    return gpulab::sim::fp16::round<Type>(x, gpulab::sim::fp16::Rounding::up);                   \
+    return gpulab::sim::fp16::round<Type>(static_cast<double>(x),                                \
+                                          gpulab::sim::fp16::Rounding::up);                      \
   }                                                                                              \
   inline Type __double2##X(double x) noexcept {                                                  \
     return gpulab::sim::fp16::round<Type>(x);                                                    \
