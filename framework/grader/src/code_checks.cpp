@@ -126,25 +126,26 @@ constexpr std::string_view kMathFunctions[] = {
     "tanh",  "tgamma",    "trunc"};
 
 // Other C library and compiler-runtime functions and objects, by exact name: memory and
-// strings, character classes, formatted output, clocks and sleeping, allocation, assertions and
-// exceptions, and the lock calls <mutex> and <shared_mutex> make. No process, thread-creation,
-// signal, file, environment or dynamic-loading function is here.
+// strings (bcmp: memcmp where only equality matters, which clang calls in memcmp's place),
+// character classes, formatted output, clocks and sleeping, allocation, assertions and exceptions,
+// and the lock calls <mutex> and <shared_mutex> make. No process, thread-creation, signal, file,
+// environment or dynamic-loading function is here.
 constexpr std::string_view kCNames[] = {
     // <cstdlib>, <cstring>, <cctype>, <cstdio> output, <ctime>
     "abs", "labs", "llabs", "div", "ldiv", "lldiv", "qsort", "bsearch", "rand", "srand", "strtod",
     "strtof", "strtold", "strtol", "strtoll", "strtoul", "strtoull", "atoi", "atol", "atoll",
     "atof", "__isoc23_strtol", "__isoc23_strtoll", "__isoc23_strtoul", "__isoc23_strtoull",
-    "memchr", "memcmp", "memcpy", "memmove", "memset", "strchr", "strcmp", "strcpy", "strlen",
-    "strncmp", "strncpy", "strnlen", "strrchr", "strstr", "strcat", "strncat", "strspn", "strcspn",
-    "strpbrk", "strtok", "strtok_r", "strerror", "__memcpy_chk", "__memmove_chk", "__memset_chk",
-    "__strcpy_chk", "__strcat_chk", "__strncpy_chk", "isalnum", "isalpha", "isblank", "iscntrl",
-    "isdigit", "isgraph", "islower", "isprint", "ispunct", "isspace", "isupper", "isxdigit",
-    "tolower", "toupper", "__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc", "printf",
-    "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf", "puts",
-    "putchar", "fputs", "fputc", "putc", "fwrite", "fflush", "stdout", "stderr", "__printf_chk",
-    "__fprintf_chk", "__sprintf_chk", "__snprintf_chk", "__vsnprintf_chk", "__vfprintf_chk",
-    "__vsprintf_chk", "sscanf", "__isoc99_sscanf", "__isoc23_sscanf", "clock", "clock_gettime",
-    "time", "nanosleep", "usleep", "sched_yield",
+    "memchr", "memcmp", "bcmp", "memcpy", "memmove", "memset", "strchr", "strcmp", "strcpy",
+    "strlen", "strncmp", "strncpy", "strnlen", "strrchr", "strstr", "strcat", "strncat", "strspn",
+    "strcspn", "strpbrk", "strtok", "strtok_r", "strerror", "__memcpy_chk", "__memmove_chk",
+    "__memset_chk", "__strcpy_chk", "__strcat_chk", "__strncpy_chk", "isalnum", "isalpha",
+    "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint", "ispunct", "isspace",
+    "isupper", "isxdigit", "tolower", "toupper", "__ctype_b_loc", "__ctype_tolower_loc",
+    "__ctype_toupper_loc", "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf",
+    "vsprintf", "vsnprintf", "puts", "putchar", "fputs", "fputc", "putc", "fwrite", "fflush",
+    "stdout", "stderr", "__printf_chk", "__fprintf_chk", "__sprintf_chk", "__snprintf_chk",
+    "__vsnprintf_chk", "__vfprintf_chk", "__vsprintf_chk", "sscanf", "__isoc99_sscanf",
+    "__isoc23_sscanf", "clock", "clock_gettime", "time", "nanosleep", "usleep", "sched_yield",
     // allocation
     "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign",
     // assertions, errors, the stack protector
@@ -783,9 +784,10 @@ bool inside(const fs::path& path, const fs::path& dir) {
 
 // For a header of the compiler's own folder (GCC's <libdir>/gcc/<target>/<version>/include or
 // include-fixed, clang's <libdir>/clang/<version>/include), whether lab code may include it: the
-// C language's freestanding headers only, not the compiler's intrinsics (their loads and stores
-// escape the sim's counting), OpenMP, OpenACC, gcov or sanitizer headers. nullopt for any other
-// file.
+// C language's freestanding headers only (with the pieces clang 18 and later split stddef.h and
+// stdarg.h into, __stddef_*.h and __stdarg_*.h), not the compiler's intrinsics (their loads and
+// stores escape the sim's counting), OpenMP, OpenACC, gcov or sanitizer headers. nullopt for any
+// other file.
 std::optional<bool> compiler_header_allowed(const fs::path& path) {
   static constexpr std::string_view kFreestanding[] = {
       "float.h",     "iso646.h",    "limits.h",  "stdalign.h",   "stdarg.h",
@@ -796,8 +798,12 @@ std::optional<bool> compiler_header_allowed(const fs::path& path) {
     const bool compilers = (parts[i] == "include" || parts[i] == "include-fixed") &&
                            ((i >= 3 && parts[i - 3] == "gcc") || parts[i - 2] == "clang");
     if (compilers) {
-      return i + 2 == parts.size() && std::find(std::begin(kFreestanding), std::end(kFreestanding),
-                                                parts.back().string()) != std::end(kFreestanding);
+      const std::string name = parts.back().string();
+      const bool piece =
+          (name.starts_with("__stddef_") || name.starts_with("__stdarg_")) && name.ends_with(".h");
+      return i + 2 == parts.size() &&
+             (piece || std::find(std::begin(kFreestanding), std::end(kFreestanding), name) !=
+                           std::end(kFreestanding));
     }
   }
   return std::nullopt;
