@@ -535,158 +535,377 @@ namespace {
 
 // TODO(lab04) BEGIN: level 4's kernel
 namespace wmma = nvcuda::wmma;
+using QFragment = wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major>;  // Q, P
+using KFragment = wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major>;  // K^T
+using VFragment = wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major>;  // V
+using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;               // S, O
 
-constexpr int kTcWarps = 2;             // warps per block, 16 query rows each
-constexpr int kTcRows = 16 * kTcWarps;  // query rows per block
-constexpr int kTcKeys = 32;             // keys per K/V tile
-// Leading dimensions of the shared tiles, padded by 16 bytes: the 8 rows one phase of a fragment
-// load reads start in different banks. Each is a multiple of 16 bytes, as WMMA requires.
-constexpr int kLdh = kMaxHeadDim + 8;  // halves per row of the Q, K and V tiles
-constexpr int kLds = kTcKeys + 4;      // floats per row of a warp's scores
-constexpr int kLdp = kTcKeys + 8;      // halves per row of a warp's probabilities
-constexpr int kLdo = kMaxHeadDim + 4;  // floats per row of a warp's output
+// The tiling. A block has kTcWarps warps; a warp owns kStrips strips of 16 query rows and keeps,
+// for the whole kernel, their Q (matrix_a fragments) and their output O (accumulators) in
+// registers. The block walks the keys in tiles of kTcKeys staged in shared memory; every K and V
+// fragment a warp loads from there serves all of its strips, so two strips halve the shared-memory
+// reads per tensor-core FLOP. Q and O take 2 * kStrips * dh / 16 fragments of 8 registers each:
+// two strips up to head_dim 64 (128 registers), one above (up to 128 registers at head_dim 128).
+constexpr int kTcWarps = 4;
+constexpr int kTcThreads = kTcWarps * kWarp;
+constexpr int kTcKeys = 64;  // keys per K/V tile: four 16-key fragments
+// Leading dimensions of the per-warp tiles: a row of a phase of 8 lanes (a fragment load or the
+// softmax's reads and writes) starts 4 banks after the one before, so the phase hits 32 banks.
+constexpr int kLds = kTcKeys + 8;  // floats per row of a warp's scores
+constexpr int kLdp = kTcKeys + 8;  // halves per row of a warp's probabilities
 
-// Copies `rows` rows of dh halves (`ld` apart) into shared rows of kLdh halves, 16 bytes per
-// access, rows from `valid` on zero.
-__device__ void stage_rows(const __half* __restrict__ from, std::size_t ld, int rows, int valid,
-                           int dh, __half* to) {
-  const int chunks = dh / 8;  // 16-byte chunks per row
-  for (int i = static_cast<int>(threadIdx.x); i < rows * chunks; i += blockDim.x) {
-    const int r = i / chunks;
-    const int c = i % chunks * 8;
-    const uint4 value = r < valid ? *reinterpret_cast<const uint4*>(from + std::size_t(r) * ld + c)
-                                  : make_uint4(0, 0, 0, 0);
-    *reinterpret_cast<uint4*>(to + r * kLdh + c) = value;
+template <int kChunks>  // dh / 16
+struct TcTiling {
+  static constexpr int kDim = 16 * kChunks;
+  static constexpr int kStrips = kChunks <= 4 ? 2 : 1;
+  static constexpr int kWarpRows = 16 * kStrips;
+  static constexpr int kRows = kTcWarps * kWarpRows;  // query rows per block
+  // Halves per row of the K and V tiles: dh + 8 makes a row an odd number of 16-byte pieces, so
+  // the 8 rows a fragment load reads at once start in 8 different 4-bank groups.
+  static constexpr int kLdh = kDim + 8;
+  // Shared memory: the K and V tiles (Q is staged in them at the start), then per warp its
+  // scores (FP32), its probabilities (FP16) and one float per row (alpha, then 1 / l).
+  static constexpr std::size_t kTileBytes = sizeof(__half) * kTcKeys * kLdh;
+  static constexpr std::size_t kScoreBytes = sizeof(float) * kWarpRows * kLds;
+  static constexpr std::size_t kProbBytes = sizeof(__half) * kWarpRows * kLdp;
+  static constexpr std::size_t kRowBytes = sizeof(float) * kWarpRows;
+  static constexpr std::size_t kScores = 2 * kTileBytes;
+  static constexpr std::size_t kProbs = kScores + kTcWarps * kScoreBytes;
+  static constexpr std::size_t kRowFactors = kProbs + kTcWarps * kProbBytes;
+  static constexpr std::size_t kBytes = kRowFactors + kTcWarps * kRowBytes;
+  static_assert(kRows <= 2 * kTcKeys, "the block's Q rows fit the K and V tiles");
+  static_assert(kTileBytes % 128 == 0 && kScoreBytes % 128 == 0 && kProbBytes % 128 == 0,
+                "every region stays 32-byte aligned, as WMMA requires");
+};
+
+// Rows `from`.. (`ld` halves apart, kDim halves each) into shared rows of kLdh halves for the
+// block's kTcThreads threads, 16 bytes per access; rows from `valid` on are zero. All loads are
+// issued before the first store, so their latencies overlap.
+template <int kChunks, int kRowCount>
+__device__ void stage_rows(const __half* __restrict__ from, std::size_t ld, int valid, __half* to) {
+  constexpr int kPieces = kChunks * 2;  // 16-byte pieces per row
+  constexpr int kTotal = kRowCount * kPieces;
+  constexpr int kPerThread = (kTotal + kTcThreads - 1) / kTcThreads;
+  uint4 value[kPerThread];
+#pragma unroll
+  for (int n = 0; n < kPerThread; ++n) {
+    const int i = static_cast<int>(threadIdx.x) + n * kTcThreads;
+    const int r = i / kPieces;
+    value[n] = make_uint4(0, 0, 0, 0);
+    if (i < kTotal && r < valid) {
+      value[n] = *reinterpret_cast<const uint4*>(from + std::size_t(r) * ld + i % kPieces * 8);
+    }
+  }
+#pragma unroll
+  for (int n = 0; n < kPerThread; ++n) {
+    const int i = static_cast<int>(threadIdx.x) + n * kTcThreads;
+    if (i < kTotal) {
+      *reinterpret_cast<uint4*>(to + i / kPieces * TcTiling<kChunks>::kLdh + i % kPieces * 8) =
+          value[n];
+    }
   }
 }
 
-// Block (x, y): query rows x * kTcRows.. of head y, warp w the 16 rows from 16 w. Per tile of
-// kTcKeys keys, each warp computes its 16 x 32 scores with mma_sync into shared memory; two lanes
-// per row update the row's m and l and write P in FP16; the output, kept in shared memory (which
-// row a fragment element belongs to is unspecified, so the per-row rescaling happens there), is
-// loaded into accumulators, added P V and stored back.
-__global__ void flash_attention_fp16_kernel(const __half* __restrict__ qkv,
-                                            float* __restrict__ attn, Shape s) {
-  __shared__ __align__(32) __half k_tile[kTcKeys * kLdh];  // also stages Q at the start
-  __shared__ __align__(32) __half v_tile[kTcKeys * kLdh];
-  __shared__ __align__(32) float s_tile[kTcRows * kLds];
-  __shared__ __align__(32) __half p_tile[kTcRows * kLdp];
-  __shared__ __align__(32) float o_tile[kTcRows * kLdo];
-  static_assert(kTcRows <= kTcKeys, "Q is staged in the K tile");
-  const int dh = s.head_dim;
-  const int chunks = dh / 16;  // 16-wide pieces of the head dimension
+// Block (x, y): query rows x * kRows.. of head y; warp w the kWarpRows rows from w * kWarpRows.
+// Per tile of kTcKeys keys, each warp
+//   1. computes its scores S = Q K^T on the tensor cores and stores them in shared memory (which
+//      row a fragment element belongs to is unspecified, so per-row work goes through memory);
+//   2. runs the online softmax there, two lanes per row: the row's new maximum m, its factor
+//      alpha = exp(m_old - m_new), l, and P rounded to FP16 (l sums the same rounded values);
+//   3. rescales O by alpha in registers, only when some row's maximum grew, and adds P V.
+// Step 3 needs each accumulator element's row: at the start, every warp loads an accumulator
+// from a 16 x 16 matrix whose elements are their own row numbers. An element of any accumulator
+// of this type then sits in the row that element of `row_of` names (the mapping is unspecified
+// but fixed: load_matrix_sync, mma_sync and store_matrix_sync agree on it), and a lane rescales
+// its elements by the alpha of their rows, read from shared memory.
+// Softmax in base 2: x = s * scale * log2(e), p = 2^(x - m), the same p as exp(s/sqrt(dh) - m').
+template <int kChunks>
+__global__ void __launch_bounds__(kTcThreads)
+    flash_attention_fp16_kernel(const __half* __restrict__ qkv, float* __restrict__ attn, Shape s) {
+  using T = TcTiling<kChunks>;
+  constexpr int kStrips = T::kStrips;
+  constexpr int kLdh = T::kLdh;
+  constexpr int kElements = Accumulator::num_elements;
+  extern __shared__ __align__(128) unsigned char tc_shared[];
+  __half* k_tile = reinterpret_cast<__half*>(tc_shared);
+  __half* v_tile = k_tile + kTcKeys * kLdh;
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  float* s_warp = s_tile + warp * 16 * kLds;
-  __half* p_warp = p_tile + warp * 16 * kLdp;
-  float* o_warp = o_tile + warp * 16 * kLdo;
+  float* s_warp = reinterpret_cast<float*>(tc_shared + T::kScores + warp * T::kScoreBytes);
+  __half* p_warp = reinterpret_cast<__half*>(tc_shared + T::kProbs + warp * T::kProbBytes);
+  float* row_factor = reinterpret_cast<float*>(tc_shared + T::kRowFactors + warp * T::kRowBytes);
   const std::size_t ld = 3 * static_cast<std::size_t>(s.d_model);
   const HeadOffsets head = head_offsets(s, blockIdx.y);
   const __half* q = qkv + head.q;
-  const int row0 = static_cast<int>(blockIdx.x) * kTcRows;
-  const int warp_row0 = row0 + 16 * warp;
+  const __half* k = q + s.d_model;
+  const __half* v = k + s.d_model;
+  const int row0 = static_cast<int>(blockIdx.x) * T::kRows;
+  const int warp_row0 = row0 + warp * T::kWarpRows;
+  const float scale_log2 = s.scale * 1.4426950408889634f;  // log2(e) / sqrt(dh)
 
-  stage_rows(q + std::size_t(row0) * ld, ld, kTcRows, s.seq - row0, dh, k_tile);
-  __syncthreads();
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> q_frag[kMaxHeadDim / 16];
+  // The row of each of this lane's accumulator elements (see above).
+  for (int i = lane; i < 16 * 16; i += kWarp) {
+    s_warp[i / 16 * kLds + i % 16] = static_cast<float>(i / 16);
+  }
+  __syncwarp();
+  int element_row[kElements];
+  {
+    Accumulator row_of;
+    wmma::load_matrix_sync(row_of, s_warp, kLds, wmma::mem_row_major);
 #pragma unroll
-  for (int c = 0; c < kMaxHeadDim / 16; ++c) {
-    if (c < chunks) {
-      wmma::load_matrix_sync(q_frag[c], k_tile + 16 * warp * kLdh + 16 * c, kLdh);
+    for (int i = 0; i < kElements; ++i) {
+      element_row[i] = static_cast<int>(row_of.x[i]);
     }
   }
-  // Lanes 2r and 2r + 1 own row r of the warp: its m and l, and half of its output columns.
-  const int r = lane / 2;
-  const int half_lane = lane % 2;
-  const int row = warp_row0 + r;
-  for (int c = half_lane * dh / 2; c < (half_lane + 1) * dh / 2; ++c) {
-    o_warp[r * kLdo + c] = 0.0f;
-  }
-  float m = -INFINITY;
-  float l = 0.0f;
 
-  const int end = s.causal ? min(s.seq, row0 + kTcRows) : s.seq;
+  // Q (staged in the K and V tiles, which are contiguous) into registers, once.
+  stage_rows<kChunks, T::kRows>(q + std::size_t(row0) * ld, ld, s.seq - row0, k_tile);
+  __syncthreads();
+  QFragment q_frag[kStrips][kChunks];
+  Accumulator o[kStrips][kChunks];
+#pragma unroll
+  for (int st = 0; st < kStrips; ++st) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      wmma::load_matrix_sync(q_frag[st][c],
+                             k_tile + (warp * T::kWarpRows + 16 * st) * kLdh + 16 * c, kLdh);
+      wmma::fill_fragment(o[st][c], 0.0f);
+    }
+  }
+  // Lanes 2r and 2r + 1 own row r of each strip: its m, and each a partial l over its keys.
+  const int half_lane = lane % 2;
+  float m[kStrips];
+  float l[kStrips];
+#pragma unroll
+  for (int st = 0; st < kStrips; ++st) {
+    m[st] = -INFINITY;
+    l[st] = 0.0f;
+  }
+
+  // With causal, no row of the block sees a key after its last row.
+  const int end = s.causal ? min(s.seq, row0 + T::kRows) : s.seq;
   for (int t0 = 0; t0 < end; t0 += kTcKeys) {
-    __syncthreads();  // every warp is done with the previous tile (or its Q)
-    stage_rows(q + std::size_t(t0) * ld + s.d_model, ld, kTcKeys, s.seq - t0, dh, k_tile);
-    stage_rows(q + std::size_t(t0) * ld + 2 * std::size_t(s.d_model), ld, kTcKeys, s.seq - t0, dh,
-               v_tile);
+    __syncthreads();  // every warp is done with the previous tile (or with Q)
+    stage_rows<kChunks, kTcKeys>(k + std::size_t(t0) * ld, ld, s.seq - t0, k_tile);
+    stage_rows<kChunks, kTcKeys>(v + std::size_t(t0) * ld, ld, s.seq - t0, v_tile);
     __syncthreads();  // the tile is complete
-    if (warp_row0 >= s.seq || (s.causal && t0 > warp_row0 + 15)) {
+    if (warp_row0 >= s.seq || (s.causal && t0 > warp_row0 + T::kWarpRows - 1)) {
       continue;  // the whole warp: rows past the end, or keys after all of its rows
     }
-    // S = Q K^T: the columns of K^T are the rows of K, so the K tile is matrix_b in column-major
-    // order.
+    // 1. S = Q K^T, 16 keys at a time. The columns of K^T are the rows of K: the K tile, stored
+    // row by row, is matrix_b in column-major order. Each K fragment serves every strip.
+#pragma unroll
     for (int n = 0; n < kTcKeys / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::fill_fragment(acc, 0.0f);
+      Accumulator acc[kStrips];
 #pragma unroll
-      for (int c = 0; c < kMaxHeadDim / 16; ++c) {
-        if (c < chunks) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> k_frag;
-          wmma::load_matrix_sync(k_frag, k_tile + 16 * n * kLdh + 16 * c, kLdh);
-          wmma::mma_sync(acc, q_frag[c], k_frag, acc);
+      for (int st = 0; st < kStrips; ++st) {
+        wmma::fill_fragment(acc[st], 0.0f);
+      }
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        KFragment k_frag;
+        wmma::load_matrix_sync(k_frag, k_tile + 16 * n * kLdh + 16 * c, kLdh);
+#pragma unroll
+        for (int st = 0; st < kStrips; ++st) {
+          wmma::mma_sync(acc[st], q_frag[st][c], k_frag, acc[st]);
         }
       }
-      wmma::store_matrix_sync(s_warp + 16 * n, acc, kLds, wmma::mem_row_major);
-    }
-    __syncwarp();
-    // The online softmax of the tile, two lanes per row, 16 keys each.
-    constexpr int kPerLane = kTcKeys / 2;
-    float x[kPerLane];
-    float tile_max = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const int key = t0 + half_lane * kPerLane + j;
-      const bool valid = key < s.seq && (!s.causal || key <= row);
-      x[j] = valid ? s.scale * s_warp[r * kLds + half_lane * kPerLane + j] : -INFINITY;
-      tile_max = fmaxf(tile_max, x[j]);
-    }
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-    const float m_new = fmaxf(m, tile_max);
-    const float alpha = m_new == -INFINITY ? 1.0f : expf(m - m_new);
-    float sum = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const __half p = __float2half(x[j] == -INFINITY ? 0.0f : expf(x[j] - m_new));
-      sum += __half2float(p);  // the P that multiplies V: l sums the same rounded values
-      p_warp[r * kLdp + half_lane * kPerLane + j] = p;
-    }
-    sum += __shfl_xor_sync(kFullMask, sum, 1);
-    l = l * alpha + sum;
-    m = m_new;
-    for (int c = half_lane * dh / 2; c < (half_lane + 1) * dh / 2; ++c) {
-      o_warp[r * kLdo + c] *= alpha;
-    }
-    __syncwarp();
-    // O += P V, one 16-column piece of the output at a time.
-#pragma unroll
-    for (int c = 0; c < kMaxHeadDim / 16; ++c) {
-      if (c < chunks) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-        wmma::load_matrix_sync(acc, o_warp + 16 * c, kLdo, wmma::mem_row_major);
-        for (int k = 0; k < kTcKeys / 16; ++k) {
-          wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> p_frag;
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> v_frag;
-          wmma::load_matrix_sync(p_frag, p_warp + 16 * k, kLdp);
-          wmma::load_matrix_sync(v_frag, v_tile + 16 * k * kLdh + 16 * c, kLdh);
-          wmma::mma_sync(acc, p_frag, v_frag, acc);
-        }
-        wmma::store_matrix_sync(o_warp + 16 * c, acc, kLdo, wmma::mem_row_major);
+      for (int st = 0; st < kStrips; ++st) {
+        wmma::store_matrix_sync(s_warp + 16 * st * kLds + 16 * n, acc[st], kLds,
+                                wmma::mem_row_major);
       }
     }
     __syncwarp();
+    // 2. The online softmax, lanes 2r and 2r + 1 on row r of each strip. A lane reads 4 scores
+    // at a time, pieces half_lane, half_lane + 2, ... of its row (keys 8j + 4 half_lane + e): the
+    // 8 lanes of a phase read 8 different 4-bank groups. Only a tile that reaches past the
+    // sequence or (causal) past the warp's first row needs the per-key mask.
+    const bool masked = t0 + kTcKeys > s.seq || (s.causal && t0 + kTcKeys - 1 > warp_row0);
+    bool grew = false;
+#pragma unroll
+    for (int st = 0; st < kStrips; ++st) {
+      const int r = 16 * st + lane / 2;  // the row in the warp
+      const int row = warp_row0 + r;
+      float x[kTcKeys / 2];
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kTcKeys / 8; ++j) {
+        const float4 s4 =
+            *reinterpret_cast<const float4*>(s_warp + r * kLds + 8 * j + 4 * half_lane);
+        const float raw[4] = {s4.x, s4.y, s4.z, s4.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = t0 + 8 * j + 4 * half_lane + e;
+          const bool valid = !masked || (key < s.seq && (!s.causal || key <= row));
+          x[4 * j + e] = valid ? raw[e] * scale_log2 : -INFINITY;
+          tile_max = fmaxf(tile_max, x[4 * j + e]);
+        }
+      }
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
+      const float m_new = fmaxf(m[st], tile_max);
+      // alpha: 0 on the first tile (m = -inf); 1 while the row has seen no key. m_use keeps
+      // 2^(x - m) at 0 for masked keys (x = -inf) even before the row has seen any key.
+      const float alpha = m_new == -INFINITY ? 1.0f : exp2f(m[st] - m_new);
+      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kTcKeys / 8; ++j) {
+        const __half2 p01 = __floats2half2_rn(exp2f(x[4 * j] - m_use), exp2f(x[4 * j + 1] - m_use));
+        const __half2 p23 =
+            __floats2half2_rn(exp2f(x[4 * j + 2] - m_use), exp2f(x[4 * j + 3] - m_use));
+        // l sums the rounded values: the P that multiplies V.
+        sum += (__low2float(p01) + __high2float(p01)) + (__low2float(p23) + __high2float(p23));
+        __half2* to = reinterpret_cast<__half2*>(p_warp + r * kLdp + 8 * j + 4 * half_lane);
+        to[0] = p01;
+        to[1] = p23;
+      }
+      l[st] = l[st] * alpha + sum;
+      m[st] = m_new;
+      if (half_lane == 0) {
+        row_factor[r] = alpha;
+      }
+      grew = grew || alpha != 1.0f;
+    }
+    __syncwarp();
+    // 3. O = alpha O (skipped when no row's maximum grew: alpha is 1 everywhere), then O += P V,
+    // each V fragment serving every strip.
+    if (__any_sync(kFullMask, grew)) {
+#pragma unroll
+      for (int st = 0; st < kStrips; ++st) {
+        float factor[kElements];
+#pragma unroll
+        for (int i = 0; i < kElements; ++i) {
+          factor[i] = row_factor[16 * st + element_row[i]];
+        }
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+#pragma unroll
+          for (int i = 0; i < kElements; ++i) {
+            o[st][c].x[i] *= factor[i];
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < kTcKeys / 16; ++kk) {
+      QFragment p_frag[kStrips];
+#pragma unroll
+      for (int st = 0; st < kStrips; ++st) {
+        wmma::load_matrix_sync(p_frag[st], p_warp + 16 * st * kLdp + 16 * kk, kLdp);
+      }
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        VFragment v_frag;
+        wmma::load_matrix_sync(v_frag, v_tile + 16 * kk * kLdh + 16 * c, kLdh);
+#pragma unroll
+        for (int st = 0; st < kStrips; ++st) {
+          wmma::mma_sync(o[st][c], p_frag[st], v_frag, o[st][c]);
+        }
+      }
+    }
   }
-  // o / l row by row: the 32 lanes write consecutive columns of a row (coalesced), with the row's
-  // l from the lane that owns it.
-  for (int i = 0; i < 16; ++i) {
-    const float row_l = __shfl_sync(kFullMask, l, 2 * i);
-    if (warp_row0 + i < s.seq) {
-      float* out = attn + head.out + std::size_t(warp_row0 + i) * std::size_t(s.d_model);
-      for (int c = lane; c < dh; c += kWarp) {
-        out[c] = o_warp[i * kLdo + c] / row_l;
+
+  // O / l: 1 / l per row into shared memory, each element scaled by its row's, then the
+  // accumulators through the warp's score rows (64 columns at a time) to attn, a row's 16-byte
+  // pieces written by consecutive lanes (coalesced).
+  if (warp_row0 >= s.seq) {
+    return;  // the whole warp
+  }
+#pragma unroll
+  for (int st = 0; st < kStrips; ++st) {
+    const float row_l = l[st] + __shfl_xor_sync(kFullMask, l[st], 1);
+    if (half_lane == 0) {
+      row_factor[16 * st + lane / 2] = row_l > 0.0f ? 1.0f / row_l : 0.0f;
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int st = 0; st < kStrips; ++st) {
+    float factor[kElements];
+#pragma unroll
+    for (int i = 0; i < kElements; ++i) {
+      factor[i] = row_factor[16 * st + element_row[i]];
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+#pragma unroll
+      for (int i = 0; i < kElements; ++i) {
+        o[st][c].x[i] *= factor[i];
       }
     }
+  }
+  float* out = attn + head.out;
+#pragma unroll
+  for (int c0 = 0; c0 < kChunks; c0 += kTcKeys / 16) {
+    constexpr int kGroupChunks = kChunks < kTcKeys / 16 ? kChunks : kTcKeys / 16;
+    __syncwarp();  // the previous group is written out
+#pragma unroll
+    for (int st = 0; st < kStrips; ++st) {
+#pragma unroll
+      for (int c = 0; c < kGroupChunks; ++c) {
+        if (c0 + c < kChunks) {
+          wmma::store_matrix_sync(s_warp + 16 * st * kLds + 16 * c, o[st][c0 + c], kLds,
+                                  wmma::mem_row_major);
+        }
+      }
+    }
+    __syncwarp();
+    const int pieces = 4 * min(kGroupChunks, kChunks - c0);  // 16-byte pieces per row
+    for (int i = lane; i < T::kWarpRows * pieces; i += kWarp) {
+      const int r = i / pieces;
+      const int c = i % pieces * 4;
+      if (warp_row0 + r < s.seq) {
+        *reinterpret_cast<float4*>(out + std::size_t(warp_row0 + r) * s.d_model + 16 * c0 + c) =
+            *reinterpret_cast<const float4*>(s_warp + r * kLds + c);
+      }
+    }
+  }
+}
+
+template <int kChunks>
+void launch_flash_attention_tensor_cores(const kernels::AttentionConfig& config,
+                                         kernels::AttentionBuffers& buffers, cudaStream_t stream) {
+  using T = TcTiling<kChunks>;
+  // Above 48 KB of shared memory a kernel must opt in (the limit is 227 KB on an H100).
+  GPULAB_CHECK(cudaFuncSetAttribute(flash_attention_fp16_kernel<kChunks>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(T::kBytes)));
+  const dim3 grid = grid_for(config, T::kRows, "flash_attention_tensor_cores");
+  flash_attention_fp16_kernel<kChunks><<<grid, kTcThreads, T::kBytes, stream>>>(
+      buffers.qkv_half.data(), buffers.attn.data(), shape_of(config));
+  GPULAB_CHECK_LAUNCH();
+}
+
+// Calls launch.operator()<kChunks>() with kChunks = dh / 16: 1 to 8 for the head dims check_core
+// lets through at level 4.
+template <typename Launch>
+void with_chunks(int dh, const Launch& launch) {
+  switch (dh / 16) {
+    case 1:
+      launch.template operator()<1>();
+      break;
+    case 2:
+      launch.template operator()<2>();
+      break;
+    case 3:
+      launch.template operator()<3>();
+      break;
+    case 4:
+      launch.template operator()<4>();
+      break;
+    case 5:
+      launch.template operator()<5>();
+      break;
+    case 6:
+      launch.template operator()<6>();
+      break;
+    case 7:
+      launch.template operator()<7>();
+      break;
+    default:
+      launch.template operator()<8>();
+      break;
   }
 }
 // TODO(lab04) END
@@ -697,10 +916,9 @@ void flash_attention_tensor_cores(const kernels::AttentionConfig& config,
                                   kernels::AttentionBuffers& buffers, cudaStream_t stream) {
   // TODO(lab04) BEGIN: check (qkv_half, head_dim), then your kernel
   check_core(config, buffers, 4, "flash_attention_tensor_cores");
-  const dim3 grid = grid_for(config, kTcRows, "flash_attention_tensor_cores");
-  flash_attention_fp16_kernel<<<grid, kTcWarps * kWarp, 0, stream>>>(
-      buffers.qkv_half.data(), buffers.attn.data(), shape_of(config));
-  GPULAB_CHECK_LAUNCH();
+  with_chunks(config.head_dim(), [&]<int kChunks>() {
+    launch_flash_attention_tensor_cores<kChunks>(config, buffers, stream);
+  });
   // TODO(lab04) END
 }
 
