@@ -44,6 +44,7 @@ struct Options {
   std::string cache_control = "all";
   std::string json;
   std::string backend;  // "" = cuda when a GPU and ncu are there, else sim
+  bool list_metrics = false;
   std::vector<std::string> extra;
 };
 
@@ -147,6 +148,22 @@ std::string count_text(double value) {
 }
 
 int run(const Options& options) {
+  if (options.list_metrics) {
+    // Nsight Compute's names first (what --backend cuda measures), then the sim's own.
+    const std::vector<std::string_view> measured = ncu_metric_names();
+    for (const std::string_view name : measured) {
+      std::cout << name << "\n";
+    }
+    for (const CounterMetric& m : counter_metrics(MemoryCounters{})) {
+      if (std::find(measured.begin(), measured.end(), m.name) == measured.end()) {
+        std::cout << m.name << "\n";
+      }
+    }
+    return kSuccess;
+  }
+  if (options.target.empty()) {
+    throw UsageError("profile needs a lab or a program (gpulab profile --help)");
+  }
   std::regex kernel_filter;
   try {
     kernel_filter = std::regex(options.kernel, std::regex::ECMAScript);
@@ -365,8 +382,7 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
       "traffic, and the GPU time modeled from them");
   auto options = std::make_shared<Options>();
   options->extra = program_args;
-  command->add_option("target", options->target, "A lab (lab01, 02, ...) or a program's path")
-      ->required();
+  command->add_option("target", options->target, "A lab (lab01, 02, ...) or a program's path");
   auto* solution = command->add_flag("--solution", options->solution, "The solution's code");
   auto* student = command->add_flag("--student", options->student, "The code in labs/");
   solution->excludes(student);
@@ -382,6 +398,9 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
   command->add_option("--metrics", options->metrics,
                       "Comma-separated metric names to print instead of the summary table");
   command->add_flag("--launches", options->launches, "Also print one line per launch");
+  command->add_flag("--list-metrics", options->list_metrics,
+                    "Print the metric names profile reports, one per line, and exit: Nsight "
+                    "Compute's (measured with --backend cuda) first, then the sim's own");
   command
       ->add_option("--cache-control", options->cache_control,
                    "all: empty the modeled L2 before each launch, as Nsight Compute does "

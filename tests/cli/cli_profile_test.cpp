@@ -42,6 +42,23 @@ TEST(CliProfile, HelpNamesTheOptions) {
   }
 }
 
+TEST(CliProfile, ListMetricsGivesNsightComputesNamesThenTheSimsOwn) {
+  const Outcome run =
+      gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile --list-metrics");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::size_t measured = run.out.find("\nl1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\n");
+  const std::size_t own = run.out.find("\ngpulab__inst_executed_ffma.sum\n");
+  ASSERT_NE(measured, std::string::npos) << run.out;
+  ASSERT_NE(own, std::string::npos) << run.out;
+  EXPECT_LT(measured, own) << run.out;
+}
+
+TEST(CliProfile, WithoutATargetItSaysWhatItNeeds) {
+  const Outcome run = gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.err, "profile needs a lab or a program")) << run.err;
+}
+
 TEST(CliProfile, TableOfTheProgramsKernels) {
   GPULAB_REQUIRE_COUNTING_BUILD();
   const Outcome run = profile("");

@@ -39,7 +39,7 @@ expect "no GPU" 1 $? "no GPU (nvidia-smi -L lists none)" "$text"
 # every other step skipped; --out relative to the caller's folder.
 cd "$work" || exit 1
 text=$(PATH="$work/one:$PATH" "$script" --out logs --build "$build_dir" \
-  --skip build,tests,grade,reports,bench,profile,sanitizer 2>&1)
+  --skip build,tests,grade,reports,bench,long,sweep,counters,profile,sanitizer 2>&1)
 expect "the device step" 0 $? "ok      device" "$text"
 expect "the machine line" 0 0 "machine: Stand-in GPU, sm_90" "$text"
 [[ -s logs/summary.txt && -s logs/device.log && -s logs/machine.log ]] ||
@@ -49,7 +49,7 @@ grep -q "gpulab device" logs/device.log ||
 
 # A step that fails is reported, and the run exits 1: the device step of a build with no gpulab.
 text=$(PATH="$work/one:$PATH" "$script" --out logs2 --build "$work/no-build" \
-  --skip build,tests,grade,reports,bench,profile,sanitizer 2>&1)
+  --skip build,tests,grade,reports,bench,long,sweep,counters,profile,sanitizer 2>&1)
 expect "a failing step" 1 $? "FAILED  device (exit 127" "$text"
 
 finish
