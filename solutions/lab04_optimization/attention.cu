@@ -808,7 +808,9 @@ __global__ void __launch_bounds__(kTcThreads)
 
   // O / l: 1 / l per row into shared memory, each element scaled by its row's, then the
   // accumulators through the warp's score rows (64 columns at a time) to attn, a row's 16-byte
-  // pieces written by consecutive lanes (coalesced).
+  // pieces written by consecutive lanes (coalesced). First every lane is done reading the last
+  // tile's alphas, which 1 / l replaces (compute-sanitizer's racecheck found that race).
+  __syncwarp();
   if (warp_row0 >= s.seq) {
     return;  // the whole warp
   }
