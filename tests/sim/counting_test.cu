@@ -291,6 +291,35 @@ TEST(CountingGlobal, EachVisitOfALoadIsItsOwnRequest) {
   EXPECT_EQ(c.global_store.requests, 2u);
 }
 
+__global__ void add_in_place(float* out, const float* in, float* reloaded, float* other) {
+  out[threadIdx.x] += in[threadIdx.x];  // a read-modify-write: a load and a store of out
+  const float first = reloaded[threadIdx.x];
+  other[threadIdx.x] = 0.0f;  // may be reloaded's memory: reloaded is read again
+  out[threadIdx.x] = first + reloaded[threadIdx.x];
+}
+
+TEST(CountingGlobal, AReadModifyWriteStoresAndAnAddressReadTwiceIsReadTwice) {
+  GPULAB_REQUIRE_COUNTING();
+  // One warp. out[i] += in[i]: a load of in, a load of out, a store of out (3 requests). Then
+  // reloaded[i] twice (other may alias it, so both loads execute), other[i] and out[i] once:
+  // loads of in, out, reloaded, reloaded; stores of out, other, out. 4 sectors each.
+  DeviceBuffer<float> out(kWarp);
+  DeviceBuffer<float> in(kWarp);
+  DeviceBuffer<float> reloaded(kWarp);
+  DeviceBuffer<float> other(kWarp);
+  for (DeviceBuffer<float>* b : {&out, &in, &reloaded, &other}) {
+    b->fill_bytes(0);
+  }
+  const MemoryCounters c = count_one([&] {
+    add_in_place<<<1, kWarp>>>(out.data(), in.data(), reloaded.data(), other.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.global_load.requests, 4u);
+  EXPECT_EQ(c.global_load.sectors, 16u);
+  EXPECT_EQ(c.global_store.requests, 3u);
+  EXPECT_EQ(c.global_store.sectors, 12u);
+}
+
 __global__ void odd_lanes_load_between(const float* in, const float* extra, float* out) {
   float sum = 0.0f;
   for (int i = 0; i < 2; ++i) {
@@ -350,6 +379,37 @@ TEST(CountingShared, ColumnOfA32By32TileIs32Wavefronts) {
   EXPECT_EQ(c.shared_store.requests, 32u);
   EXPECT_EQ(c.shared_store.wavefronts, 32u);
   EXPECT_EQ(c.shared_store.bank_conflicts, 0u);
+}
+
+__global__ void tree_sum(float* out) {
+  __shared__ float partial[64];
+  partial[threadIdx.x] = 1.0f;
+  __syncthreads();
+  for (unsigned s = 32; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      partial[threadIdx.x] += partial[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    *out = partial[0];
+  }
+}
+
+TEST(CountingShared, EachStepOfASharedMemoryTreeLoadsTwiceAndStoresOnce) {
+  GPULAB_REQUIRE_COUNTING();
+  // 64 threads, two warps. The first store: a request per warp (2). Steps s = 32, 16, 8, 4, 2, 1:
+  // only warp 0 has a lane below s, and it issues partial[t] + partial[t + s] (two loads) and the
+  // store of partial[t]: 6 steps x (2 loads, 1 store). Then thread 0 loads partial[0]: 13 loads,
+  // 8 stores in all, as a GPU executes them.
+  DeviceBuffer<float> out(1);
+  const MemoryCounters c = count_one([&] {
+    tree_sum<<<1, 2 * kWarp>>>(out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(c.shared_load.requests, 13u);
+  EXPECT_EQ(c.shared_store.requests, 8u);
+  EXPECT_FLOAT_EQ(out.to_vector().front(), 64.0f);
 }
 
 TEST(CountingShared, PaddingTo33ColumnsRemovesTheConflicts) {

@@ -171,7 +171,8 @@ constexpr std::string_view kCNames[] = {
     // the sim's CUDA built-in variables and what its counting compiles in (the memory accesses'
     // calls, and the counts each basic block adds to: framework/sim/plugin)
     "threadIdx", "blockIdx", "blockDim", "gridDim", "__asan_handle_no_return",
-    "__asan_before_dynamic_init", "__asan_after_dynamic_init", "gpulab_sim_ops"};
+    "__asan_before_dynamic_init", "__asan_after_dynamic_init", "__gpulab_sim_load",
+    "__gpulab_sim_store", "gpulab_sim_ops"};
 
 // C names by prefix: libgcc's arithmetic helpers (__divti3, __popcountdi2, ...), nvcc's
 // registration calls (__cudaRegisterFunction, ...; the CUDA runtime's cuda* go by the lab's

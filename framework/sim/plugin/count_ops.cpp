@@ -25,7 +25,27 @@
 // the software half-precision arithmetic, the built-in variables) are not counted: on a GPU they
 // are single instructions or none. Math library calls are counted wherever they are.
 //
+// With the `memory` argument it also instruments every load and store of the same functions, in
+// place of AddressSanitizer's checks (which the sim's counting used alone before):
+//
+//     __gpulab_sim_load(address, bytes);  __gpulab_sim_store(address, bytes);
+//
+// before each access, defined by the sim runtime. AddressSanitizer leaves out a check it finds
+// redundant: the store of a read-modify-write (`a[i] += x`: its load was checked), a second load
+// of an address checked before in the same block. Both are accesses a GPU executes, so a count
+// must see each of them. Otherwise the accesses instrumented are those AddressSanitizer checks
+// (with its stack and globals checks off, as the sim compiles): not an access that provably stays
+// inside a thread-local, global or static variable or one of the function's locals (on a GPU
+// those are registers or constants), but accesses through pointers, local arrays indexed at run
+// time and arguments in memory; one exception: a __shared__ array (on sim a function's static
+// thread_local) counts at every index, as shared memory does on a GPU (AddressSanitizer's rule
+// missed `partial[0]`). Not instrumented either: built-in calls such as memcpy, and functions
+// AddressSanitizer must leave alone (no_sanitize_address: the sim's atomics count themselves). The
+// translation units are compiled with AddressSanitizer's own load and store checks off
+// (`--param asan-instrument-reads=0 --param asan-instrument-writes=0`).
+//
 // Usage: -fplugin=PATH/gpulab_count_ops.so -fplugin-arg-gpulab_count_ops-skip=DIR
+//        [-fplugin-arg-gpulab_count_ops-memory]
 
 // GCC's headers depend on their order: gcc-plugin.h first, the rest as GCC's own passes include
 // them.
@@ -48,6 +68,12 @@
 #include <cfganal.h>
 #include <builtins.h>
 #include <diagnostic-core.h>
+#include <stringpool.h>
+#include <attribs.h>
+#include <asan.h>
+#include <gimplify.h>
+#include <gimplify-me.h>
+#include <stor-layout.h>
 // clang-format on
 
 #include <array>
@@ -449,6 +475,161 @@ void insert_increment(gimple_stmt_iterator* at, unsigned field, unsigned count, 
   gsi_insert_before(at, gimple_build_assign(element(), after), GSI_SAME_STMT);
 }
 
+bool instrument_memory = false;  // the `memory` argument
+
+// __gpulab_sim_load or __gpulab_sim_store: void (const void* address, size_t bytes).
+tree access_function(bool store) {
+  static tree decls[2] = {NULL_TREE, NULL_TREE};
+  tree& decl = decls[store ? 1 : 0];
+  if (decl == NULL_TREE) {
+    const tree type =
+        build_function_type_list(void_type_node, const_ptr_type_node, size_type_node, NULL_TREE);
+    decl = build_fn_decl(store ? "__gpulab_sim_store" : "__gpulab_sim_load", type);
+    TREE_NOTHROW(decl) = 1;
+  }
+  return decl;
+}
+
+// Whether `inner` is the value the function returns, in its return slot (the caller's: a struct
+// a GPU builds in registers once the call is inlined).
+bool returned_value(tree inner) {
+  if (TREE_CODE(inner) == RESULT_DECL) {
+    return true;
+  }
+  if (TREE_CODE(inner) != MEM_REF) {
+    return false;
+  }
+  const tree pointer = TREE_OPERAND(inner, 0);
+  return TREE_CODE(pointer) == SSA_NAME && SSA_NAME_VAR(pointer) != NULL_TREE &&
+         TREE_CODE(SSA_NAME_VAR(pointer)) == RESULT_DECL;
+}
+
+// The reference an access to `ref` is counted as (a bit-field: the bytes that hold it), or
+// NULL_TREE when it is not counted (see the file's comment).
+tree counted_reference(tree ref) {
+  if (TREE_CODE(ref) == BIT_FIELD_REF || TREE_CODE(ref) == REALPART_EXPR ||
+      TREE_CODE(ref) == IMAGPART_EXPR) {
+    return NULL_TREE;
+  }
+  if (TREE_CODE(ref) == COMPONENT_REF && DECL_BIT_FIELD(TREE_OPERAND(ref, 1))) {
+    const tree representative = DECL_BIT_FIELD_REPRESENTATIVE(TREE_OPERAND(ref, 1));
+    if (representative == NULL_TREE) {
+      return NULL_TREE;
+    }
+    ref = build3(COMPONENT_REF, TREE_TYPE(representative), TREE_OPERAND(ref, 0), representative,
+                 TREE_OPERAND(ref, 2));
+  }
+  if (int_size_in_bytes(TREE_TYPE(ref)) <= 0) {
+    return NULL_TREE;
+  }
+  poly_int64 bit_size;
+  poly_int64 bit_position;
+  tree offset;
+  machine_mode mode;
+  int unsigned_p;
+  int reverse_p;
+  int volatile_p = 0;
+  const tree inner = get_inner_reference(ref, &bit_size, &bit_position, &offset, &mode, &unsigned_p,
+                                         &reverse_p, &volatile_p);
+  if (inner == ops_decl || (VAR_P(inner) && DECL_HARD_REGISTER(inner)) ||
+      !ADDR_SPACE_GENERIC_P(TYPE_ADDR_SPACE(TREE_TYPE(inner))) || returned_value(inner)) {
+    return NULL_TREE;
+  }
+  poly_int64 decl_size;
+  if (VAR_P(inner) && offset == NULL_TREE && DECL_SIZE(inner) != NULL_TREE &&
+      poly_int_tree_p(DECL_SIZE(inner), &decl_size) &&
+      known_subrange_p(bit_position, bit_size, 0, decl_size)) {
+    // Provably inside one variable: a thread-local, global or static one, or one of this
+    // function's locals; but a __shared__ array (a function's static thread_local on sim:
+    // framework/sim/include/gpulab/sim/device.hpp) is shared memory, read at an index known at
+    // compile time or not.
+    const bool shared_array = DECL_THREAD_LOCAL_P(inner) && decl_function_context(inner) != NULL;
+    if (!shared_array &&
+        (is_global_var(inner) || decl_function_context(inner) == current_function_decl)) {
+      return NULL_TREE;
+    }
+  }
+  return ref;
+}
+
+unsigned accesses_inserted = 0;  // calls inserted, over the compilation
+
+// Inserts `function(address, bytes)` before `at`, with the location of the statement there.
+void insert_count(gimple_stmt_iterator* at, bool store, tree address, tree bytes) {
+  gcall* call = gimple_build_call(access_function(store), 2, address, bytes);
+  gimple_set_location(call, gimple_location(gsi_stmt(*at)));
+  gsi_insert_before(at, call, GSI_SAME_STMT);
+  ++accesses_inserted;
+}
+
+// Inserts the count of an access to `ref` before `at`.
+void insert_access(gimple_stmt_iterator* at, tree ref, bool store) {
+  ref = counted_reference(ref);
+  if (ref == NULL_TREE) {
+    return;
+  }
+  if (const tree base = get_base_address(ref); base != NULL_TREE && DECL_P(base)) {
+    mark_addressable(base);
+  }
+  const tree address = force_gimple_operand_gsi(at, build_fold_addr_expr(unshare_expr(ref)), true,
+                                                NULL_TREE, true, GSI_SAME_STMT);
+  insert_count(at, store, address,
+               build_int_cst(size_type_node, int_size_in_bytes(TREE_TYPE(ref))));
+}
+
+// A memory operand: neither a register nor a constant.
+bool in_memory(tree operand) {
+  return !is_gimple_reg(operand) && !is_gimple_min_invariant(operand) &&
+         TREE_CODE(operand) != ADDR_EXPR && TREE_CODE(operand) != CONSTRUCTOR &&
+         TREE_CODE(operand) != SSA_NAME;
+}
+
+// Instruments the accesses `stmt` (at `at`) makes: an assignment's load and store, a call's
+// arguments passed in memory and the value it returns into memory.
+void instrument_statement(gimple_stmt_iterator* at) {
+  gimple* stmt = gsi_stmt(*at);
+  if (gimple_clobber_p(stmt) || is_gimple_debug(stmt)) {
+    return;
+  }
+  if (is_gimple_assign(stmt)) {
+    if (gimple_assign_load_p(stmt)) {
+      insert_access(at, gimple_assign_rhs1(stmt), false);
+    }
+    if (gimple_store_p(stmt)) {
+      insert_access(at, gimple_assign_lhs(stmt), true);
+    }
+  } else if (gcall* call = dyn_cast<gcall*>(stmt)) {
+    if (gimple_call_builtin_p(call, BUILT_IN_NORMAL)) {
+      return;  // memcpy and the like, as AddressSanitizer's kernel checks: not counted
+    }
+    for (unsigned i = 0; i < gimple_call_num_args(call); ++i) {
+      if (in_memory(gimple_call_arg(call, i))) {
+        insert_access(at, gimple_call_arg(call, i), false);
+      }
+    }
+    const tree lhs = gimple_call_lhs(call);
+    if (lhs != NULL_TREE && gimple_store_p(call) &&
+        !aggregate_value_p(lhs, gimple_call_fntype(call))) {
+      insert_access(at, lhs, true);
+    }
+  }
+}
+
+// Every access of the function, unless AddressSanitizer must leave it alone.
+bool instrument_accesses(function* fun) {
+  if (!sanitize_flags_p(SANITIZE_ADDRESS, fun->decl)) {  // what no_sanitize_address turns off
+    return false;
+  }
+  const unsigned before = accesses_inserted;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, fun) {
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+      instrument_statement(&gsi);  // inserts before gsi's statement: gsi stays on it
+    }
+  }
+  return accesses_inserted != before;
+}
+
 const pass_data kPassData = {GIMPLE_PASS,
                              "gpulab_count_ops",
                              OPTGROUP_NONE,
@@ -485,6 +666,9 @@ struct CountOpsPass : gimple_opt_pass {
     }
     contracted = nullptr;
     overhead = nullptr;
+    if (instrument_memory && instrument_accesses(fun)) {
+      inserted = true;
+    }
     if (inserted && gimple_in_ssa_p(fun)) {
       mark_virtual_operands_for_renaming(fun);
       return TODO_update_ssa_only_virtuals;
@@ -504,6 +688,8 @@ int plugin_init(struct plugin_name_args* info, struct plugin_gcc_version* versio
   for (int i = 0; i < info->argc; ++i) {
     if (std::strcmp(info->argv[i].key, "skip") == 0 && info->argv[i].value != nullptr) {
       skip_prefix = info->argv[i].value;
+    } else if (std::strcmp(info->argv[i].key, "memory") == 0) {
+      instrument_memory = true;
     } else {
       error("%qs: unknown argument %qs", "gpulab_count_ops", info->argv[i].key);
       return 1;

@@ -3,9 +3,11 @@
 // and the global sectors run through a model of the spec's L2.
 //
 // How accesses are seen. With counting compiled in (GPULAB_SIM_COUNTING, cmake/GpulabBackend.cmake)
-// the translated .cu files are built with GCC's -fsanitize=kernel-address and every access calls
-// one outlined callback, __asan_{load,store}{1,2,4,8,16,N}_noabort(address), defined below in this
-// file (built without the flag). No AddressSanitizer runtime is linked: the callbacks are ours.
+// the translated .cu files are built with gpulab's GCC plugin (framework/sim/plugin), which makes
+// every load and store call __gpulab_sim_load(address, bytes) or __gpulab_sim_store, defined below
+// in this file. Without the plugin (no plugin headers), GCC's -fsanitize=kernel-address checks
+// call __asan_{load,store}{1,2,4,8,16,N}_noabort(address) instead, and leave out the store of a
+// read-modify-write. No AddressSanitizer runtime is linked: the callbacks are ours.
 // When no counted CUDA thread runs on the calling OS thread, a callback returns at once; the cost
 // is the call. Atomics report themselves (device.hpp calls count_atomic), their own loads and
 // stores are not instrumented.
@@ -1498,6 +1500,30 @@ extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes) 
 
 extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes) {
   if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
+    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
+              gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  } else {
+    gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
+  }
+}
+
+// The callbacks gpulab's GCC plugin inserts before every load and store in place of
+// AddressSanitizer's, where it is loaded with its `memory` argument (framework/sim/plugin):
+// AddressSanitizer's checks leave out the store of a read-modify-write. `bytes` is the access's
+// width.
+extern "C" void __gpulab_sim_load(std::uintptr_t address, std::size_t bytes) {
+  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
+      __builtin_expect(c != nullptr, 0)) {
+    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::load,
+              gpulab::sim::detail::return_address(__builtin_return_address(0)));
+  } else {
+    gpulab::sim::detail::check_host_access(address, bytes, false, __builtin_return_address(0));
+  }
+}
+
+extern "C" void __gpulab_sim_store(std::uintptr_t address, std::size_t bytes) {
+  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
+      __builtin_expect(c != nullptr, 0)) {
     c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
   } else {
