@@ -1489,24 +1489,6 @@ GPULAB_SIM_ACCESS(store, store, 8)
 GPULAB_SIM_ACCESS(store, store, 16)
 #undef GPULAB_SIM_ACCESS
 
-extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes) {
-  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
-    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::load,
-              gpulab::sim::detail::return_address(__builtin_return_address(0)));
-  } else {
-    gpulab::sim::detail::check_host_access(address, bytes, false, __builtin_return_address(0));
-  }
-}
-
-extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes) {
-  if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active; c != nullptr) {
-    c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
-              gpulab::sim::detail::return_address(__builtin_return_address(0)));
-  } else {
-    gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
-  }
-}
-
 // The callbacks gpulab's GCC plugin inserts before every load and store in place of
 // AddressSanitizer's, where it is loaded with its `memory` argument (framework/sim/plugin):
 // AddressSanitizer's checks leave out the store of a read-modify-write. `bytes` is the access's
@@ -1530,6 +1512,12 @@ extern "C" void __gpulab_sim_store(std::uintptr_t address, std::size_t bytes) {
     gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
   }
 }
+
+// AddressSanitizer's checks of an access of any width (a build without the plugin): the same.
+extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes)
+    __attribute__((alias("__gpulab_sim_load")));
+extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes)
+    __attribute__((alias("__gpulab_sim_store")));
 
 // Called before a noreturn call (throw, abort): nothing to do without shadow memory.
 extern "C" void __asan_handle_no_return() {}
