@@ -59,6 +59,30 @@ TEST(Fidelity, ATieTheMeasurementsDoNotHaveBreaksTheOrder) {
   EXPECT_FALSE(s.ladders[0].kept);
 }
 
+TEST(Fidelity, TimesWithinTheToleranceAreNotRanked) {
+  // 1.00 and 1.04 ms measured: within 5%, a tie of the GPU's noise; either modeled order keeps
+  // the ladder. 1.00 and 1.06: ranked.
+  EXPECT_TRUE(
+      summarize_fidelity({{"x", "one", 1.0, 0.7}, {"x", "two", 1.04, 0.5}}).ladders[0].kept);
+  EXPECT_FALSE(
+      summarize_fidelity({{"x", "one", 1.0, 0.7}, {"x", "two", 1.06, 0.5}}).ladders[0].kept);
+}
+
+TEST(Fidelity, ASweepOfBlockSizesIsOrderedApartFromTheLadders) {
+  // Level 1 at 32 and 256 threads a block: each its own ladder of one level, and together one
+  // sweep, whose order the model loses here (it gives both one time).
+  const FidelitySummary s =
+      summarize_fidelity({{"add, 32 threads", "level 1", 1.27, 0.25, "add level 1"},
+                          {"add, 256 threads", "level 1", 0.24, 0.25, "add level 1"},
+                          {"copy", "level 0", 0.15, 0.17, "copy level 0"}});
+  ASSERT_EQ(s.ladders.size(), 3u);
+  EXPECT_TRUE(s.ladders[0].kept);
+  ASSERT_EQ(s.sweeps.size(), 1u);  // copy's sweep has one block size: it orders nothing
+  EXPECT_EQ(s.sweeps[0].ladder, "add level 1");
+  EXPECT_FALSE(s.sweeps[0].kept);
+  EXPECT_EQ(s.sweeps[0].first_swap, "add, 32 threads and add, 256 threads");
+}
+
 TEST(Fidelity, NoPointsOrAnUnusableTimeIsRefusedNamingThePoint) {
   EXPECT_THROW(static_cast<void>(summarize_fidelity({})), std::invalid_argument);
   for (const double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),

@@ -139,6 +139,51 @@ TEST(TrafficModel, LoadsInFlightPerWarpAreAtLeastOneAndAtMostTheLimit) {
   EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 3.0);
   c.global_load.requests = 100000;  // a long loop in one phase: as far as it is unrolled
   EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), gpulab::kMaxLoadsInFlightPerWarp);
+  // Where runs of loads were counted, they decide: a store or atomic after every second load.
+  c.global_load_runs = 50000;
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 2.0);
+  c.global_load_runs = 100000;  // one load, then the atomic that needs it (a histogram)
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), 1.0);
+  c.global_load_runs = 10;  // a long loop with no store: as far as it is unrolled
+  EXPECT_DOUBLE_EQ(gpulab::loads_in_flight_per_warp(c, 8), gpulab::kMaxLoadsInFlightPerWarp);
+}
+
+TEST(TrafficModel, TooFewWarpsCannotIssueEveryClock) {
+  // 2^30 integer instructions on 132 SMs. With 16 warps per SM (4 per scheduler, each waiting 4
+  // clocks between dependent instructions) the SM issues 4 a clock; with 1 warp per SM, one
+  // instruction every 4 clocks: 16 times slower.
+  MemoryCounters c;
+  c.integer_instructions = 1u << 30;
+  LaunchShape full;
+  full.grid = {132, 1, 1};
+  full.block = {512, 1, 1};
+  full.resources.registers_per_thread = 32;
+  full.resources_known = true;
+  LaunchShape lone = full;
+  lone.block = {32, 1, 1};
+  const auto fast = gpulab::model_time(c, full, h100());
+  const auto slow = gpulab::model_time(c, lone, h100());
+  EXPECT_DOUBLE_EQ(fast.issue_per_clock_per_sm, 4.0);
+  EXPECT_DOUBLE_EQ(slow.issue_per_clock_per_sm, 0.25);
+  EXPECT_NEAR(slow.issue_s, 16 * fast.issue_s, 1e-12);
+  EXPECT_NEAR(fast.issue_s, (1u << 30) / 4.0 / (132 * 1980e6), 1e-12);
+  EXPECT_EQ(slow.bound, ModelBound::issue);
+}
+
+TEST(TrafficModel, SmsStartBlocksAtABoundedRate) {
+  // Vector add in blocks of 32 threads: 2^19 blocks, 3972 per SM, one every 158 clocks at 1980
+  // MHz: 317 us, five times the DRAM term.
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {1u << 19, 1, 1};
+  shape.block = {32, 1, 1};
+  const auto m = gpulab::model_time(vector_add_counts(), shape, h100());
+  EXPECT_NEAR(m.block_launch_s, (1u << 19) / 132.0 * 158 / 1980e6, 1e-12);
+  EXPECT_EQ(m.bound, ModelBound::block_launch);
+  EXPECT_EQ(gpulab::to_string(m.bound), "block launch rate");
+  // In blocks of 256 the same work starts 8 times fewer blocks: DRAM bounds again.
+  const auto wide = gpulab::model_time(vector_add_counts(), vector_add_shape(), h100());
+  EXPECT_NEAR(wide.block_launch_s, m.block_launch_s / 8, 1e-12);
+  EXPECT_EQ(wide.bound, ModelBound::dram_bandwidth);
 }
 
 TEST(TrafficModel, BankConflictsScaleTheSharedTerm) {
@@ -255,8 +300,9 @@ TEST(TrafficModel, AMixOfPipesIsBoundByIssue) {
 
 TEST(TrafficModel, ABlocksCriticalPathIsPaidOncePerWave) {
   // Per block: 10 phases (9 barriers), a global load in one, shared memory in 4, 20 shared
-  // requests, 10 shuffles and 50 arithmetic instructions on its slowest warps: with the load
-  // served by DRAM, 600 + 4 x 29 + 10 x 29 + (20 + 50) x 1 + 9 x 20 = 1256 clocks.
+  // requests, 10 shuffles and 100 arithmetic instructions on its slowest warps: with the load
+  // served by DRAM, 600 + 4 x 29 + 10 x 29 + (20 + 100) x 1 + 9 x 20 = 1306 clocks (more than the
+  // 160 blocks per SM take to start: 160 x 158 = 25280 clocks against 20 x 1306).
   const auto path = [](std::uint32_t blocks, bool dram) {
     MemoryCounters c;
     c.path_phases = 10ull * blocks;
@@ -264,7 +310,7 @@ TEST(TrafficModel, ABlocksCriticalPathIsPaidOncePerWave) {
     c.path_shared_phases = 4ull * blocks;
     c.path_shared_requests = 20ull * blocks;
     c.path_collectives = 10ull * blocks;
-    c.path_arithmetic = 50ull * blocks;
+    c.path_arithmetic = 100ull * blocks;
     c.l2_sector_reads = 1000;
     c.dram_bytes_read = dram ? 1000 * 32 : 0;  // every read missed L2, or none did
     return c;
@@ -274,22 +320,25 @@ TEST(TrafficModel, ABlocksCriticalPathIsPaidOncePerWave) {
   shape.grid = {21120, 1, 1};
   auto m = gpulab::model_time(path(21120, true), shape, h100());
   EXPECT_NEAR(m.waves, 20.0, 1e-12);
-  EXPECT_NEAR(m.latency_s, 20 * 1256 / 1980e6, 1e-12);
+  EXPECT_NEAR(m.latency_s, 20 * 1306 / 1980e6, 1e-12);
   EXPECT_EQ(m.bound, ModelBound::latency);
   EXPECT_EQ(gpulab::to_string(m.bound), "latency (critical path)");
   // Reads that hit L2 wait L2's latency instead: 262 clocks where DRAM took 600.
   m = gpulab::model_time(path(21120, false), shape, h100());
-  EXPECT_NEAR(m.latency_s, 20 * (1256 - 600 + 262) / 1980e6, 1e-12);
+  EXPECT_NEAR(m.latency_s, 20 * (1306 - 600 + 262) / 1980e6, 1e-12);
   // Half a wave still takes a whole path.
   shape.grid = {528, 1, 1};
   m = gpulab::model_time(path(528, true), shape, h100());
-  EXPECT_NEAR(m.latency_s, 1256 / 1980e6, 1e-12);
+  EXPECT_NEAR(m.latency_s, 1306 / 1980e6, 1e-12);
 }
 
 TEST(TrafficModel, NothingCountedIsLaunchBound) {
-  const auto m = gpulab::model_time(MemoryCounters{}, vector_add_shape(), h100());
+  // One block per SM: starting it (158 clocks) takes less than the launch.
+  LaunchShape shape = vector_add_shape();
+  shape.grid = {132, 1, 1};
+  const auto m = gpulab::model_time(MemoryCounters{}, shape, h100());
   EXPECT_EQ(m.bound, ModelBound::launch);
-  EXPECT_NEAR(m.time_s, 3e-6, 1e-15);
+  EXPECT_NEAR(m.time_s, 3e-6 + 158 / 1980e6, 1e-15);
   EXPECT_EQ(gpulab::to_string(m.bound), "launch");
 }
 
@@ -328,6 +377,8 @@ TEST(TrafficModel, EverySpecHasItsMemoryFigures) {
     EXPECT_GT(spec.l2_latency_cycles, spec.shared_latency_cycles);
     EXPECT_LT(spec.l2_latency_cycles, spec.dram_latency_ns * spec.boost_clock_mhz * 1e-3);
     EXPECT_NE(spec.instruction_model_source.find("Programming Guide"), std::string::npos);
+    EXPECT_EQ(spec.dependent_issue_cycles, 4);
+    EXPECT_GT(spec.block_launch_cycles, 0);
   }
   // The published figure: A100's 5120 bytes per clock at 1410 MHz.
   EXPECT_NEAR(gpulab::find_spec("a100")->l2_bandwidth_gb_s, 5120 * 1.41, 1e-9);

@@ -40,7 +40,7 @@ if [[ "$text" == *"memory counting is not available"* ]]; then
 fi
 expect "a GPU's vector_add" 0 $code "modeled / measured" "$text"
 expect "the summary" 0 $code "mean absolute error |modeled / measured - 1|" "$text"
-expect "the ladder" 0 $code "vector_add 65536: the measured order kept" "$text"
+expect "the ladder" 0 $code "vector_add 65536, 256 threads a block: the measured order kept" "$text"
 expect "the clock" 0 $code "modeled clock (H200 SXM)" "$text"
 
 results "$work/sim.json" sim "H200 SXM" vector_add
@@ -51,7 +51,7 @@ results "$work/h100.json" cuda "H100 SXM" vector_add
 text=$("$bench" --fidelity "$work/gpu.json" "$work/h100.json" 2>&1); code=$?
 expect "two GPUs: one run each" 0 $code "modeled clock (H100 SXM)" "$text"
 expect "two GPUs: the summary over both" 0 $code "over 2 kernels" "$text"
-expect "two GPUs: each GPU's ladder" 0 $code "H100 SXM vector_add 65536: the measured order kept" "$text"
+expect "two GPUs: each GPU's ladder" 0 $code "H100 SXM vector_add 65536, 256 threads a block: the measured order kept" "$text"
 
 results "$work/unknown.json" cuda "H200 SXM" no_such_op
 text=$("$bench" --fidelity "$work/unknown.json" 2>&1)

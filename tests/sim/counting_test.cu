@@ -289,6 +289,50 @@ TEST(CountingGlobal, EachVisitOfALoadIsItsOwnRequest) {
   EXPECT_EQ(c.global_load.requests, 10u);
   EXPECT_EQ(c.global_load.sectors, 40u);
   EXPECT_EQ(c.global_store.requests, 2u);
+  // No store or atomic between the five loads: one run of loads per warp.
+  EXPECT_EQ(c.global_load_runs, 2u);
+}
+
+// Each key read is followed by an atomic on shared memory that needs it.
+__global__ void load_then_atomic(const unsigned* keys, unsigned* counts, int n) {
+  __shared__ unsigned bins[kWarp];
+  bins[threadIdx.x] = 0;
+  __syncthreads();
+  for (int i = 0; i < n; ++i) {
+    atomicAdd(&bins[keys[i * kWarp + threadIdx.x] % kWarp], 1u);
+  }
+  __syncthreads();
+  counts[threadIdx.x] = bins[threadIdx.x];
+}
+
+// Two loads, a store of their sum, a third load, and its store.
+__global__ void loads_between_stores(const float* a, const float* b, float* out) {
+  out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
+  out[kWarp + threadIdx.x] = a[kWarp + threadIdx.x];
+}
+
+TEST(CountingGlobal, AStoreOrAnAtomicEndsARunOfLoads) {
+  GPULAB_REQUIRE_COUNTING();
+  DeviceBuffer<unsigned> keys(5 * kWarp);
+  DeviceBuffer<unsigned> counts(kWarp);
+  keys.fill_bytes(0);
+  const MemoryCounters atomics = count_one([&] {
+    load_then_atomic<<<1, kWarp>>>(keys.data(), counts.data(), 5);
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(atomics.global_load.requests, 5u);
+  EXPECT_EQ(atomics.global_load_runs, 5u);  // each load, then the atomic that needs it
+  DeviceBuffer<float> a(2 * kWarp);
+  DeviceBuffer<float> b(kWarp);
+  DeviceBuffer<float> out(2 * kWarp);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  const MemoryCounters stores = count_one([&] {
+    loads_between_stores<<<2, kWarp>>>(a.data(), b.data(), out.data());
+    GPULAB_CHECK_LAUNCH();
+  });
+  EXPECT_EQ(stores.global_load.requests, 2u * 3);
+  EXPECT_EQ(stores.global_load_runs, 2u * 2);  // {a, b} and {a}, in each of two warps
 }
 
 __global__ void add_in_place(float* out, const float* in, float* reloaded, float* other) {
@@ -612,6 +656,9 @@ TEST(CountingArithmetic, EachMultiplyAddOfEachWarpCountsOnce) {
     EXPECT_GE(c.branch_instructions, 4u * n);
     EXPECT_LE(c.branch_instructions, 4u * (n + 2));
     EXPECT_LE(c.integer_instructions, 4u * 2);
+    // The counter's increment and exit test count apart, as addresses and loop control.
+    EXPECT_GE(c.address_instructions, 4u * n);
+    EXPECT_LE(c.address_instructions, 4u * (3 * n + 4));
     EXPECT_EQ(c.special_instructions + c.conversion_instructions + c.fp64_instructions, 0u);
     // One phase, one global load of the path's.
     EXPECT_EQ(c.path_phases, 1u);
@@ -659,6 +706,29 @@ TEST(CountingArithmetic, PragmaUnrollLeavesNoLoopBranchesAsOnAGpu) {
   EXPECT_EQ(rolled.fp32_fma_instructions, 16u);
   EXPECT_EQ(unrolled.branch_instructions, 0u);
   EXPECT_GE(rolled.branch_instructions, 16u);
+}
+
+// A remainder by a value known at run time only, and by a constant.
+__global__ void remainders(const unsigned* in, unsigned* out, unsigned divisor) {
+  out[threadIdx.x] = in[threadIdx.x] % divisor;
+  out[kWarp + threadIdx.x] = in[threadIdx.x] % 7u;
+}
+
+TEST(CountingArithmetic, AnIntegerDivisionByAVariableIsTheGpusSequence) {
+  GPULAB_REQUIRE_COUNTED_ARITHMETIC();
+  DeviceBuffer<unsigned> in(kWarp);
+  DeviceBuffer<unsigned> out(2 * kWarp);
+  in.fill_bytes(0);
+  const MemoryCounters c = count_one([&] {
+    remainders<<<1, kWarp>>>(in.data(), out.data(), 5u);
+    GPULAB_CHECK_LAUNCH();
+  });
+  // % divisor: a conversion to float, a reciprocal, a conversion back and 12 integer
+  // instructions; % 7: one integer instruction (nvcc multiplies by a constant's inverse).
+  EXPECT_EQ(c.special_instructions, 1u);
+  EXPECT_EQ(c.conversion_instructions, 2u);
+  EXPECT_GE(c.integer_instructions, 12u + 1);
+  EXPECT_LE(c.integer_instructions, 12u + 4);
 }
 
 // A quarter of each warp takes an exponential, the rest a multiply-add; then every lane converts

@@ -75,9 +75,11 @@ void for_each_field(Counters& c, Visit visit) {
   visit("special_instructions", c.special_instructions);
   visit("conversion_instructions", c.conversion_instructions);
   visit("branch_instructions", c.branch_instructions);
+  visit("address_instructions", c.address_instructions);
   visit("fp32_flop", c.fp32_flop);
   visit("path_phases", c.path_phases);
   visit("path_global_phases", c.path_global_phases);
+  visit("global_load_runs", c.global_load_runs);
   visit("path_shared_phases", c.path_shared_phases);
   visit("path_shared_requests", c.path_shared_requests);
   visit("path_collectives", c.path_collectives);
@@ -87,7 +89,8 @@ void for_each_field(Counters& c, Visit visit) {
 // Fields a line of schema version 1 may lack (added after the version's first files): read as 0.
 bool optional_field(std::string_view name) {
   return name == "l2_atomic_busiest_sector" || name.starts_with("tensor_") ||
-         name.ends_with("_instructions") || name == "fp32_flop" || name.starts_with("path_");
+         name.ends_with("_instructions") || name == "fp32_flop" || name.starts_with("path_") ||
+         name == "global_load_runs";
 }
 
 std::array<std::uint32_t, 3> read_dim(const nlohmann::json& j, const char* name) {
@@ -137,9 +140,11 @@ MemoryCounters& MemoryCounters::operator+=(const MemoryCounters& other) {
   special_instructions += other.special_instructions;
   conversion_instructions += other.conversion_instructions;
   branch_instructions += other.branch_instructions;
+  address_instructions += other.address_instructions;
   fp32_flop += other.fp32_flop;
   path_phases += other.path_phases;
   path_global_phases += other.path_global_phases;
+  global_load_runs += other.global_load_runs;
   path_shared_phases += other.path_shared_phases;
   path_shared_requests += other.path_shared_requests;
   path_collectives += other.path_collectives;
@@ -348,12 +353,17 @@ void for_each_figure(Counters& c, Visit visit) {
         "warp-level conversions (int <-> float, float <-> double)");
   count("gpulab__inst_executed_branch.sum", "instruction", &c.branch_instructions,
         "warp-level conditional branches");
+  count("gpulab__inst_executed_address.sum", "instruction", &c.address_instructions,
+        "warp-level integer arithmetic that only addresses memory or controls a loop");
   count("gpulab__flop_fp32.sum", "flop", &c.fp32_flop,
         "FP32 operations of all threads (an FMA counts 2)");
   count("gpulab__path_phases.sum", "phase", &c.path_phases,
         "barrier phases of the blocks (barriers + 1 per block)");
   count("gpulab__path_global_phases.sum", "phase", &c.path_global_phases,
         "phases in which a block loaded from global memory");
+  count("gpulab__global_load_runs.sum", "run", &c.global_load_runs,
+        "runs of global loads and atomics with no global store or atomic between them, per warp "
+        "and phase");
   count("gpulab__path_shared_phases.sum", "phase", &c.path_shared_phases,
         "phases in which a block used shared memory");
   count("gpulab__path_shared_requests.sum", "request", &c.path_shared_requests,

@@ -61,32 +61,46 @@ FidelitySummary summarize_fidelity(const std::vector<FidelityPoint>& points) {
     }
   }
   summary.mean_abs_error = error_sum / static_cast<double>(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto known =
-        std::find_if(summary.ladders.begin(), summary.ladders.end(),
-                     [&](const LadderOrder& l) { return l.ladder == points[i].ladder; });
-    if (known == summary.ladders.end()) {
-      summary.ladders.push_back({points[i].ladder, true, {}});
+  // Every pair of one group whose measured times differ by more than kOrderTolerance: the model
+  // must rank them as the measurements do (a modeled tie counts as a rank of its own).
+  const auto orders = [&points](std::string FidelityPoint::*group) {
+    std::vector<LadderOrder> out;
+    for (const FidelityPoint& p : points) {
+      const std::string& key = p.*group;
+      if (!key.empty() && std::none_of(out.begin(), out.end(),
+                                       [&](const LadderOrder& l) { return l.ladder == key; })) {
+        out.push_back({key, true, {}});
+      }
     }
-  }
-  // Every pair of one ladder: the model must rank them as the measurements do (a tie in either
-  // counts as a rank of its own).
-  const auto sign = [](double x, double y) { return (x > y) - (x < y); };
-  for (LadderOrder& ladder : summary.ladders) {
-    for (std::size_t i = 0; i < points.size() && ladder.kept; ++i) {
-      for (std::size_t j = i + 1; j < points.size() && ladder.kept; ++j) {
-        const FidelityPoint& a = points[i];
-        const FidelityPoint& b = points[j];
-        if (a.ladder != ladder.ladder || b.ladder != ladder.ladder) {
-          continue;
-        }
-        if (sign(a.measured_ms, b.measured_ms) != sign(a.modeled_ms, b.modeled_ms)) {
-          ladder.kept = false;
-          ladder.first_swap = a.name + " and " + b.name;
+    const auto sign = [](double x, double y) { return (x > y) - (x < y); };
+    for (LadderOrder& order : out) {
+      for (std::size_t i = 0; i < points.size() && order.kept; ++i) {
+        for (std::size_t j = i + 1; j < points.size() && order.kept; ++j) {
+          const FidelityPoint& a = points[i];
+          const FidelityPoint& b = points[j];
+          if (a.*group != order.ladder || b.*group != order.ladder ||
+              std::max(a.measured_ms, b.measured_ms) <=
+                  (1 + kOrderTolerance) * std::min(a.measured_ms, b.measured_ms)) {
+            continue;
+          }
+          if (sign(a.measured_ms, b.measured_ms) != sign(a.modeled_ms, b.modeled_ms)) {
+            // A sweep's points differ by their ladder (the block size), a ladder's by their name.
+            const bool sweep = group == &FidelityPoint::sweep;
+            order.kept = false;
+            order.first_swap = (sweep ? a.ladder : a.name) + " and " + (sweep ? b.ladder : b.name);
+          }
         }
       }
     }
-  }
+    return out;
+  };
+  summary.ladders = orders(&FidelityPoint::ladder);
+  summary.sweeps = orders(&FidelityPoint::sweep);
+  // A sweep of one block size orders nothing.
+  std::erase_if(summary.sweeps, [&points](const LadderOrder& sweep) {
+    return std::count_if(points.begin(), points.end(),
+                         [&](const FidelityPoint& p) { return p.sweep == sweep.ladder; }) < 2;
+  });
   return summary;
 }
 

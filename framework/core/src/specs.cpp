@@ -120,6 +120,15 @@ void apply_memory_model(GpuSpec& s) {
 //   Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture" (arXiv:2402.13499,
 //   table IV: 29.0 both; L2 261.5 and 263.0). A shuffle's and a barrier's latency have no
 //   published measurement for these GPUs: assumed equal to a shared-memory load's (29) and 20.
+// - Dependent issue: a warp's arithmetic instruction waits "typically 4 clock cycles" for the one
+//   it depends on, so that 4 warps per scheduler are needed to issue every clock (CUDA C++
+//   Programming Guide, "Maximize Utilization", "Multiprocessor Level", compute capability 7.x and
+//   later).
+// - Block launch: an SM starts a block at most every 158 of its clocks, whatever the block's size.
+//   NVIDIA publishes no figure; fitted to one measurement, vector_add on an H200 SXM at 32, 64 and
+//   128 threads a block (2^26 floats: 1.2668, 0.6388 and 0.3287 ms for 15888, 7944 and 3972
+//   blocks per SM: 79.7, 80.4 and 82.8 ns a block at 1980 MHz; docs/results/
+//   h200-sxm-2026-11-30.md). An assumption for every other GPU.
 // ---------------------------------------------------------------------------------------------
 constexpr int kWarpSchedulersPerSm = 4;
 constexpr int kIntegerLanes = 64;
@@ -128,6 +137,8 @@ constexpr double kSharedLatencyCycles = 29;
 constexpr double kL2LatencyCycles = 262;
 constexpr double kCollectiveLatencyCycles = 29;
 constexpr double kBarrierLatencyCycles = 20;
+constexpr double kDependentIssueCycles = 4;
+constexpr double kBlockLaunchCycles = 158;
 
 int fp64_lanes(int major, int minor) {
   if (major == 9 || major == 10) {
@@ -151,11 +162,15 @@ void apply_instruction_model(GpuSpec& s) {
   s.l2_latency_cycles = kL2LatencyCycles;
   s.collective_latency_cycles = kCollectiveLatencyCycles;
   s.barrier_latency_cycles = kBarrierLatencyCycles;
+  s.dependent_issue_cycles = kDependentIssueCycles;
+  s.block_launch_cycles = kBlockLaunchCycles;
   s.instruction_model_source =
-      "4 schedulers per SM and lanes per clock (FP32 from the peak; FP64, integer 64, special "
-      "functions and conversions 16): CUDA C++ Programming Guide; latencies: shared 29 and L2 262 "
-      "clocks (Luo et al. arXiv:2402.13499, A100 and H800); shuffle 29 and barrier 20 clocks: "
-      "model assumptions";
+      "4 schedulers per SM, lanes per clock (FP32 from the peak; FP64, integer 64, special "
+      "functions and conversions 16) and 4 clocks between dependent instructions: CUDA C++ "
+      "Programming Guide; latencies: shared 29 and L2 262 clocks (Luo et al. arXiv:2402.13499, "
+      "A100 and H800); shuffle 29 and barrier 20 clocks: model assumptions; a block started every "
+      "158 clocks per SM: fitted to vector_add on an H200 SXM "
+      "(docs/results/h200-sxm-2026-11-30.md)";
 }
 
 void apply_limits(GpuSpec& s, const SmLimits& limits) {

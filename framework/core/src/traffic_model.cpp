@@ -34,6 +34,8 @@ std::string_view to_string(ModelBound bound) noexcept {
       return "atomics on one sector (L2)";
     case ModelBound::clock_wait:
       return "clock64() wait";
+    case ModelBound::block_launch:
+      return "block launch rate";
     case ModelBound::launch:
       return "launch";
   }
@@ -57,6 +59,10 @@ double l1_cycles(const GlobalAccessCounts& c) {
 }  // namespace
 
 double loads_in_flight_per_warp(const MemoryCounters& c, int warps_per_block) {
+  if (c.global_load_runs > 0) {
+    return std::clamp(as_double(c.global_load.requests) / as_double(c.global_load_runs), 1.0,
+                      kMaxLoadsInFlightPerWarp);
+  }
   const double warp_phases = as_double(c.path_global_phases) * warps_per_block;
   if (warp_phases <= 0) {
     return 1.0;
@@ -148,13 +154,24 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
       on_lanes(c.special_instructions + c.conversion_instructions, spec.special_lanes_per_sm);
   const std::uint64_t issued =
       c.fp32_fma_instructions + c.fp32_instructions + c.fp64_instructions + c.integer_instructions +
-      c.special_instructions + c.conversion_instructions + c.branch_instructions + requests +
-      c.shared_load.requests + c.shared_store.requests + c.shared_atomic.requests +
-      c.barrier_instructions + c.shuffle_instructions + c.vote_instructions +
-      c.warp_sync_instructions + c.tensor_mma;
-  m.issue_s = spec.warp_issue_per_clock_per_sm > 0
-                  ? as_double(issued) / spec.warp_issue_per_clock_per_sm / sm_clocks_s
+      c.special_instructions + c.conversion_instructions + c.branch_instructions +
+      c.address_instructions + requests + c.shared_load.requests + c.shared_store.requests +
+      c.shared_atomic.requests + c.barrier_instructions + c.shuffle_instructions +
+      c.vote_instructions + c.warp_sync_instructions + c.tensor_mma;
+  // A scheduler issues every clock only with enough warps to cover the clocks a warp waits between
+  // dependent instructions; with fewer, at warps / dependent_issue_cycles per clock.
+  const double schedulers = spec.warp_issue_per_clock_per_sm;
+  const double warps_per_scheduler =
+      resident_blocks / active_sms * warps_per_block / std::max(schedulers, 1.0);
+  m.issue_per_clock_per_sm =
+      schedulers * (spec.dependent_issue_cycles > 0
+                        ? std::min(1.0, warps_per_scheduler / spec.dependent_issue_cycles)
+                        : 1.0);
+  m.issue_s = m.issue_per_clock_per_sm > 0
+                  ? as_double(issued) / m.issue_per_clock_per_sm / sm_clocks_s
                   : 0.0;
+  // The SMs start blocks at a bounded rate, however little each block does.
+  m.block_launch_s = as_double(blocks) / active_sms * spec.block_launch_cycles / clock_hz;
 
   // The latency term: a block's mean critical path, once per wave.
   const double dram_cycles = spec.dram_latency_ns * 1e-9 * clock_hz;
@@ -207,6 +224,7 @@ ModeledTime model_time(const MemoryCounters& c, const LaunchShape& shape, const 
   consider(m.latency_s, ModelBound::latency);
   consider(m.tensor_s, ModelBound::tensor);
   consider(m.atomic_s, ModelBound::atomics);
+  consider(m.block_launch_s, ModelBound::block_launch);
   const double body = m.tail_factor * largest;
   if (body < m.launch_s) {
     m.bound = ModelBound::launch;

@@ -96,7 +96,8 @@ nlohmann::json points_to_json(const std::vector<FidelityPoint>& points) {
     out.push_back({{"ladder", p.ladder},
                    {"name", p.name},
                    {"measured_ms", p.measured_ms},
-                   {"modeled_ms", p.modeled_ms}});
+                   {"modeled_ms", p.modeled_ms},
+                   {"sweep", p.sweep}});
   }
   return out;
 }
@@ -109,7 +110,8 @@ std::vector<FidelityPoint> points_from_file(const std::string& file) {
   std::vector<FidelityPoint> points;
   for (const nlohmann::json& p : parse_json(*text, file)) {
     points.push_back({p.at("ladder").get<std::string>(), p.at("name").get<std::string>(),
-                      p.at("measured_ms").get<double>(), p.at("modeled_ms").get<double>()});
+                      p.at("measured_ms").get<double>(), p.at("modeled_ms").get<double>(),
+                      p.at("sweep").get<std::string>()});
   }
   return points;
 }
@@ -127,6 +129,11 @@ bool print_summary(const std::vector<FidelityPoint>& points, std::size_t not_com
     std::printf("%s: %s\n", ladder.ladder.c_str(),
                 ladder.kept ? "the measured order kept"
                             : ("order NOT kept (" + ladder.first_swap + " swap)").c_str());
+  }
+  for (const LadderOrder& sweep : summary.sweeps) {
+    std::printf("sweep of %s by block size: %s\n", sweep.ladder.c_str(),
+                sweep.kept ? "the measured order kept"
+                           : ("order NOT kept (" + sweep.first_swap + " swap)").c_str());
   }
   bool kept = true;
   const auto check = [&kept](bool ok, const std::string& what) {
@@ -201,11 +208,16 @@ int run_one_spec(const std::vector<CorpusEntry>& entries, const std::string& spe
                  e.size);
     const Measurement run =
         measure([&](cudaStream_t s) { problem->launch(index, s, block); }, stream, options);
+    // A point measured at a chosen block size: its level's ladder at that block size, and the
+    // level's sweep of block sizes.
+    const std::string threads =
+        e.block_size != 0 ? ", " + std::to_string(e.block_size) + " threads a block" : "";
     const std::string level =
         std::to_string(e.level) + " (" + std::string(op.levels[index].name) + ")";
-    points.push_back(
-        {e.op + " " + std::to_string(e.size), level, e.measured_ms, run.summary.median_ms});
-    table.add_row({e.op, level, std::to_string(e.size), format_fixed(e.measured_ms, 4),
+    const std::string op_size = e.op + " " + std::to_string(e.size);
+    points.push_back({op_size + threads, level, e.measured_ms, run.summary.median_ms,
+                      e.block_size != 0 ? op_size + " level " + std::to_string(e.level) : ""});
+    table.add_row({e.op, level + threads, std::to_string(e.size), format_fixed(e.measured_ms, 4),
                    format_fixed(run.summary.median_ms, 4),
                    format_fixed(run.summary.median_ms / e.measured_ms, 3)});
   }
@@ -308,6 +320,7 @@ int run_fidelity(const FidelityOptions& options) {
     }
     for (FidelityPoint p : *points) {
       p.ladder = spec + " " + p.ladder;
+      p.sweep = p.sweep.empty() ? "" : spec + " " + p.sweep;
       all.push_back(std::move(p));
     }
     std::printf("\n");

@@ -206,6 +206,36 @@ void count_arithmetic(tree_code code, tree type, Counts& c) {
   }
 }
 
+bool is_division(tree_code code) {
+  switch (code) {
+    case TRUNC_DIV_EXPR:
+    case CEIL_DIV_EXPR:
+    case FLOOR_DIV_EXPR:
+    case ROUND_DIV_EXPR:
+    case EXACT_DIV_EXPR:
+    case TRUNC_MOD_EXPR:
+    case CEIL_MOD_EXPR:
+    case FLOOR_MOD_EXPR:
+    case ROUND_MOD_EXPR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// An integer division or remainder by a value the compiler does not know: a GPU has no divide
+// instruction, and nvcc emits a sequence (the CUDA C++ Programming Guide: integer division and
+// modulo "compile to up to 20 instructions"). On an H200, `tid % (2 * s)` executed 15 warp
+// instructions more than a multiply in its place, 3 of them on the special-function pipe
+// (docs/results/h200-sxm-2026-11-30.md): a conversion to float, a reciprocal, a conversion back
+// and 12 integer multiply-adds, adds and compares.
+void count_integer_division(tree type, Counts& c) {
+  const unsigned n = elements(type);
+  c[kInteger] += 12 * n;
+  c[kConversion] += 2 * n;
+  c[kSpecial] += n;
+}
+
 // A conversion from `from` to `to`: int <-> float, or between floating-point widths.
 void count_conversion(tree from, tree to, Counts& c) {
   const unsigned n = elements(to);
@@ -400,10 +430,15 @@ void count_statement(gimple* stmt, Counts& c) {
     return;
   }
   if (const gcond* cond = dyn_cast<gcond*>(stmt)) {
-    // A loop's exit test on its induction variable is the branch alone.
-    if (!ends_iteration(cond) || !(is_overhead_operand(gimple_cond_lhs(cond)) ||
-                                   is_overhead_operand(gimple_cond_rhs(cond)))) {
-      count_arithmetic(gimple_cond_code(cond), TREE_TYPE(gimple_cond_lhs(cond)), c);
+    // A loop's exit test on its induction variable is loop control.
+    Counts own{};
+    count_arithmetic(gimple_cond_code(cond), TREE_TYPE(gimple_cond_lhs(cond)), own);
+    const bool loop_control = ends_iteration(cond) && (is_overhead_operand(gimple_cond_lhs(cond)) ||
+                                                       is_overhead_operand(gimple_cond_rhs(cond)));
+    own[kAddress] += loop_control ? own[kInteger] : 0;
+    own[kInteger] = loop_control ? 0 : own[kInteger];
+    for (unsigned f = 0; f < kOpClasses; ++f) {
+      c[f] += own[f];
     }
     c[kBranch] += 1;
     return;
@@ -418,8 +453,14 @@ void count_statement(gimple* stmt, Counts& c) {
   }
   const tree_code code = gimple_assign_rhs_code(assign);
   const tree lhs = gimple_assign_lhs(assign);
-  if (contracted->contains(stmt) || (TREE_CODE(lhs) == SSA_NAME && overhead->contains(lhs))) {
-    return;  // counted with its multiply, or an address or loop control
+  if (contracted->contains(stmt)) {
+    return;  // counted with its multiply
+  }
+  if (TREE_CODE(lhs) == SSA_NAME && overhead->contains(lhs)) {
+    Counts own{};
+    count_arithmetic(code, TREE_TYPE(lhs), own);
+    c[kAddress] += own[kInteger];
+    return;
   }
   if (contracts(assign)) {
     tree type = TREE_TYPE(lhs);
@@ -433,6 +474,11 @@ void count_statement(gimple* stmt, Counts& c) {
   }
   if (TREE_CODE_CLASS(code) == tcc_comparison) {
     count_arithmetic(code, TREE_TYPE(gimple_assign_rhs1(assign)), c);
+    return;
+  }
+  if (is_division(code) && is_integer(TREE_TYPE(lhs)) &&
+      TREE_CODE(gimple_assign_rhs2(assign)) != INTEGER_CST) {
+    count_integer_division(TREE_TYPE(lhs), c);
     return;
   }
   count_arithmetic(code, TREE_TYPE(lhs), c);

@@ -14,6 +14,7 @@ enum OpClass : unsigned {
   kSpecial,     // special functions: exp, log, sin, cos, sqrt, reciprocal
   kConversion,  // int <-> float, float <-> double
   kBranch,      // conditional branches
+  kAddress,     // integer arithmetic that only addresses memory or controls a loop
   kOpClasses    // how many classes
 };
 

@@ -167,6 +167,7 @@ struct WarpPath {
   std::uint64_t shared = 0;       // shared-memory requests
   std::uint64_t collectives = 0;  // shuffles, votes, __syncwarp
   std::uint64_t arithmetic = 0;   // counted arithmetic instructions
+  bool loading = false;           // its last global request was a load (a run is open)
 };
 
 // One warp-level request: the lanes that reached one instruction for the k-th time.
@@ -451,7 +452,7 @@ struct BlockCounter {
   void cost_requests(unsigned warp, const WarpLog* log);
   void cost_ops(unsigned warp);
   void cost_divergent(unsigned warp, std::size_t from);
-  void cost(const Group& g, WarpSectors& out);
+  void cost(unsigned warp, const Group& g);
   void cost_global(const Group& g, WarpSectors& out);
   void cost_shared(const Group& g);
   void end_phase();
@@ -670,6 +671,7 @@ void BlockCounter::cost_ops(unsigned warp) {
   counts.special_instructions += most[kSpecial];
   counts.conversion_instructions += most[kConversion];
   counts.branch_instructions += most[kBranch];
+  counts.address_instructions += most[kAddress];
   counts.fp32_flop += flop;
   for (const std::uint64_t v : most) {
     warp_path[warp].arithmetic += v;
@@ -712,7 +714,6 @@ void BlockCounter::cost_requests(unsigned warp, const WarpLog* log) {
     same_until = std::min(same_until, l.own_from);
     all_until = std::min(all_until, l.size);
   }
-  WarpSectors& out = warp_sectors[warp];
   Group& g = scratch_group;
   for (std::size_t p = 0; p < same_until; ++p) {
     const Instruction& instruction = log->reference[p];
@@ -763,7 +764,7 @@ void BlockCounter::cost_requests(unsigned warp, const WarpLog* log) {
     g.mask = mask;
     g.lowest_lane = static_cast<unsigned>(std::countr_zero(mask));
     g.position = static_cast<std::uint32_t>(p);
-    cost(g, out);
+    cost(warp, g);
   }
   if (log->diverged) {
     cost_divergent(warp, same_until);
@@ -811,12 +812,23 @@ void BlockCounter::cost_divergent(unsigned warp, std::size_t from) {
            std::tie(groups[y].position, groups[y].lowest_lane);
   });
   for (const std::uint32_t i : group_order) {
-    cost(groups[i], warp_sectors[warp]);
+    cost(warp, groups[i]);
   }
 }
 
-void BlockCounter::cost(const Group& g, WarpSectors& out) {
-  if (space_of(g.key) == Space::global) {
+void BlockCounter::cost(unsigned warp, const Group& g) {
+  // A run of loads: the loads a warp issues before a store or atomic, which may need them.
+  const Op op = op_of(g.key);
+  const bool global = space_of(g.key) == Space::global;
+  bool& loading = warp_path[warp].loading;
+  if (global && op == Op::load && !loading) {
+    counts.global_load_runs += 1;
+  }
+  if (global || op == Op::atomic) {
+    loading = global && op == Op::load;
+  }
+  if (global) {
+    WarpSectors& out = warp_sectors[warp];
     cost_global(g, out);
     out.ends.emplace_back(g.position, static_cast<std::uint32_t>(out.sectors.size()));
   } else {

@@ -474,22 +474,36 @@ double core_dram_bytes(int level) {
   return core_traffic(level, core).dram;
 }
 
-// The query rows per block of a flash level's kernel (3 or 4) on `config`: every (batch, head)'s
-// rows over the blocks of the smallest grid its core launched (a core that also converts its
-// inputs launches a larger grid for that). The tests derive their bounds from it, so that any
-// tiling is judged by what it does, not by the solution's tile size.
-int flash_rows_per_block(const AttentionConfig& config, int level = 3) {
+// The blocks of a level's kernel on `config`: every (batch, head)'s query rows over the blocks of
+// the smallest grid its core launched (a core that also converts its inputs launches a larger
+// grid for that), and that launch's warps per block. The tests derive their bounds from it, so
+// that any tiling is judged by what it does, not by the solution's tile size.
+struct CoreBlocks {
+  int rows = 0;   // query rows per block
+  int warps = 0;  // warps per block
+};
+
+CoreBlocks core_blocks(const AttentionConfig& config, int level) {
   Core core(config, level, 2, false);
   std::uint64_t blocks = 0;
+  int warps = 1;
   for (const gpulab::CountedLaunch& launch : gpulab::sim::count_launches([&] {
          core_of(level)(core.config, core.buffers, core.stream);
          core.stream.synchronize();
        })) {
     const std::uint64_t grid = std::uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
-    blocks = blocks == 0 ? grid : std::min(blocks, grid);
+    if (blocks == 0 || grid < blocks) {
+      blocks = grid;
+      warps = static_cast<int>((launch.block[0] * launch.block[1] * launch.block[2] + 31) / 32);
+    }
   }
   const auto rows = static_cast<std::uint64_t>(config.batch) * config.heads * config.seq_len;
-  return blocks == 0 ? config.seq_len : static_cast<int>((rows + blocks - 1) / blocks);
+  return {blocks == 0 ? config.seq_len : static_cast<int>((rows + blocks - 1) / blocks), warps};
+}
+
+// The query rows per block of a flash level's kernel (3 or 4) on `config`.
+int flash_rows_per_block(const AttentionConfig& config, int level = 3) {
+  return core_blocks(config, level).rows;
 }
 #endif
 
@@ -643,19 +657,25 @@ GPULAB_GRADED_TEST(
   const AttentionConfig config{1, 128, 1024, 16, false};
   int sms = 0;
   GPULAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  // As many sequences as it takes the level of the largest tiles to give every SM a block.
-  const auto filled_for = [&](std::initializer_list<int> levels) {
-    int rows = 1;
+  // As many sequences as it takes the level of the largest tiles to give every SM a block, or,
+  // with `issue`, the 16 warps an SM needs to issue every clock (4 schedulers, 4 clocks between a
+  // warp's dependent instructions: docs/sim.md, section 10). Level 0's GEMMs have those at any
+  // size; level 1's kernel, at one block per SM, would be bound by its warps' latency instead.
+  const auto filled_for = [&](std::initializer_list<int> levels, bool issue = false) {
+    int batch = 1;
     for (const int level : levels) {
-      rows = std::max(rows, flash_rows_per_block(config, level));
+      const CoreBlocks blocks = core_blocks(config, level);
+      const int per_sm = issue ? (16 + blocks.warps - 1) / blocks.warps : 1;
+      const int blocks_per_sequence =
+          config.heads * ((config.seq_len + blocks.rows - 1) / blocks.rows);
+      batch = std::max(batch, (sms * per_sm + blocks_per_sequence - 1) / blocks_per_sequence);
     }
-    const int blocks_per_sequence = config.heads * ((config.seq_len + rows - 1) / rows);
     AttentionConfig filled = config;
-    filled.batch = std::max(1, (sms + blocks_per_sequence - 1) / blocks_per_sequence);
+    filled.batch = batch;
     return filled;
   };
   const std::vector<SpeedComparison> comparisons = {
-      {0, 1, config}, {1, 3, filled_for({3})}, {3, 4, filled_for({3, 4})}};
+      {0, 1, filled_for({1}, true)}, {1, 3, filled_for({3})}, {3, 4, filled_for({3, 4})}};
   // The modeled clock gives every run of the same work the same time: one warm-up, one sample.
   options.warmup_runs = 1;
   options.min_samples = 1;

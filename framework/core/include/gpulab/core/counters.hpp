@@ -84,12 +84,19 @@ struct MemoryCounters {
   std::uint64_t special_instructions = 0;     ///< exp, log, sin, cos, sqrt, reciprocal (SFU)
   std::uint64_t conversion_instructions = 0;  ///< int <-> float, float <-> double
   std::uint64_t branch_instructions = 0;      ///< conditional branches
+  /// Integer arithmetic that only addresses memory or controls a loop (an index scaled and added
+  /// to a pointer, an induction variable and its exit test), kept apart from the integer class:
+  /// nvcc folds part of it into its instructions' address offsets.
+  std::uint64_t address_instructions = 0;
   std::uint64_t fp32_flop = 0;  ///< FP32 operations of all threads, an FMA counted twice
   /// The blocks' critical paths, summed over the blocks (the time model's latency term): per
   /// barrier phase, whether the block loaded from global memory or used shared memory, and the
   /// most shared-memory requests, warp collectives and counted arithmetic of one of its warps.
-  std::uint64_t path_phases = 0;           ///< barrier phases: the block's barriers + 1
-  std::uint64_t path_global_phases = 0;    ///< phases with a global load or atomic
+  std::uint64_t path_phases = 0;         ///< barrier phases: the block's barriers + 1
+  std::uint64_t path_global_phases = 0;  ///< phases with a global load or atomic
+  /// Runs of global loads and atomics a warp issues without a global store or an atomic between
+  /// them (a store or atomic may need what was loaded), per warp and barrier phase, summed.
+  std::uint64_t global_load_runs = 0;
   std::uint64_t path_shared_phases = 0;    ///< phases with a shared-memory request
   std::uint64_t path_shared_requests = 0;  ///< per phase, one warp's most shared requests
   std::uint64_t path_collectives = 0;      ///< per phase, one warp's most warp collectives

@@ -3,8 +3,10 @@
 //
 //   error        |modeled / measured - 1|, per kernel; its mean over the kernels
 //   worst ratio  max(modeled / measured, measured / modeled): how many times off the worst is
-//   order        per ladder (the levels of one op at one size), whether the model ranks every pair
-//                of levels as the measurements do
+//   order        per ladder (the levels of one op at one size and block size), whether the model
+//                ranks every pair of levels as the measurements do, where they differ by more than
+//                kOrderTolerance (closer times are a tie within a GPU's run-to-run noise); the same
+//                per sweep (one level at several block sizes), reported apart
 //
 // The corpus (docs/results/fidelity-corpus.json) holds every catalog level the project measured
 // on a GPU, each with the problem it measured in words: `gpulab-sim-bench --fidelity` runs on sim
@@ -28,7 +30,14 @@ struct FidelityPoint {
   std::string name;    ///< the kernel within it, e.g. "level 2 (coalesced)"
   double measured_ms = 0;
   double modeled_ms = 0;
+  /// The block sizes of one level compared with each other, e.g. "vector_add 67108864 level 1";
+  /// empty when the point was measured at its op's own block size only.
+  std::string sweep = {};
 };
+
+/// Measured times closer than this (relative) are not ranked: GPU runs of one kernel differ by a
+/// few percent (the H200's histogram at six block sizes: 17.31 to 17.35 ms).
+inline constexpr double kOrderTolerance = 0.05;
 
 /// Whether one ladder keeps its measured order on the model.
 struct LadderOrder {
@@ -43,6 +52,7 @@ struct FidelitySummary {
   double worst_ratio = 1;            ///< max(modeled / measured, measured / modeled)
   std::string worst;                 ///< "ladder: name" of the worst point
   std::vector<LadderOrder> ladders;  ///< in order of first appearance
+  std::vector<LadderOrder> sweeps;   ///< the same for sweeps (points with a sweep)
 };
 
 /// Summarizes `points`. Throws std::invalid_argument for none, or for a time that is not finite

@@ -68,7 +68,9 @@ struct GpuSpec {
   double l2_latency_cycles = 0;          ///< a global load served by L2
   double collective_latency_cycles = 0;  ///< a warp shuffle or vote
   double barrier_latency_cycles = 0;     ///< __syncthreads, from the last warp's arrival
-  std::string instruction_model_source;  ///< sources of the nine figures above
+  double dependent_issue_cycles = 0;     ///< clocks between a warp's dependent arithmetic
+  double block_launch_cycles = 0;        ///< clocks between two blocks an SM starts
+  std::string instruction_model_source;  ///< sources of the eleven figures above
   SpecOrigin origin = SpecOrigin::datasheet;  ///< datasheet or estimated
   std::string source;                         ///< where the numbers come from
 

@@ -4,12 +4,14 @@
 // registers change the occupancy and so the latency hiding. Every result is "modeled (SPEC)", never
 // measured; docs/sim.md, "The time model", gives the equations and their limits.
 //
-//   t = launch overhead + tail x max(DRAM + L1/shared, L2, pipes, issue, tensor, atomics, latency)
+//   t = launch overhead + tail x max(DRAM + L1/shared, L2, pipes, issue, tensor, atomics, latency,
+//                                    blocks)
 //
 //   DRAM      (dram bytes read + written) / min(DRAM bandwidth, bytes in flight / DRAM latency)
 //             bytes in flight = resident warps x loads in flight per warp x bytes per global
-//             request (Little's law); a warp's loads in flight are its global load and atomic
-//             requests per barrier phase that loads, at least 1, at most kMaxLoadsInFlightPerWarp
+//             request (Little's law); a warp's loads in flight are its global load requests per
+//             run of loads (loads with no global store or atomic between them), at least 1, at
+//             most kMaxLoadsInFlightPerWarp
 //   L2        (L2 sectors read + written) x 32 / L2 bandwidth
 //   L1/shared per SM: global requests' L1 cycles (max(1, sectors / 4) each: one tag lookup and at
 //             most 128 bytes per clock, plus kPartialSectorWriteCycles per sector a store writes
@@ -18,8 +20,11 @@
 //   pipes     per pipe, its counted warp instructions x 32 / (its lanes per SM x SMs x clock):
 //             FP32 (FMA and other FP32; at least the declared FLOPs at the FP32 peak), FP64,
 //             integer, special functions and conversions (counted by the gpulab_count_ops plugin)
-//   issue     every counted warp instruction (arithmetic, branches, memory requests, barriers,
-//             warp collectives, mma_sync) / (schedulers per SM x SMs x clock)
+//   issue     every counted warp instruction (arithmetic, addresses and loop control, branches,
+//             memory requests, barriers, warp collectives, mma_sync) / (issue rate x SMs x clock),
+//             issue rate = schedulers per SM x min(1, resident warps per scheduler / clocks
+//             between a warp's dependent instructions): too few warps cannot issue every clock
+//   blocks    blocks / SMs x clocks between two blocks an SM starts / clock
 //   tensor    counted mma_sync FLOPs / the dense tensor peak of their input type (FP16, BF16)
 //   atomics   atomic requests on the busiest 32-byte sector x kAtomicSectorCycles / clock: atomics
 //             on one sector are applied in L2 one request after the other, however many SMs send
@@ -77,9 +82,11 @@ inline constexpr double kAtomicSectorCycles = 25.5;
 /// fitted: docs/sim.md, section 10.
 inline constexpr double kMaxLoadsInFlightPerWarp = 4;
 
-/// Global loads (and atomics) one warp of `warps_per_block` keeps in flight in the DRAM term: the
-/// counted load and atomic requests per warp and per barrier phase that loads, clamped to
-/// [1, kMaxLoadsInFlightPerWarp]; 1 when no phase loads (counts without a critical path).
+/// Global loads one warp of `warps_per_block` keeps in flight in the DRAM term: the counted load
+/// requests per run of loads (global_load_runs: a store or atomic may need what was loaded, so it
+/// ends a run), clamped to [1, kMaxLoadsInFlightPerWarp]. Counts without runs (files from before
+/// they were counted, the modeled GEMMs): the load and atomic requests per warp and barrier phase
+/// that loads, clamped the same way; 1 when no phase loads.
 [[nodiscard]] double loads_in_flight_per_warp(const MemoryCounters& counters, int warps_per_block);
 
 /// Which term bounds a modeled time.
@@ -97,33 +104,36 @@ enum class ModelBound {
   tensor,
   atomics,
   clock_wait,
+  block_launch,
   launch
 };
 
 /// "DRAM bandwidth", "DRAM latency (occupancy)", "L2 bandwidth", "L1/shared", "FP32", "FP64",
 /// "integer", "special functions (SFU)", "instruction issue", "latency (critical path)",
-/// "tensor cores", "atomics on one sector (L2)", "clock64() wait", "launch".
+/// "tensor cores", "atomics on one sector (L2)", "clock64() wait", "block launch rate", "launch".
 [[nodiscard]] std::string_view to_string(ModelBound bound) noexcept;
 
 /// The modeled time of one launch and its terms (seconds).
 struct ModeledTime {
-  double time_s = 0;       ///< launch + tail x the largest term (the header's equation)
-  double dram_s = 0;       ///< DRAM bytes at the achievable DRAM bandwidth
-  double l2_s = 0;         ///< L2 sectors at the L2 bandwidth
-  double l1_shared_s = 0;  ///< L1 request cycles and shared wavefronts per SM
-  double fp32_s = 0;       ///< counted FP32 instructions on the FP32 lanes (or declared FLOPs)
-  double fp64_s = 0;       ///< counted FP64 instructions on the FP64 lanes
-  double integer_s = 0;    ///< counted integer instructions on the integer lanes
-  double special_s = 0;    ///< counted special functions and conversions on their lanes
-  double issue_s = 0;      ///< every counted warp instruction at the schedulers' issue rate
-  double latency_s = 0;    ///< waves x a block's mean critical path
-  double tensor_s = 0;     ///< counted tensor-core FLOPs at the dense peaks
-  double atomic_s = 0;     ///< the busiest sector's atomics, one after the other
-  double launch_s = 0;     ///< launch overhead
-  double tail_factor = 1;  ///< ceil(waves) / waves
-  double waves = 0;        ///< blocks / blocks resident at once
+  double time_s = 0;          ///< launch + tail x the largest term (the header's equation)
+  double dram_s = 0;          ///< DRAM bytes at the achievable DRAM bandwidth
+  double l2_s = 0;            ///< L2 sectors at the L2 bandwidth
+  double l1_shared_s = 0;     ///< L1 request cycles and shared wavefronts per SM
+  double fp32_s = 0;          ///< counted FP32 instructions on the FP32 lanes (or declared FLOPs)
+  double fp64_s = 0;          ///< counted FP64 instructions on the FP64 lanes
+  double integer_s = 0;       ///< counted integer instructions on the integer lanes
+  double special_s = 0;       ///< counted special functions and conversions on their lanes
+  double issue_s = 0;         ///< every counted warp instruction at the schedulers' issue rate
+  double block_launch_s = 0;  ///< the blocks at the SMs' rate of starting blocks
+  double latency_s = 0;       ///< waves x a block's mean critical path
+  double tensor_s = 0;        ///< counted tensor-core FLOPs at the dense peaks
+  double atomic_s = 0;        ///< the busiest sector's atomics, one after the other
+  double launch_s = 0;        ///< launch overhead
+  double tail_factor = 1;     ///< ceil(waves) / waves
+  double waves = 0;           ///< blocks / blocks resident at once
   double achievable_dram_gb_s = 0;        ///< min(peak, bytes in flight / latency)
   double loads_in_flight_per_warp = 1;    ///< in the DRAM term: loads_in_flight_per_warp()
+  double issue_per_clock_per_sm = 0;      ///< warp instructions an SM issues per clock
   double occupancy_fraction = 0;          ///< resident warps / max warps per SM
   int active_blocks_per_sm = 0;           ///< resident blocks per SM (0: cannot launch)
   ModelBound bound = ModelBound::launch;  ///< the largest term (of DRAM + L1/shared: the larger)
