@@ -578,6 +578,29 @@ struct TcTiling {
                 "every region stays 32-byte aligned, as WMMA requires");
 };
 
+// Each element of a warp's O accumulators times its row's factor: row_factor holds one float per
+// row of the warp's strips (16 rows each), element_row the row of each of a lane's accumulator
+// elements.
+template <class Fragment, int kStrips, int kChunks>
+__device__ __forceinline__ void scale_rows(Fragment (&o)[kStrips][kChunks], const float* row_factor,
+                                           const int (&element_row)[Fragment::num_elements]) {
+#pragma unroll
+  for (int st = 0; st < kStrips; ++st) {
+    float factor[Fragment::num_elements];
+#pragma unroll
+    for (int i = 0; i < Fragment::num_elements; ++i) {
+      factor[i] = row_factor[16 * st + element_row[i]];
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+#pragma unroll
+      for (int i = 0; i < Fragment::num_elements; ++i) {
+        o[st][c].x[i] *= factor[i];
+      }
+    }
+  }
+}
+
 // Rows `from`.. (`ld` halves apart, kDim halves each) into shared rows of kLdh halves for the
 // block's kTcThreads threads, 16 bytes per access; rows from `valid` on are zero. All loads are
 // issued before the first store, so their latencies overlap.
@@ -771,21 +794,7 @@ __global__ void __launch_bounds__(kTcThreads)
     // 3. O = alpha O (skipped when no row's maximum grew: alpha is 1 everywhere), then O += P V,
     // each V fragment serving every strip.
     if (__any_sync(kFullMask, grew)) {
-#pragma unroll
-      for (int st = 0; st < kStrips; ++st) {
-        float factor[kElements];
-#pragma unroll
-        for (int i = 0; i < kElements; ++i) {
-          factor[i] = row_factor[16 * st + element_row[i]];
-        }
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-#pragma unroll
-          for (int i = 0; i < kElements; ++i) {
-            o[st][c].x[i] *= factor[i];
-          }
-        }
-      }
+      scale_rows(o, row_factor, element_row);
     }
 #pragma unroll
     for (int kk = 0; kk < kTcKeys / 16; ++kk) {
@@ -822,21 +831,7 @@ __global__ void __launch_bounds__(kTcThreads)
     }
   }
   __syncwarp();
-#pragma unroll
-  for (int st = 0; st < kStrips; ++st) {
-    float factor[kElements];
-#pragma unroll
-    for (int i = 0; i < kElements; ++i) {
-      factor[i] = row_factor[16 * st + element_row[i]];
-    }
-#pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-#pragma unroll
-      for (int i = 0; i < kElements; ++i) {
-        o[st][c].x[i] *= factor[i];
-      }
-    }
-  }
+  scale_rows(o, row_factor, element_row);
   float* out = attn + head.out;
 #pragma unroll
   for (int c0 = 0; c0 < kChunks; c0 += kTcKeys / 16) {

@@ -362,8 +362,7 @@ void for_each_figure(Counters& c, Visit visit) {
   count("gpulab__path_global_phases.sum", "phase", &c.path_global_phases,
         "phases in which a block loaded from global memory");
   count("gpulab__global_load_runs.sum", "run", &c.global_load_runs,
-        "runs of global loads and atomics with no global store or atomic between them, per warp "
-        "and phase");
+        "runs of global loads with no global store or atomic between them, of every warp");
   count("gpulab__path_shared_phases.sum", "phase", &c.path_shared_phases,
         "phases in which a block used shared memory");
   count("gpulab__path_shared_requests.sum", "request", &c.path_shared_requests,

@@ -133,6 +133,23 @@ const char* callee_name(const gcall* call) {
   return std::strncmp(name, "__builtin_", 10) == 0 ? name + 10 : name;
 }
 
+bool is_division(tree_code code) {
+  switch (code) {
+    case TRUNC_DIV_EXPR:
+    case CEIL_DIV_EXPR:
+    case FLOOR_DIV_EXPR:
+    case ROUND_DIV_EXPR:
+    case EXACT_DIV_EXPR:
+    case TRUNC_MOD_EXPR:
+    case CEIL_MOD_EXPR:
+    case FLOOR_MOD_EXPR:
+    case ROUND_MOD_EXPR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // An arithmetic operation `code` on values of `type` (for comparisons: the operands' type).
 void count_arithmetic(tree_code code, tree type, Counts& c) {
   const unsigned n = elements(type);
@@ -178,15 +195,6 @@ void count_arithmetic(tree_code code, tree type, Counts& c) {
       return;
     case POINTER_PLUS_EXPR:
     case POINTER_DIFF_EXPR:
-    case TRUNC_DIV_EXPR:
-    case CEIL_DIV_EXPR:
-    case FLOOR_DIV_EXPR:
-    case ROUND_DIV_EXPR:
-    case EXACT_DIV_EXPR:
-    case TRUNC_MOD_EXPR:
-    case CEIL_MOD_EXPR:
-    case FLOOR_MOD_EXPR:
-    case ROUND_MOD_EXPR:
     case LSHIFT_EXPR:
     case RSHIFT_EXPR:
     case LROTATE_EXPR:
@@ -202,25 +210,21 @@ void count_arithmetic(tree_code code, tree type, Counts& c) {
       }
       return;
     default:
+      // A division by a constant (nvcc multiplies by its inverse): one instruction. By a variable,
+      // count_statement counts the sequence (count_integer_division).
+      if (is_division(code) && is_integer(type)) {
+        c[kInteger] += n;
+      }
       return;
   }
 }
 
-bool is_division(tree_code code) {
-  switch (code) {
-    case TRUNC_DIV_EXPR:
-    case CEIL_DIV_EXPR:
-    case FLOOR_DIV_EXPR:
-    case ROUND_DIV_EXPR:
-    case EXACT_DIV_EXPR:
-    case TRUNC_MOD_EXPR:
-    case CEIL_MOD_EXPR:
-    case FLOOR_MOD_EXPR:
-    case ROUND_MOD_EXPR:
-      return true;
-    default:
-      return false;
-  }
+// Integer arithmetic `code` on `type` that only addresses memory or controls a loop: in the
+// address class, not the integer one.
+void count_address(tree_code code, tree type, Counts& c) {
+  Counts own{};
+  count_arithmetic(code, type, own);
+  c[kAddress] += own[kInteger];
 }
 
 // An integer division or remainder by a value the compiler does not know: a GPU has no divide
@@ -431,15 +435,10 @@ void count_statement(gimple* stmt, Counts& c) {
   }
   if (const gcond* cond = dyn_cast<gcond*>(stmt)) {
     // A loop's exit test on its induction variable is loop control.
-    Counts own{};
-    count_arithmetic(gimple_cond_code(cond), TREE_TYPE(gimple_cond_lhs(cond)), own);
     const bool loop_control = ends_iteration(cond) && (is_overhead_operand(gimple_cond_lhs(cond)) ||
                                                        is_overhead_operand(gimple_cond_rhs(cond)));
-    own[kAddress] += loop_control ? own[kInteger] : 0;
-    own[kInteger] = loop_control ? 0 : own[kInteger];
-    for (unsigned f = 0; f < kOpClasses; ++f) {
-      c[f] += own[f];
-    }
+    (loop_control ? count_address : count_arithmetic)(gimple_cond_code(cond),
+                                                      TREE_TYPE(gimple_cond_lhs(cond)), c);
     c[kBranch] += 1;
     return;
   }
@@ -457,9 +456,7 @@ void count_statement(gimple* stmt, Counts& c) {
     return;  // counted with its multiply
   }
   if (TREE_CODE(lhs) == SSA_NAME && overhead->contains(lhs)) {
-    Counts own{};
-    count_arithmetic(code, TREE_TYPE(lhs), own);
-    c[kAddress] += own[kInteger];
+    count_address(code, TREE_TYPE(lhs), c);
     return;
   }
   if (contracts(assign)) {

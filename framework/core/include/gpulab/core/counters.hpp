@@ -94,8 +94,8 @@ struct MemoryCounters {
   /// most shared-memory requests, warp collectives and counted arithmetic of one of its warps.
   std::uint64_t path_phases = 0;         ///< barrier phases: the block's barriers + 1
   std::uint64_t path_global_phases = 0;  ///< phases with a global load or atomic
-  /// Runs of global loads and atomics a warp issues without a global store or an atomic between
-  /// them (a store or atomic may need what was loaded), per warp and barrier phase, summed.
+  /// Runs of global loads a warp issues with no global store or atomic between them (a store or
+  /// atomic may need what was loaded), summed over the warps.
   std::uint64_t global_load_runs = 0;
   std::uint64_t path_shared_phases = 0;    ///< phases with a shared-memory request
   std::uint64_t path_shared_requests = 0;  ///< per phase, one warp's most shared requests
