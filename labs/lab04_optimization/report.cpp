@@ -68,10 +68,12 @@ AttentionConfig chosen_config(const LabContext& ctx) {
   AttentionConfig config;
   if (ctx.on_sim()) {
     // The smallest layer whose levels order on the modeled clock as on a GPU (1 over 0, 3 over 1,
-    // 4 over 3): 4 heads of 512 tokens give the fused and flash levels 128 blocks for the modeled
-    // H100's 132 SMs. About 30 s of simulation on a 2-core machine.
+    // 4 over 3): 8 heads of 512 tokens give the fused level 256 blocks of 4 warps for the modeled
+    // H100's 132 SMs. With 4 heads its 128 blocks leave each scheduler one warp, which waits on its
+    // own dependent instructions (docs/sim.md, section 10), and level 1 comes out slower than
+    // level 0. About 20 s of simulation on a 2-core machine.
     config =
-        ctx.quick ? AttentionConfig{1, 64, 64, 1, false} : AttentionConfig{1, 512, 128, 4, false};
+        ctx.quick ? AttentionConfig{1, 64, 64, 1, false} : AttentionConfig{1, 512, 256, 8, false};
   } else {
     config = ctx.quick ? AttentionConfig{1, 1024, 512, 8, false}
                        : AttentionConfig{1, 4096, 1024, 16, false};
@@ -445,10 +447,10 @@ int main(int argc, char** argv) {
                        "Tokens per sequence (default 4096 on cuda, 512 on sim; --quick 1024 / 64)")
             ->check(CLI::Range(1, 1 << 20));
         app.add_option("--d-model", g_d_model,
-                       "Model width (default 1024 on cuda, 128 on sim; --quick 512 / 64)")
+                       "Model width (default 1024 on cuda, 256 on sim; --quick 512 / 64)")
             ->check(CLI::Range(1, 1 << 20));
         app.add_option("--heads", g_heads,
-                       "Attention heads; must divide --d-model (default 16 on cuda, 4 on sim; "
+                       "Attention heads; must divide --d-model (default 16 on cuda, 8 on sim; "
                        "--quick 8 / 1)")
             ->check(CLI::Range(1, 1 << 20));
         app.add_flag("--causal", g_causal, "Mask future tokens (causal attention)");
