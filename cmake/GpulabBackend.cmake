@@ -17,18 +17,21 @@
 #   gpulab_add_backend_executable(<name> SOURCES ... [LINK ...] [LINK_BACKEND ...] [BACKENDS ...])
 #     one executable per backend, named <name>.<backend>; BACKENDS restricts the list.
 #
-# Memory counting on sim (framework/sim/src/counting.cpp): with GCC, outside AddressSanitizer
-# builds, every translated .cu file is compiled so that each load and store calls a callback the
-# sim runtime defines (GCC's kernel-address instrumentation, outlined, with no ASan runtime). Host
-# code in those files pays a call per access; kernels pay it too when counting is off. GCC
-# defines __SANITIZE_ADDRESS__ for this mode as for AddressSanitizer; -U keeps that macro meaning
-# "AddressSanitizer build" (the asan preset) for the project's code.
-# GPULAB_SIM_COUNTING=OFF builds them without (to measure what the calls cost).
+# Memory counting on sim (framework/sim/src/counting.cpp): outside AddressSanitizer builds, every
+# translated .cu file is compiled so that each load and store calls a callback the sim runtime
+# defines, and each basic block adds the operations it executes, by class, to a thread-local array
+# (docs/sim.md, "Counted instructions"). A compiler plugin of the project does both
+# (framework/sim/plugin): with GCC a GCC plugin, beside GCC's kernel-address instrumentation
+# (outlined, with no ASan runtime, its own load and store checks off: the plugin's rule reads its
+# no_sanitize_address); with clang an LLVM pass plugin. Host code in those files pays a call per
+# access; kernels pay it too when counting is off. GCC defines __SANITIZE_ADDRESS__ for this mode as
+# for AddressSanitizer; -U keeps that macro meaning "AddressSanitizer build" (the asan preset) for
+# the project's code. GPULAB_SIM_COUNTING=OFF builds them without (to measure what the calls cost).
 # Two of GCC's optimizations are off in counted files, as they make accesses and operations that a
 # GPU thread does not: the vectorizer packs a thread's independent scalar operations and accesses
-# into SSE vectors (a GPU thread has none: its vector is the warp), and scalar replacement of
-# aggregates turns a 16-byte float4 load whose members are used one by one into four 4-byte loads
-# (nvcc keeps one 16-byte load).
+# into SSE vectors (a GPU thread has none: its vector is the warp; clang's two vectorizers are off
+# too), and scalar replacement of aggregates turns a 16-byte float4 load whose members are used one
+# by one into four 4-byte loads (nvcc keeps one 16-byte load).
 # The counts follow the source, not the build type: which loads, stores and operations a kernel
 # makes is the host optimizer's choice (at -O3 GCC inlines and unrolls more, and a local array a
 # loop indexes stays in registers or goes to the stack), so in a counting build every sim target
@@ -37,7 +40,7 @@
 # optimization level of a precompiled header into the files that use it). Another level (-O0, to
 # step through kernels in a debugger: docs/sim.md, section 7) counts other figures than every
 # default build.
-option(GPULAB_SIM_COUNTING "Let sim kernels count their memory traffic (GCC, not with asan)" ON)
+option(GPULAB_SIM_COUNTING "Let sim kernels count their memory traffic and arithmetic" ON)
 set(GPULAB_SIM_KERNEL_OPTIMIZATION "-O2" CACHE STRING
     "Optimization level of sim targets in a counting build, whatever the build type (-O2: the \
 counts every default build agrees on)")
@@ -45,54 +48,77 @@ if(NOT GPULAB_SIM_KERNEL_OPTIMIZATION MATCHES "^-O[0-3gs]?$")
   message(FATAL_ERROR "GPULAB_SIM_KERNEL_OPTIMIZATION must be an optimization flag such as -O2 or "
                       "-O0, not '${GPULAB_SIM_KERNEL_OPTIMIZATION}'")
 endif()
-if(GPULAB_SIM_COUNTING AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPULAB_SANITIZE)
-  set(GPULAB_SIM_COUNTING ON)
+# Counted arithmetic: GPULAB_SIM_COUNT_ARITHMETIC=OFF counts memory only (to measure what the
+# arithmetic counts cost). GPULAB_SIM_COUNT_OPS: whether kernels count their arithmetic (tests of
+# it skip without); GPULAB_SIM_COUNT_PLUGIN: the plugin's target, which counted files depend on
+# (GPULAB_SIM_COUNT_PLUGIN_FILE: its file).
+option(GPULAB_SIM_COUNT_ARITHMETIC "Let sim kernels count their arithmetic" ON)
+set(GPULAB_SIM_COUNT_OPS OFF)
+set(GPULAB_SIM_COUNT_PLUGIN "")
+set(GPULAB_SIM_COUNTING_FLAGS "")
+set(_gpulab_why "")
+string(REGEX MATCH "^[0-9]+" _gpulab_major "${CMAKE_CXX_COMPILER_VERSION}")
+set(_gpulab_skip "${PROJECT_SOURCE_DIR}/framework/sim/include/")  # the sim's headers: not counted
+if(NOT GPULAB_SIM_COUNTING)
+  set(_gpulab_why "GPULAB_SIM_COUNTING=OFF")
+elseif(GPULAB_SANITIZE)
+  set(_gpulab_why "an AddressSanitizer build (GPULAB_SANITIZE)")
+elseif(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(GPULAB_SIM_COUNTING_FLAGS -fsanitize=kernel-address --param
       asan-instrumentation-with-call-threshold=0 --param asan-stack=0 --param asan-globals=0
       -U__SANITIZE_ADDRESS__ -fno-tree-vectorize -fno-tree-sra)
-else()
-  if(NOT GPULAB_SIM_COUNTING)
-    set(_gpulab_why "GPULAB_SIM_COUNTING=OFF")
-  elseif(GPULAB_SANITIZE)
-    set(_gpulab_why "an AddressSanitizer build (GPULAB_SANITIZE)")
-  else()
-    string(CONCAT _gpulab_why "the compiler is ${CMAKE_CXX_COMPILER_ID} "
-                  "${CMAKE_CXX_COMPILER_VERSION}, and counting needs GCC's kernel-address "
-                  "instrumentation")
-  endif()
-  message(STATUS "gpulab: sim counting off: ${_gpulab_why}. Sim programs count no memory traffic "
-                 "and have no modeled clock: their times are CPU time of the simulation")
-  set(GPULAB_SIM_COUNTING OFF)
-  set(GPULAB_SIM_COUNTING_FLAGS "")
-endif()
-
-# Counted arithmetic on sim: with memory counting, the translated files are also compiled with
-# gpulab's GCC plugin (framework/sim/plugin), which makes each basic block report the operations it
-# executes by class. It needs GCC's plugin headers (Debian: gcc-N-plugin-dev; scripts/setup
-# installs them); without them sim kernels count no arithmetic and the time model has no
-# instruction terms (docs/sim.md, "Counted instructions"). GPULAB_SIM_COUNT_ARITHMETIC=OFF builds
-# without the plugin (to measure what its calls cost).
-option(GPULAB_SIM_COUNT_ARITHMETIC "Let sim kernels count their arithmetic (a GCC plugin)" ON)
-set(GPULAB_SIM_COUNT_OPS OFF)
-if(GPULAB_SIM_COUNTING AND GPULAB_SIM_COUNT_ARITHMETIC)
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=plugin
                   OUTPUT_VARIABLE GPULAB_GCC_PLUGIN_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(EXISTS "${GPULAB_GCC_PLUGIN_DIR}/include/gcc-plugin.h")
-    set(GPULAB_SIM_COUNT_OPS ON)
-    set(GPULAB_SIM_COUNT_OPS_PLUGIN "${PROJECT_BINARY_DIR}/lib/gpulab_count_ops.so")
-    # The plugin also counts every load and store, AddressSanitizer's own checks off: those leave
-    # out a read-modify-write's store and a reloaded address (framework/sim/plugin/count_ops.cpp).
-    list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_OPS_PLUGIN}"
-         "-fplugin-arg-gpulab_count_ops-skip=${PROJECT_SOURCE_DIR}/framework/sim/include/"
-         "-fplugin-arg-gpulab_count_ops-memory" --param asan-instrument-reads=0 --param
-         asan-instrument-writes=0)
+    set(GPULAB_SIM_COUNT_PLUGIN gpulab_count_ops)
+    set(GPULAB_SIM_COUNT_PLUGIN_FILE "${PROJECT_BINARY_DIR}/lib/gpulab_count_ops.so")
+    list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}"
+         "-fplugin-arg-gpulab_count_ops-skip=${_gpulab_skip}" "-fplugin-arg-gpulab_count_ops-memory"
+         --param asan-instrument-reads=0 --param asan-instrument-writes=0)
+    if(NOT GPULAB_SIM_COUNT_ARITHMETIC)
+      list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin-arg-gpulab_count_ops-no-arithmetic")
+    endif()
   else()
-    string(REGEX MATCH "^[0-9]+" _gcc_major "${CMAKE_CXX_COMPILER_VERSION}")
     message(WARNING "GCC's plugin headers are missing (${GPULAB_GCC_PLUGIN_DIR}/include): sim "
                     "kernels will count memory traffic through AddressSanitizer's checks (which "
                     "miss a read-modify-write's store) and no arithmetic. Install "
-                    "gcc-${_gcc_major}-plugin-dev (scripts/setup does).")
+                    "gcc-${_gpulab_major}-plugin-dev (scripts/setup does).")
   endif()
+elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  # The LLVM pass plugin needs the headers of the LLVM that clang is (Debian: llvm-N-dev).
+  find_path(GPULAB_LLVM_INCLUDE_DIR llvm/Passes/PassPlugin.h
+            PATHS "/usr/lib/llvm-${_gpulab_major}/include" NO_DEFAULT_PATH
+            DOC "Headers of the LLVM clang ${_gpulab_major} is built on")
+  if(GPULAB_LLVM_INCLUDE_DIR)
+    set(GPULAB_SIM_COUNT_PLUGIN gpulab_count_ops_llvm)
+    set(GPULAB_SIM_COUNT_PLUGIN_FILE "${PROJECT_BINARY_DIR}/lib/gpulab_count_ops_llvm.so")
+    # -fplugin loads it before clang reads -mllvm, which then knows the plugin's options. As GCC at
+    # -O2, clang unrolls no loop that `#pragma unroll` does not ask for (it would unroll a loop of
+    # unknown trip count, which nvcc and GCC keep: its branches count once an iteration).
+    set(GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}" "-fpass-plugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}"
+        -mllvm "-gpulab-count-skip=${_gpulab_skip}" -fno-vectorize -fno-slp-vectorize
+        -fno-unroll-loops)
+    # The compiler's own include folders: an operation inlined from them is its caller's.
+    list(JOIN CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES "/," _gpulab_library)
+    list(APPEND GPULAB_SIM_COUNTING_FLAGS -mllvm "-gpulab-count-library=${_gpulab_library}/")
+    if(NOT GPULAB_SIM_COUNT_ARITHMETIC)
+      list(APPEND GPULAB_SIM_COUNTING_FLAGS -mllvm -gpulab-count-arithmetic=false)
+    endif()
+  else()
+    set(_gpulab_why "clang ${CMAKE_CXX_COMPILER_VERSION} without the headers of its LLVM (install "
+                    "llvm-${_gpulab_major}-dev, or set GPULAB_LLVM_INCLUDE_DIR)")
+  endif()
+else()
+  string(CONCAT _gpulab_why "the compiler is ${CMAKE_CXX_COMPILER_ID} "
+                "${CMAKE_CXX_COMPILER_VERSION}, and counting needs GCC's or clang's plugins")
+endif()
+if(_gpulab_why)
+  string(JOIN "" _gpulab_why ${_gpulab_why})
+  message(STATUS "gpulab: sim counting off: ${_gpulab_why}. Sim programs count no memory traffic "
+                 "and have no modeled clock: their times are CPU time of the simulation")
+  set(GPULAB_SIM_COUNTING OFF)
+elseif(GPULAB_SIM_COUNT_PLUGIN AND GPULAB_SIM_COUNT_ARITHMETIC)
+  set(GPULAB_SIM_COUNT_OPS ON)
 endif()
 
 # The sim member compiles each .cu file through gpulab-sim-translate (framework/sim/translate),
@@ -129,10 +155,15 @@ function(_gpulab_backend_sources target backend out)
       # CUDA's pragmas (#pragma unroll, nv_diag_suppress, ...) mean nothing to the host compiler.
       set_source_files_properties("${translated}" PROPERTIES
         COMPILE_OPTIONS "-iquote;${dir};-Wno-unknown-pragmas;${GPULAB_SIM_COUNTING_FLAGS}")
-      if(GPULAB_SIM_COUNT_OPS)
+      if(GPULAB_SIM_COUNT_PLUGIN)
         # Recompiled when the plugin changes (the target depends on it: _gpulab_backend_configure).
         set_property(SOURCE "${translated}" APPEND PROPERTY OBJECT_DEPENDS
-                     "${GPULAB_SIM_COUNT_OPS_PLUGIN}")
+                     "${GPULAB_SIM_COUNT_PLUGIN_FILE}")
+        if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+          # The LLVM plugin knows an operation's file from line tables (its `skip` rule).
+          set_property(SOURCE "${translated}" APPEND PROPERTY COMPILE_OPTIONS
+                       "$<$<NOT:$<CONFIG:Debug,RelWithDebInfo>>:-gline-tables-only>")
+        endif()
       endif()
       list(APPEND result "${translated}")
     else()
@@ -165,8 +196,10 @@ function(_gpulab_backend_configure target backend)
       target_compile_options(${target} PRIVATE
                              $<$<COMPILE_LANGUAGE:CXX>:${GPULAB_SIM_KERNEL_OPTIMIZATION}>)
     endif()
+    if(GPULAB_SIM_COUNT_PLUGIN)
+      add_dependencies(${target} ${GPULAB_SIM_COUNT_PLUGIN})
+    endif()
     if(GPULAB_SIM_COUNT_OPS)
-      add_dependencies(${target} gpulab_count_ops)
       # Tests of the counted arithmetic skip without the plugin.
       target_compile_definitions(${target} PRIVATE GPULAB_SIM_COUNT_OPS=1)
     endif()

@@ -18,6 +18,7 @@
 
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
+#include "gpulab/sim/uncounted.hpp"
 #include "gpulab/sim/wmma.hpp"
 
 namespace nvcuda::wmma {
@@ -115,7 +116,7 @@ gpulab::sim::detail::MatrixCall memory_call(gpulab::sim::detail::MatrixOp op,
 
 /// Sets every element of the fragment to `value`.
 template <class Use, int m, int n, int k, class T, class Layout>
-__attribute__((noinline, no_sanitize_address)) void fill_fragment(
+__attribute__((noinline, GPULAB_SIM_UNCOUNTED)) void fill_fragment(
     fragment<Use, m, n, k, T, Layout>& a, std::type_identity_t<T> value,
     std::source_location where = std::source_location::current()) {
   gpulab::sim::detail::MatrixCall call;
@@ -134,7 +135,7 @@ __attribute__((noinline, no_sanitize_address)) void fill_fragment(
 /// row_major fragment or columns of a col_major one, a multiple of 16 bytes).
 template <class Use, int m, int n, int k, class T, class Layout>
 requires(!std::is_same_v<Use, accumulator>)
-    __attribute__((noinline, no_sanitize_address)) void load_matrix_sync(
+    __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) void load_matrix_sync(
         fragment<Use, m, n, k, T, Layout>& a, const T* mptr, unsigned ldm,
         std::source_location where = std::source_location::current()) {
   gpulab::sim::detail::MatrixCall call =
@@ -145,7 +146,7 @@ requires(!std::is_same_v<Use, accumulator>)
 
 /// Loads an accumulator from `mptr`, stored row- or column-major.
 template <int m, int n, int k, class T>
-__attribute__((noinline, no_sanitize_address)) void load_matrix_sync(
+__attribute__((noinline, GPULAB_SIM_UNCOUNTED)) void load_matrix_sync(
     fragment<accumulator, m, n, k, T>& a, const T* mptr, unsigned ldm, layout_t layout,
     std::source_location where = std::source_location::current()) {
   gpulab::sim::detail::MatrixCall call =
@@ -156,7 +157,7 @@ __attribute__((noinline, no_sanitize_address)) void load_matrix_sync(
 
 /// Stores an accumulator to `mptr`, row- or column-major.
 template <int m, int n, int k, class T>
-__attribute__((noinline, no_sanitize_address)) void store_matrix_sync(
+__attribute__((noinline, GPULAB_SIM_UNCOUNTED)) void store_matrix_sync(
     T* mptr, const fragment<accumulator, m, n, k, T>& a, unsigned ldm, layout_t layout,
     std::source_location where = std::source_location::current()) {
   gpulab::sim::detail::MatrixCall call =
@@ -168,7 +169,7 @@ __attribute__((noinline, no_sanitize_address)) void store_matrix_sync(
 /// d = a * b + c for the warp's fragments. (CUDA's satf argument exists for integer fragments
 /// only, which the sim does not have.)
 template <int m, int n, int k, class Tab, class La, class Lb, class Tc, class Td>
-__attribute__((noinline, no_sanitize_address)) void mma_sync(
+__attribute__((noinline, GPULAB_SIM_UNCOUNTED)) void mma_sync(
     fragment<accumulator, m, n, k, Td>& d, const fragment<matrix_a, m, n, k, Tab, La>& a,
     const fragment<matrix_b, m, n, k, Tab, Lb>& b, const fragment<accumulator, m, n, k, Tc>& c,
     std::source_location where = std::source_location::current()) {

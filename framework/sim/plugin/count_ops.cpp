@@ -45,7 +45,8 @@
 // (`--param asan-instrument-reads=0 --param asan-instrument-writes=0`).
 //
 // Usage: -fplugin=PATH/gpulab_count_ops.so -fplugin-arg-gpulab_count_ops-skip=DIR
-//        [-fplugin-arg-gpulab_count_ops-memory]
+//        [-fplugin-arg-gpulab_count_ops-memory] [-fplugin-arg-gpulab_count_ops-no-arithmetic]
+// (no-arithmetic: accesses only, to measure what counting arithmetic costs)
 
 // GCC's headers depend on their order: gcc-plugin.h first, the rest as GCC's own passes include
 // them.
@@ -518,7 +519,8 @@ void insert_increment(gimple_stmt_iterator* at, unsigned field, unsigned count, 
   gsi_insert_before(at, gimple_build_assign(element(), after), GSI_SAME_STMT);
 }
 
-bool instrument_memory = false;  // the `memory` argument
+bool instrument_memory = false;    // the `memory` argument
+bool count_arithmetic_ops = true;  // not the `no-arithmetic` argument
 
 // __gpulab_sim_load or __gpulab_sim_store: void (const void* address, size_t bytes).
 tree access_function(bool store) {
@@ -695,6 +697,9 @@ struct CountOpsPass : gimple_opt_pass {
     find_overhead(fun);
     basic_block bb;
     FOR_EACH_BB_FN(bb, fun) {
+      if (!count_arithmetic_ops) {
+        break;
+      }
       Counts c{};
       for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
         count_statement(gsi_stmt(gsi), c);
@@ -733,6 +738,8 @@ int plugin_init(struct plugin_name_args* info, struct plugin_gcc_version* versio
       skip_prefix = info->argv[i].value;
     } else if (std::strcmp(info->argv[i].key, "memory") == 0) {
       instrument_memory = true;
+    } else if (std::strcmp(info->argv[i].key, "no-arithmetic") == 0) {
+      count_arithmetic_ops = false;
     } else {
       error("%qs: unknown argument %qs", "gpulab_count_ops", info->argv[i].key);
       return 1;

@@ -25,6 +25,7 @@
 #include <source_location>
 #include <type_traits>
 
+#include "gpulab/sim/uncounted.hpp"
 #include "gpulab/sim/vector_types.hpp"
 
 // ------------------------------------------------------------------------------------------------
@@ -104,7 +105,7 @@ T from_bits(std::uint64_t bits) noexcept {
 // own loads and stores are not instrumented for memory counting: the atomic functions below report
 // each atomic once, with their call site (they are not inlined, so the return address is it).
 template <class T, class Update>
-__attribute__((no_sanitize_address)) T atomic_update(T* address, Update update) noexcept {
+__attribute__((GPULAB_SIM_UNCOUNTED)) T atomic_update(T* address, Update update) noexcept {
   T old;
   __atomic_load(address, &old, __ATOMIC_RELAXED);
   T desired;
@@ -199,10 +200,10 @@ GPULAB_SIM_SHUFFLE(__shfl_xor_sync, shfl_xor, int)
 // ------------------------------------------------------------------------------------------------
 // Atomics (return the old value)
 // ------------------------------------------------------------------------------------------------
-#define GPULAB_SIM_ATOMIC(name, T, expression)                                               \
-  __attribute__((noinline, no_sanitize_address)) inline T name(T* address, T val) noexcept { \
-    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));      \
-    return gpulab::sim::detail::atomic_update(address, [val](T old) { return expression; }); \
+#define GPULAB_SIM_ATOMIC(name, T, expression)                                                \
+  __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) inline T name(T* address, T val) noexcept { \
+    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));       \
+    return gpulab::sim::detail::atomic_update(address, [val](T old) { return expression; });  \
   }
 GPULAB_SIM_ATOMIC(atomicAdd, int, old + val)
 GPULAB_SIM_ATOMIC(atomicAdd, unsigned int, old + val)
@@ -237,8 +238,8 @@ GPULAB_SIM_ATOMIC(atomicDec, unsigned int, (old == 0u || old > val) ? val : old 
 #undef GPULAB_SIM_ATOMIC
 
 #define GPULAB_SIM_ATOMIC_CAS(T)                                                                   \
-  __attribute__((noinline, no_sanitize_address)) inline T atomicCAS(T* address, T compare,         \
-                                                                    T val) noexcept {              \
+  __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) inline T atomicCAS(T* address, T compare,        \
+                                                                     T val) noexcept {             \
     gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));            \
     __atomic_compare_exchange(address, &compare, &val, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
     return compare;                                                                                \
