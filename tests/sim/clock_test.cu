@@ -19,6 +19,7 @@
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/stream.hpp"
 #include "gpulab/core/traffic_model.hpp"
+#include "run_command.hpp"
 #include "test_device.hpp"
 #include "timing/spin.hpp"
 #include "vector/vector_add.hpp"
@@ -395,7 +396,7 @@ TEST(ModeledClock, DescribesItselfForReports) {
 }
 
 TEST(ModeledClock, ABadSettingMakesTheDeviceUnusable) {
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::filesystem::path self = gpulab::testing::self_program();
   const std::string command = "GPULAB_SIM_CLOCK=sometimes '" + self.string() +
                               "' --gtest_also_run_disabled_tests "
                               "--gtest_filter=ModeledClock.DISABLED_DeviceIsUsable >/dev/null 2>&1";

@@ -19,6 +19,7 @@
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/memory.hpp"
+#include "run_command.hpp"
 #include "schedules.hpp"
 #include "temp_dir.hpp"
 #include "test_device.hpp"
@@ -1063,7 +1064,7 @@ TEST(CountingDeterminism, DISABLED_ChildRun) {
 TEST(CountingDeterminism, SameCountsWithOneOrManyWorkers) {
   GPULAB_REQUIRE_COUNTING();
   const gpulab::testing::TempDir dir("counting");
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::filesystem::path self = gpulab::testing::self_program();
   std::vector<std::vector<CountedLaunch>> runs;
   for (const char* workers : {"1", "4"}) {
     const std::filesystem::path file = dir.path() / (std::string("workers") + workers + ".jsonl");

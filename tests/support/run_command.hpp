@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gpulab::testing {
 
@@ -18,6 +19,17 @@ struct Outcome {
   std::string out;
   std::string err;
 };
+
+/// This test program, to run it again: the path it was started by, as GoogleTest's own death tests
+/// run it again (so that a program started through a wrapper, an emulator's for one, is run again
+/// through it: scripts/check-arm64), else /proc/self/exe.
+inline std::filesystem::path self_program() {
+  const std::vector<std::string> argv = ::testing::internal::GetArgvs();
+  if (!argv.empty() && argv[0].find('/') != std::string::npos && std::filesystem::exists(argv[0])) {
+    return std::filesystem::absolute(argv[0]);
+  }
+  return std::filesystem::read_symlink("/proc/self/exe");
+}
 
 /// `text` quoted for the shell.
 inline std::string shell_quote(const std::string& text) {

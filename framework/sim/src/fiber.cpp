@@ -14,16 +14,18 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if defined(__x86_64__)
-// Saves the callee-saved general registers (System V AMD64: rbp, rbx, r12-r15) on the current
+#if defined(GPULAB_SIM_FIBER_SWITCH)
+// gpulab_sim_switch_context(save_sp, load_sp) saves the callee-saved registers on the current
 // stack, stores the stack pointer in *save_sp, loads load_sp and restores the same set from there.
 // A fresh fiber's stack is laid out by Fiber::prepare so that the final `ret` enters its entry
-// function. The floating-point control state (MXCSR and the x87 control word, also callee-saved)
-// is not switched: all fibers of an OS thread share it with the thread, as no device code may
-// change it (CUDA has no rounding-mode state; <cfenv> is not on the labs' allowlist). Loading it
-// was most of a switch's time (ldmxcsr and fldcw are microcoded: 80% of the switch's samples in a
-// barrier-bound kernel).
+// function.
 extern "C" void gpulab_sim_switch_context(void** save_sp, void* load_sp);
+#if defined(__x86_64__)
+// System V AMD64: rbp, rbx, r12-r15. The floating-point control state (MXCSR and the x87 control
+// word, also callee-saved) is not switched: all fibers of an OS thread share it with the thread,
+// as no device code may change it (CUDA has no rounding-mode state; <cfenv> is not on the labs'
+// allowlist). Loading it was most of a switch's time (ldmxcsr and fldcw are microcoded: 80% of
+// the switch's samples in a barrier-bound kernel).
 asm(R"(
   .pushsection .text
   .globl gpulab_sim_switch_context
@@ -48,13 +50,53 @@ gpulab_sim_switch_context:
   .size gpulab_sim_switch_context, .-gpulab_sim_switch_context
   .popsection
 )");
+#else
+// AAPCS64: x19-x28, the frame pointer x29, the link register x30 (where `ret` goes) and the low
+// halves of v8-v15 (d8-d15), in a 160-byte frame (kSwitchFrameWords below). FPCR is not switched,
+// as MXCSR is not on x86-64.
+asm(R"(
+  .pushsection .text
+  .globl gpulab_sim_switch_context
+  .hidden gpulab_sim_switch_context
+  .type gpulab_sim_switch_context, %function
+gpulab_sim_switch_context:
+  sub sp, sp, #160
+  stp x19, x20, [sp, #0]
+  stp x21, x22, [sp, #16]
+  stp x23, x24, [sp, #32]
+  stp x25, x26, [sp, #48]
+  stp x27, x28, [sp, #64]
+  stp x29, x30, [sp, #80]
+  stp d8, d9, [sp, #96]
+  stp d10, d11, [sp, #112]
+  stp d12, d13, [sp, #128]
+  stp d14, d15, [sp, #144]
+  mov x2, sp
+  str x2, [x0]
+  mov sp, x1
+  ldp x19, x20, [sp, #0]
+  ldp x21, x22, [sp, #16]
+  ldp x23, x24, [sp, #32]
+  ldp x25, x26, [sp, #48]
+  ldp x27, x28, [sp, #64]
+  ldp x29, x30, [sp, #80]
+  ldp d8, d9, [sp, #96]
+  ldp d10, d11, [sp, #112]
+  ldp d12, d13, [sp, #128]
+  ldp d14, d15, [sp, #144]
+  add sp, sp, #160
+  ret
+  .size gpulab_sim_switch_context, .-gpulab_sim_switch_context
+  .popsection
+)");
+#endif
 #endif
 
 namespace gpulab::sim::detail {
 namespace {
 
 // The OS thread's own context, which fibers leave to.
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
 thread_local void* scheduler_sp = nullptr;
 #else
 thread_local ucontext_t scheduler_context;
@@ -126,15 +168,22 @@ void Fiber::prepare(void (*entry)()) noexcept {
   const std::size_t top_bytes = std::min<std::size_t>(stack_bytes_, 64 * 1024);
   __asan_unpoison_memory_region(static_cast<char*>(stack_) + stack_bytes_ - top_bytes, top_bytes);
 #endif
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   const auto top =
       (reinterpret_cast<std::uintptr_t>(stack_) + stack_bytes_ - top_offset_) & ~std::uintptr_t{15};
   auto* sp = reinterpret_cast<std::uint64_t*>(top);
+#if defined(__x86_64__)
   *--sp = 0;  // entry's return address: none, so debuggers stop unwinding here
   *--sp = reinterpret_cast<std::uint64_t>(entry);  // where the switch's `ret` goes
   for (int i = 0; i < 6; ++i) {
     *--sp = 0;  // rbp, rbx, r12-r15
   }
+#else
+  constexpr int kSwitchFrameWords = 20;  // x19-x30, d8-d15
+  sp -= kSwitchFrameWords;
+  std::fill(sp, sp + kSwitchFrameWords, std::uint64_t{0});  // x29 = 0: debuggers stop unwinding
+  sp[11] = reinterpret_cast<std::uint64_t>(entry);          // x30, where the switch's `ret` goes
+#endif
   sp_ = sp;
 #else
   getcontext(&context_);
@@ -156,7 +205,7 @@ void Switcher::enter(Fiber& fiber) noexcept {
 #if defined(GPULAB_SIM_ASAN)
   __sanitizer_start_switch_fiber(&scheduler_fake_stack, fiber.stack_, fiber.stack_bytes_);
 #endif
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   gpulab_sim_switch_context(&scheduler_sp, fiber.sp_);
 #else
   swapcontext(&scheduler_context, &fiber.context_);
@@ -173,7 +222,7 @@ void Switcher::leave(Fiber& fiber, bool finished) noexcept {
 #else
   static_cast<void>(finished);
 #endif
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   gpulab_sim_switch_context(&fiber.sp_, scheduler_sp);
 #else
   swapcontext(&fiber.context_, &scheduler_context);
@@ -190,7 +239,7 @@ void Switcher::transfer(Fiber& from, Fiber& to, bool finished) noexcept {
 #else
   static_cast<void>(finished);
 #endif
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   gpulab_sim_switch_context(&from.sp_, to.sp_);
 #else
   swapcontext(&from.context_, &to.context_);
@@ -201,7 +250,7 @@ void Switcher::transfer(Fiber& from, Fiber& to, bool finished) noexcept {
 }
 
 void Switcher::prefetch(const Fiber& fiber) noexcept {
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   // The saved registers and the frames a switch returns through: a few lines above sp_.
   const auto* top = static_cast<const char*>(fiber.sp_);
   if (top != nullptr) {

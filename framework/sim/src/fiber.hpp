@@ -1,12 +1,19 @@
 // User-mode fibers for the sim's CUDA threads (internal to framework/sim).
 //
-// A Fiber is a stack plus a saved context. Switching is a few instructions on x86-64 (callee-saved
-// registers and the stack pointer, in fiber.cpp); other architectures use ucontext. Under
+// A Fiber is a stack plus a saved context. Switching is a few instructions on x86-64 and ARM64
+// (callee-saved registers and the stack pointer, in fiber.cpp); other platforms use ucontext. Under
 // AddressSanitizer every switch is announced to it, so stack checks keep working in kernels.
 #pragma once
 
 #include <cstddef>
-#if !defined(__x86_64__)
+
+// GPULAB_SIM_FIBER_SWITCH: fibers switch with fiber.cpp's own few instructions (x86-64 and ARM64
+// on ELF platforms); elsewhere, or with GPULAB_SIM_FIBER_UCONTEXT (CMake's option of that name,
+// to test the portable path on Linux), with ucontext.
+#if (defined(__x86_64__) || (defined(__aarch64__) && defined(__ELF__))) && \
+    !defined(GPULAB_SIM_FIBER_UCONTEXT)
+#define GPULAB_SIM_FIBER_SWITCH 1
+#else
 #include <ucontext.h>
 #endif
 
@@ -40,7 +47,7 @@ class Fiber {
   std::size_t stack_bytes_ = 0;
   std::size_t top_offset_ = 0;       // bytes left unused above the first frame
   void* asan_fake_stack_ = nullptr;  // AddressSanitizer's state while the fiber is switched out
-#if defined(__x86_64__)
+#if defined(GPULAB_SIM_FIBER_SWITCH)
   void* sp_ = nullptr;
 #else
   ucontext_t context_{};
