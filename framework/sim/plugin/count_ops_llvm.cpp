@@ -50,6 +50,7 @@
 #include <llvm/Support/Path.h>
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -329,6 +330,25 @@ class FunctionCounter {
     return n;
   }
 
+  // Of a vector operation's `n` lanes, those a GPU thread computes: when only some lanes are
+  // taken out of the result (the optimizer made a vector of scalar code), those.
+  static unsigned lanes_used(const Instruction& inst, unsigned n) {
+    if (n == 1 || inst.use_empty()) {
+      return n;
+    }
+    uint64_t lanes = 0;  // a bit per lane
+    for (const User* user : inst.users()) {
+      const auto* extract = dyn_cast<ExtractElementInst>(user);
+      const auto* index =
+          extract != nullptr ? dyn_cast<ConstantInt>(extract->getIndexOperand()) : nullptr;
+      if (index == nullptr || index->getZExtValue() >= 64) {
+        return n;
+      }
+      lanes |= uint64_t{1} << index->getZExtValue();
+    }
+    return static_cast<unsigned>(std::popcount(lanes));
+  }
+
   void count_instruction(Instruction& inst, Counts& c) {
     const bool arithmetic = !skipped(inst);
     if (const auto* call = dyn_cast<CallBase>(&inst)) {
@@ -350,7 +370,7 @@ class FunctionCounter {
       return;  // counted with its multiply
     }
     Type* type = inst.getType();
-    unsigned n = elements(type);
+    unsigned n = lanes_used(inst, elements(type));
     if (const auto* gep = dyn_cast<GetElementPtrInst>(&inst)) {
       c[overhead_.contains(&inst) ? kAddress : kInteger] += n * address_operations(*gep);
       return;
@@ -375,14 +395,20 @@ class FunctionCounter {
       add(c, type->isFloatTy() ? kFp32Fma : type->isDoubleTy() ? kFp64 : kFp32Other, n);
       return;
     }
-    if (const auto* cast = dyn_cast<CastInst>(&inst)) {
-      Type* from = cast->getSrcTy()->getScalarType();
-      if (from->isFloatingPointTy() != type->isFloatingPointTy() ||
-          (from->isFloatingPointTy() &&
-           from->getPrimitiveSizeInBits() != type->getPrimitiveSizeInBits())) {
-        c[kConversion] += n;
+    if (isa<CastInst>(inst)) {
+      // int <-> float and between floating-point widths; not a bit cast or an integer's width.
+      switch (inst.getOpcode()) {
+        case Instruction::SIToFP:
+        case Instruction::UIToFP:
+        case Instruction::FPToSI:
+        case Instruction::FPToUI:
+        case Instruction::FPExt:
+        case Instruction::FPTrunc:
+          c[kConversion] += n;
+          return;
+        default:
+          return;
       }
-      return;
     }
     if (isa<SelectInst>(inst)) {
       add(c, arithmetic_class(type), n);
