@@ -90,7 +90,7 @@ namespace {
 
 using namespace gpulab::sim;  // OpClass, kOpSlots (op_classes.hpp)
 
-using Counts = std::array<unsigned, kOpClasses>;
+using Counts = BlockCounts;
 
 std::string skip_prefix;  // source files under it are not counted
 
@@ -228,19 +228,6 @@ void count_address(tree_code code, tree type, Counts& c) {
   c[kAddress] += own[kInteger];
 }
 
-// An integer division or remainder by a value the compiler does not know: a GPU has no divide
-// instruction, and nvcc emits a sequence (the CUDA C++ Programming Guide: integer division and
-// modulo "compile to up to 20 instructions"). On an H200, `tid % (2 * s)` executed 15 warp
-// instructions more than a multiply in its place, 3 of them on the special-function pipe
-// (docs/results/h200-sxm-2026-11-30.md): a conversion to float, a reciprocal, a conversion back
-// and 12 integer multiply-adds, adds and compares.
-void count_integer_division(tree type, Counts& c) {
-  const unsigned n = elements(type);
-  c[kInteger] += 12 * n;
-  c[kConversion] += 2 * n;
-  c[kSpecial] += n;
-}
-
 // A conversion from `from` to `to`: int <-> float, or between floating-point widths.
 void count_conversion(tree from, tree to, Counts& c) {
   const unsigned n = elements(to);
@@ -249,19 +236,6 @@ void count_conversion(tree from, tree to, Counts& c) {
       (SCALAR_FLOAT_TYPE_P(from) && TYPE_PRECISION(from) != TYPE_PRECISION(to))) {
     c[kConversion] += n;
   }
-}
-
-bool is_special_name(const char* name) {
-  static const char* const kNames[] = {
-      "expf", "exp2f",   "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "sinf", "cosf",
-      "tanf", "sincosf", "sqrtf",  "cbrtf",  "powf", "tanhf", "erff",   "exp",    "exp2", "log",
-      "log2", "log10",   "sin",    "cos",    "tan",  "sqrt",  "pow",    "tanh",   "erf"};
-  for (const char* n : kNames) {
-    if (std::strcmp(name, n) == 0) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void count_call(const gcall* call, bool arithmetic, Counts& c) {
@@ -290,7 +264,7 @@ void count_call(const gcall* call, bool arithmetic, Counts& c) {
   if (name == nullptr) {
     return;
   }
-  if (is_special_name(name)) {
+  if (is_special_function(name)) {
     c[kSpecial] += 1;
   } else if (arithmetic && (std::strcmp(name, "fmaf") == 0 || std::strcmp(name, "fma") == 0)) {
     c[std::strcmp(name, "fmaf") == 0 ? kFp32Fma : kFp64] += 1;
@@ -476,7 +450,8 @@ void count_statement(gimple* stmt, Counts& c) {
   }
   if (is_division(code) && is_integer(TREE_TYPE(lhs)) &&
       TREE_CODE(gimple_assign_rhs2(assign)) != INTEGER_CST) {
-    count_integer_division(TREE_TYPE(lhs), c);
+    tree type = TREE_TYPE(lhs);
+    count_integer_division(elements(type), c);
     return;
   }
   count_arithmetic(code, TREE_TYPE(lhs), c);
@@ -685,35 +660,39 @@ const pass_data kPassData = {GIMPLE_PASS,
                              0,
                              0};
 
+// Counts the arithmetic of every basic block of `fun` (an increment at each block's start).
+// Whether it inserted any.
+bool count_blocks(function* fun) {
+  bool inserted = false;
+  hash_set<gimple*> contracted_adds;
+  contracted = &contracted_adds;
+  hash_set<tree> overhead_values;
+  overhead = &overhead_values;
+  mark_dfs_back_edges(fun);
+  find_overhead(fun);
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, fun) {
+    Counts c{};
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+      count_statement(gsi_stmt(gsi), c);
+    }
+    gimple_stmt_iterator at = gsi_after_labels(bb);
+    for (unsigned f = 0; f < kOpClasses; ++f) {
+      if (c[f] != 0) {
+        insert_increment(&at, f, c[f], gimple_in_ssa_p(fun));
+        inserted = true;
+      }
+    }
+  }
+  contracted = nullptr;
+  overhead = nullptr;
+  return inserted;
+}
+
 struct CountOpsPass : gimple_opt_pass {
   explicit CountOpsPass(gcc::context* ctx) : gimple_opt_pass(kPassData, ctx) {}
   unsigned int execute(function* fun) override {
-    bool inserted = false;
-    hash_set<gimple*> contracted_adds;
-    contracted = &contracted_adds;
-    hash_set<tree> overhead_values;
-    overhead = &overhead_values;
-    mark_dfs_back_edges(fun);
-    find_overhead(fun);
-    basic_block bb;
-    FOR_EACH_BB_FN(bb, fun) {
-      if (!count_arithmetic_ops) {
-        break;
-      }
-      Counts c{};
-      for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
-        count_statement(gsi_stmt(gsi), c);
-      }
-      gimple_stmt_iterator at = gsi_after_labels(bb);
-      for (unsigned f = 0; f < kOpClasses; ++f) {
-        if (c[f] != 0) {
-          insert_increment(&at, f, c[f], gimple_in_ssa_p(fun));
-          inserted = true;
-        }
-      }
-    }
-    contracted = nullptr;
-    overhead = nullptr;
+    bool inserted = count_arithmetic_ops && count_blocks(fun);
     if (instrument_memory && instrument_accesses(fun)) {
       inserted = true;
     }

@@ -61,7 +61,7 @@ namespace {
 using namespace llvm;
 using namespace gpulab::sim;  // OpClass, kOpSlots (op_classes.hpp)
 
-using Counts = std::array<unsigned, kOpClasses>;
+using Counts = BlockCounts;
 
 cl::opt<std::string> skip_prefix("gpulab-count-skip",
                                  cl::desc("gpulab_count_ops: source files under this directory "
@@ -148,27 +148,6 @@ void add(Counts& c, unsigned cls, unsigned n) {
   }
 }
 
-// An integer division or remainder by a value the compiler does not know: nvcc's sequence (see
-// count_integer_division in count_ops.cpp).
-void count_integer_division(unsigned n, Counts& c) {
-  c[kInteger] += 12 * n;
-  c[kConversion] += 2 * n;
-  c[kSpecial] += n;
-}
-
-bool is_special_name(StringRef name) {
-  static const char* const kNames[] = {
-      "expf", "exp2f",   "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "sinf", "cosf",
-      "tanf", "sincosf", "sqrtf",  "cbrtf",  "powf", "tanhf", "erff",   "exp",    "exp2", "log",
-      "log2", "log10",   "sin",    "cos",    "tan",  "sqrt",  "pow",    "tanh",   "erf"};
-  for (const char* n : kNames) {
-    if (name == n) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void count_call(const CallBase& call, bool arithmetic, Counts& c) {
   const Function* callee = call.getCalledFunction();
   if (callee == nullptr) {
@@ -217,7 +196,7 @@ void count_call(const CallBase& call, bool arithmetic, Counts& c) {
     }
   }
   const StringRef name = callee->getName();
-  if (is_special_name(name)) {
+  if (is_special_function(name)) {
     c[kSpecial] += 1;
   } else if (arithmetic && (name == "fmaf" || name == "fma")) {
     c[name == "fmaf" ? kFp32Fma : kFp64] += 1;
@@ -537,10 +516,10 @@ struct CountOpsPass : PassInfoMixin<CountOpsPass> {
         continue;
       }
       // Counted first, then changed: the analysis sees the function as compiled.
-      FunctionCounter counter(f);
       SmallVector<std::pair<BasicBlock*, Counts>> blocks;
-      for (BasicBlock& bb : f) {
-        if (count_arithmetic_ops) {
+      if (count_arithmetic_ops) {
+        FunctionCounter counter(f);
+        for (BasicBlock& bb : f) {
           blocks.emplace_back(&bb, counter.count(bb));
         }
       }
