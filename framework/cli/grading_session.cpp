@@ -209,7 +209,7 @@ class Grading {
     } else {
       std::cout << prefix_ << "WARNING: the tests run UNSANDBOXED (" << *unavailable
                 << "): the code under test can write the build and read solutions/ and the "
-                   "hidden suites; install bubblewrap (scripts/setup does) for grades of record"
+                   "hidden suites; not for grades of record"
                 << std::endl;
     }
     // The test programs lock themselves down (lockdown.hpp); whether they can here.

@@ -109,7 +109,7 @@ std::vector<std::string> sandboxed_command(const SandboxSpec& spec,
 std::optional<std::string> sandbox_unavailable() {
   static const std::optional<std::string> reason = []() -> std::optional<std::string> {
     if (!bwrap_path()) {
-      return "bubblewrap (bwrap) is not installed";
+      return "bubblewrap (bwrap) is not installed; scripts/setup installs it";
     }
     const std::optional<fs::path> truth = find_on_path("true");
     if (!truth) {
@@ -124,7 +124,9 @@ std::optional<std::string> sandbox_unavailable() {
     }
     std::string said = ran.started ? ran.output : ran.start_error;
     said = said.substr(0, said.find('\n'));
-    return "bwrap cannot start a sandbox here" + (said.empty() ? "" : ": " + said);
+    // Most often a container that does not let its processes make namespaces and mount /proc.
+    return "bwrap cannot start a sandbox here" + (said.empty() ? "" : ": " + said) +
+           " (inside a container, see docs/getting-started.md, 'The dev container')";
   }();
   return reason;
 }

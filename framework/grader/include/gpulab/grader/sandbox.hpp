@@ -30,9 +30,9 @@ struct SandboxSpec {
   std::vector<std::filesystem::path> writable;
 };
 
-/// Why programs cannot run in the sandbox on this machine ("bubblewrap (bwrap) is not
-/// installed", or what bwrap said when it could not start); nullopt when they can. Found once
-/// per process, by running `true` in the sandbox.
+/// Why programs cannot run in the sandbox on this machine, with what to do ("bubblewrap (bwrap)
+/// is not installed; ...", or what bwrap said when it could not start); nullopt when they can.
+/// Found once per process, by running `true` in the sandbox.
 [[nodiscard]] std::optional<std::string> sandbox_unavailable();
 
 /// `argv` as a command that runs it in the sandbox; argv[0] must be an absolute path. Throws
