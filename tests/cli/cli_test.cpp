@@ -218,10 +218,17 @@ TEST(CliRun, EveryLabsJsonResultsCanBeShownAgain) {
   const Outcome run =
       gpulab("run all --backend sim --quick --json " + gpulab::testing::shell_quote(path.string()));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (const char* lab : {"lab01", "lab02", "lab03", "lab04"}) {
-    SCOPED_TRACE(lab);
-    std::filesystem::path file = path;
-    file.replace_extension(std::string(".") + lab + ".json");
+  // One file per lab, PATH's stem then the lab (labs.lab01.json), each shown again and removed.
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(path.stem().string() + ".lab") && name.ends_with(".json")) {
+      files.push_back(entry.path());
+    }
+  }
+  EXPECT_GE(files.size(), 5U) << "labs 01 to 05 each write a file";
+  for (const std::filesystem::path& file : files) {
+    SCOPED_TRACE(file.string());
     const Outcome show = gpulab("show " + gpulab::testing::shell_quote(file.string()));
     EXPECT_EQ(show.exit_code, 0) << show.err;
     EXPECT_NE(show.out.find("backend"), std::string::npos) << show.out;

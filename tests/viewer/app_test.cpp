@@ -76,8 +76,11 @@ class ViewerApp : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("gpulab-view-test-" + std::to_string(getpid()) + "-" + info->name());
+    // One folder, which TearDown removes: a parameterized test's name has a '/'.
+    std::string name = info->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    dir_ =
+        fs::temp_directory_path() / ("gpulab-view-test-" + std::to_string(getpid()) + "-" + name);
     fs::create_directories(dir_);
   }
   void TearDown() override {
