@@ -63,6 +63,12 @@ if(NOT GPULAB_SIM_COUNTING)
   set(_gpulab_why "GPULAB_SIM_COUNTING=OFF")
 elseif(GPULAB_SANITIZE)
   set(_gpulab_why "an AddressSanitizer build (GPULAB_SANITIZE)")
+elseif(NOT APPLE AND NOT (CMAKE_SYSTEM_NAME STREQUAL "Linux" AND
+                          CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|aarch64|arm64)$"))
+  # Where a thread's thread_local variables (the sim's __shared__) are is the platform's
+  # (framework/sim/src/program_image.hpp).
+  set(_gpulab_why "the sim finds a thread's __shared__ variables on Linux x86-64 and ARM64 and on "
+                  "macOS, not on ${CMAKE_SYSTEM_NAME} ${CMAKE_SYSTEM_PROCESSOR}")
 elseif(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(GPULAB_SIM_COUNTING_FLAGS -fsanitize=kernel-address --param
       asan-instrumentation-with-call-threshold=0 --param asan-stack=0 --param asan-globals=0
@@ -85,9 +91,13 @@ elseif(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
                     "gcc-${_gpulab_major}-plugin-dev (scripts/setup does).")
   endif()
 elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  # The LLVM pass plugin needs the headers of the LLVM that clang is (Debian: llvm-N-dev).
+  # The LLVM pass plugin needs the headers of the LLVM that clang is: Debian's llvm-N-dev, or
+  # beside clang's own folder (an LLVM installed whole: Homebrew's llvm, a release archive).
+  get_filename_component(_gpulab_clang "${CMAKE_CXX_COMPILER}" REALPATH)
+  get_filename_component(_gpulab_clang_prefix "${_gpulab_clang}" DIRECTORY)
   find_path(GPULAB_LLVM_INCLUDE_DIR llvm/Passes/PassPlugin.h
-            PATHS "/usr/lib/llvm-${_gpulab_major}/include" NO_DEFAULT_PATH
+            PATHS "/usr/lib/llvm-${_gpulab_major}/include" "${_gpulab_clang_prefix}/../include"
+            NO_DEFAULT_PATH
             DOC "Headers of the LLVM clang ${_gpulab_major} is built on")
   if(GPULAB_LLVM_INCLUDE_DIR)
     set(GPULAB_SIM_COUNT_PLUGIN gpulab_count_ops_llvm)
@@ -110,7 +120,9 @@ elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   endif()
 else()
   string(CONCAT _gpulab_why "the compiler is ${CMAKE_CXX_COMPILER_ID} "
-                "${CMAKE_CXX_COMPILER_VERSION}, and counting needs GCC's or clang's plugins")
+                "${CMAKE_CXX_COMPILER_VERSION}, and counting needs GCC's plugin or clang's, which "
+                "builds against its LLVM's headers (Apple's clang ships none: on macOS, use "
+                "Homebrew's llvm)")
 endif()
 if(_gpulab_why)
   string(JOIN "" _gpulab_why ${_gpulab_why})

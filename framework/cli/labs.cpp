@@ -14,13 +14,7 @@
 namespace gpulab::cli {
 
 std::filesystem::path build_dir() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) {
-    throw std::runtime_error("cannot find this program's path (/proc/self/exe): " +
-                             error.message());
-  }
-  return self.parent_path().parent_path();
+  return executable_path().parent_path().parent_path();
 }
 
 LabManifest build_manifest() {

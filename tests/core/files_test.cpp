@@ -36,6 +36,13 @@ std::string error_of(const fs::path& path, ParentFolders parents) {
   return "";
 }
 
+TEST(Files, ExecutablePathIsThisTestProgramsFile) {
+  const std::filesystem::path self = gpulab::executable_path();
+  EXPECT_TRUE(self.is_absolute()) << self;
+  EXPECT_TRUE(std::filesystem::is_regular_file(self)) << self;
+  EXPECT_TRUE(self.filename().string().starts_with("gpulab.test.")) << self;
+}
+
 TEST(Files, WriteCreatesFoldersReplacesTheFileAndReadGivesItsBytes) {
   const TempDir dir;
   const fs::path file = dir.path() / "a" / "b.txt";

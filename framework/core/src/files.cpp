@@ -5,12 +5,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#endif
+
 #include <array>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -127,6 +134,27 @@ FileLock::~FileLock() {
   if (fd_ >= 0) {
     ::close(fd_);  // releases the lock
   }
+}
+
+std::filesystem::path executable_path() {
+#if defined(__APPLE__)
+  std::uint32_t bytes = 0;
+  _NSGetExecutablePath(nullptr, &bytes);
+  std::string path(bytes, '\0');
+  if (_NSGetExecutablePath(path.data(), &bytes) != 0) {
+    throw std::runtime_error("cannot find this program's own file (_NSGetExecutablePath)");
+  }
+  path.resize(std::strlen(path.c_str()));
+  return std::filesystem::canonical(path);
+#else
+  std::error_code error;
+  std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) {
+    throw std::runtime_error("cannot find this program's own file (/proc/self/exe): " +
+                             error.message());
+  }
+  return path;
+#endif
 }
 
 }  // namespace gpulab

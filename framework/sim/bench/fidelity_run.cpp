@@ -263,7 +263,8 @@ std::optional<std::vector<FidelityPoint>> run_child(const FidelityOptions& optio
   argv.push_back(nullptr);
   std::fflush(stdout);
   pid_t pid = 0;
-  if (const int error = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
+  const std::string self = gpulab::executable_path().string();
+  if (const int error = posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ);
       error != 0) {
     throw std::runtime_error("cannot run gpulab-sim-bench again for " + spec + ": " +
                              std::strerror(error));

@@ -68,6 +68,7 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/core/files.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/memory.hpp"
 #include "gpulab/core/specs.hpp"
@@ -825,7 +826,7 @@ nlohmann::json to_json(const std::vector<Row>& rows, std::size_t n, bool countin
 
 // --lab04: the wall-clock time of lab 04's report at three sizes, each run once.
 int run_lab04_report_times() {
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::filesystem::path self = gpulab::executable_path();
   const std::filesystem::path program = self.parent_path() / "gpulab.lab04.solution.run.sim";
   if (!std::filesystem::exists(program)) {
     std::fprintf(stderr,

@@ -94,13 +94,31 @@ using Counts = BlockCounts;
 
 std::string skip_prefix;  // source files under it are not counted
 
+// Whether `stmt` is an operation of the sim's own headers (a file under skip_prefix). Its location
+// decides, unless it has none (the optimizer made it) or it is in a system header (std::signbit
+// inlined into the sim's FP16 conversion): then the function it was inlined from decides, or
+// the one that function was inlined into, and so on out to the function being compiled, as the
+// LLVM plugin's rule. (Before, an out-of-line copy of a sim header's function counted such
+// operations, and which copy the linker kept, that one or an uncounted file's, changed with the
+// build type.)
 bool skipped(const gimple* stmt) {
   if (skip_prefix.empty()) {
     return false;
   }
-  const location_t loc = gimple_location(stmt);
-  if (loc == UNKNOWN_LOCATION) {
-    return false;
+  const auto decides = [](location_t l) {
+    return l != UNKNOWN_LOCATION && !in_system_header_at(l);
+  };
+  location_t loc = gimple_location(stmt);
+  for (tree block = gimple_block(stmt);
+       !decides(loc) && block != NULL_TREE && TREE_CODE(block) == BLOCK;
+       block = BLOCK_SUPERCONTEXT(block)) {
+    const tree origin = block_ultimate_origin(block);
+    if (origin != NULL_TREE && TREE_CODE(origin) == FUNCTION_DECL) {
+      loc = DECL_SOURCE_LOCATION(origin);
+    }
+  }
+  if (!decides(loc)) {
+    loc = DECL_SOURCE_LOCATION(current_function_decl);
   }
   const char* file = LOCATION_FILE(loc);
   return file != nullptr && std::strncmp(file, skip_prefix.c_str(), skip_prefix.size()) == 0;
@@ -692,6 +710,14 @@ bool count_blocks(function* fun) {
 struct CountOpsPass : gimple_opt_pass {
   explicit CountOpsPass(gcc::context* ctx) : gimple_opt_pass(kPassData, ctx) {}
   unsigned int execute(function* fun) override {
+    // A function of the host's library compiled out of line here (std::string's members,
+    // std::to_string: the launchers' error messages) is not the kernels' (CUDA code cannot call
+    // one), and the sim runtime's files have uncounted copies of it: which copy the linker keeps
+    // must not change a count (the runtime calls them from CUDA threads where it is not inlined, as
+    // at -O0). Library code inlined into a kernel is the kernel's, and counted.
+    if (in_system_header_at(DECL_SOURCE_LOCATION(fun->decl))) {
+      return 0;
+    }
     bool inserted = count_arithmetic_ops && count_blocks(fun);
     if (instrument_memory && instrument_accesses(fun)) {
       inserted = true;

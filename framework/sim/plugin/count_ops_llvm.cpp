@@ -512,7 +512,10 @@ struct CountOpsPass : PassInfoMixin<CountOpsPass> {
         module.getOrInsertFunction("__gpulab_sim_store", Type::getVoidTy(context), pointer, i64);
     bool changed = false;
     for (Function& f : module) {
-      if (f.isDeclaration()) {
+      // A function of the host's library compiled out of line here is not the kernels': see the
+      // GCC plugin's execute(). Library code inlined into a kernel is the kernel's, and counted.
+      const DISubprogram* subprogram = f.getSubprogram();
+      if (f.isDeclaration() || (subprogram != nullptr && in_library(file_of(subprogram)))) {
         continue;
       }
       // Counted first, then changed: the analysis sees the function as compiled.

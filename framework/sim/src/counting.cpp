@@ -36,7 +36,6 @@
 #include "counting.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <algorithm>
 #include <array>
@@ -58,6 +57,7 @@
 #include "gpulab/sim/runtime.hpp"
 #include "gpulab/sim/wmma.hpp"
 #include "op_classes.hpp"
+#include "program_image.hpp"
 #include "queue.hpp"
 
 // What the running CUDA thread's arithmetic added since it started running, per OpClass
@@ -202,37 +202,6 @@ struct Range {
   [[nodiscard]] bool contains(std::uintptr_t a) const { return a - begin < bytes; }
 };
 
-// The executable's static TLS block of the calling thread (x86-64 and AArch64 glibc layouts):
-// where `static thread_local` (the sim's __shared__) variables of the program live.
-Range static_tls_block() {
-  struct Segment {
-    std::uintptr_t memsz = 0;
-    std::uintptr_t align = 1;
-  } segment;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          if (info->dlpi_phdr[i].p_type == PT_TLS) {
-            auto* out = static_cast<Segment*>(data);
-            out->memsz = info->dlpi_phdr[i].p_memsz;
-            out->align = std::max<std::uintptr_t>(1, info->dlpi_phdr[i].p_align);
-          }
-        }
-        return 1;  // the first module is the executable
-      },
-      &segment);
-  const auto tp = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
-  const std::uintptr_t span = (segment.memsz + segment.align - 1) / segment.align * segment.align;
-#if defined(__x86_64__)
-  // Variant II: the executable's block ends at the thread pointer (one extra alignment unit covers
-  // the offset of the segment's first byte).
-  return Range{tp - span - segment.align, span + segment.align};
-#else
-  // Variant I: it starts two words (the TCB) after the thread pointer, aligned.
-  return Range{tp, span + 2 * sizeof(void*) + segment.align};
-#endif
-}
-
 // How far past an allocation's end an access is described as past it (the sim's guard page and
 // the 256-byte rounding before it, with room to spare), rather than as host memory.
 constexpr std::uintptr_t kPastTheEndBytes = 64 * 1024;
@@ -241,23 +210,9 @@ constexpr std::uintptr_t kPastTheEndBytes = 64 * 1024;
 // and __constant__ variables, host globals), where a kernel's accesses to the program's static
 // data land on sim.
 bool in_program_image(std::uintptr_t a) {
-  static const std::vector<Range> segments = [] {
-    std::vector<Range> found;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, std::size_t, void* data) {
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-              static_cast<std::vector<Range>*>(data)->push_back(
-                  Range{info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, info->dlpi_phdr[i].p_memsz});
-            }
-          }
-          return 1;  // the first module is the executable
-        },
-        &found);
-    return found;
-  }();
+  static const std::vector<ImageRange> segments = program_segments();
   return std::any_of(segments.begin(), segments.end(),
-                     [&](const Range& r) { return r.contains(a); });
+                     [&](const ImageRange& r) { return a - r.begin < r.bytes; });
 }
 
 }  // namespace
@@ -1163,7 +1118,15 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
                           const void* dynamic_shared, std::size_t dynamic_shared_bytes) {
   BlockCounter& c = this_block_counter();
   if (c.tls.bytes == 0) {
-    c.tls = static_tls_block();
+    const ImageRange block = thread_local_block();
+    if (block.bytes == 0) {
+      // Configuring turns counting off where the layout is unknown (cmake/GpulabBackend.cmake).
+      std::fprintf(stderr,
+                   "gpulab sim: cannot find this thread's thread_local variables (where "
+                   "__shared__ variables live): configure with -DGPULAB_SIM_COUNTING=OFF\n");
+      std::abort();
+    }
+    c.tls = Range{block.begin, block.bytes};
     c.builtins = {
         reinterpret_cast<std::uintptr_t>(&threadIdx), reinterpret_cast<std::uintptr_t>(&blockIdx),
         reinterpret_cast<std::uintptr_t>(&blockDim), reinterpret_cast<std::uintptr_t>(&gridDim)};

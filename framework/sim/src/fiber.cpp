@@ -148,8 +148,13 @@ Fiber::Fiber(std::size_t stack_bytes, unsigned color) {
   top_offset_ = (std::size_t{color} * 5 % (4096 / kLine)) * kLine;
   stack_bytes_ = (stack_bytes + top_offset_ + page - 1) / page * page;
   mapping_bytes_ = stack_bytes_ + page;
+#if defined(MAP_STACK)
+  constexpr int kStack = MAP_STACK;
+#else
+  constexpr int kStack = 0;  // macOS has no such flag
+#endif
   mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | kStack, -1, 0);
   if (mapping_ == MAP_FAILED) {
     throw std::bad_alloc();
   }

@@ -8,9 +8,9 @@
 #include <cstddef>
 
 // GPULAB_SIM_FIBER_SWITCH: fibers switch with fiber.cpp's own few instructions (x86-64 and ARM64
-// on ELF platforms); elsewhere, or with GPULAB_SIM_FIBER_UCONTEXT (CMake's option of that name,
-// to test the portable path on Linux), with ucontext.
-#if (defined(__x86_64__) || (defined(__aarch64__) && defined(__ELF__))) && \
+// on ELF platforms: its assembly is ELF's); elsewhere (macOS), or with GPULAB_SIM_FIBER_UCONTEXT
+// (CMake's option of that name, to test the portable path on Linux), with ucontext.
+#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__) && \
     !defined(GPULAB_SIM_FIBER_UCONTEXT)
 #define GPULAB_SIM_FIBER_SWITCH 1
 #else

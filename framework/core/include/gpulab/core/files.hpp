@@ -15,6 +15,11 @@ namespace gpulab {
 [[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path& path,
                                                    std::string* why_not = nullptr);
 
+/// The running program's own file (Linux: /proc/self/exe; macOS: _NSGetExecutablePath), for
+/// programs that find their build or run themselves again. Throws std::runtime_error saying why
+/// when the platform does not tell.
+[[nodiscard]] std::filesystem::path executable_path();
+
 /// Whether write_file_atomically creates the missing folders above the file.
 enum class ParentFolders { must_exist, create };
 
