@@ -59,6 +59,9 @@ set(GPULAB_SIM_COUNTING_FLAGS "")
 set(_gpulab_why "")
 string(REGEX MATCH "^[0-9]+" _gpulab_major "${CMAKE_CXX_COMPILER_VERSION}")
 set(_gpulab_skip "${PROJECT_SOURCE_DIR}/framework/sim/include/")  # the sim's headers: not counted
+# The compiler's own include folders: an operation inlined from them is its caller's, and a
+# function of them compiled out of line is not counted (framework/sim/plugin).
+list(JOIN CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES "/," _gpulab_library)
 if(NOT GPULAB_SIM_COUNTING)
   set(_gpulab_why "GPULAB_SIM_COUNTING=OFF")
 elseif(GPULAB_SANITIZE)
@@ -80,6 +83,7 @@ elseif(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     set(GPULAB_SIM_COUNT_PLUGIN_FILE "${PROJECT_BINARY_DIR}/lib/gpulab_count_ops.so")
     list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}"
          "-fplugin-arg-gpulab_count_ops-skip=${_gpulab_skip}" "-fplugin-arg-gpulab_count_ops-memory"
+         "-fplugin-arg-gpulab_count_ops-library=${_gpulab_library}/"
          --param asan-instrument-reads=0 --param asan-instrument-writes=0)
     if(NOT GPULAB_SIM_COUNT_ARITHMETIC)
       list(APPEND GPULAB_SIM_COUNTING_FLAGS "-fplugin-arg-gpulab_count_ops-no-arithmetic")
@@ -108,8 +112,6 @@ elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     set(GPULAB_SIM_COUNTING_FLAGS "-fplugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}" "-fpass-plugin=${GPULAB_SIM_COUNT_PLUGIN_FILE}"
         -mllvm "-gpulab-count-skip=${_gpulab_skip}" -fno-vectorize -fno-slp-vectorize
         -fno-unroll-loops)
-    # The compiler's own include folders: an operation inlined from them is its caller's.
-    list(JOIN CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES "/," _gpulab_library)
     list(APPEND GPULAB_SIM_COUNTING_FLAGS -mllvm "-gpulab-count-library=${_gpulab_library}/")
     if(NOT GPULAB_SIM_COUNT_ARITHMETIC)
       list(APPEND GPULAB_SIM_COUNTING_FLAGS -mllvm -gpulab-count-arithmetic=false)

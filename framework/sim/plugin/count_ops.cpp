@@ -45,6 +45,7 @@
 // (`--param asan-instrument-reads=0 --param asan-instrument-writes=0`).
 //
 // Usage: -fplugin=PATH/gpulab_count_ops.so -fplugin-arg-gpulab_count_ops-skip=DIR
+//        [-fplugin-arg-gpulab_count_ops-library=DIR/,DIR/...] (the compiler's own include folders)
 //        [-fplugin-arg-gpulab_count_ops-memory] [-fplugin-arg-gpulab_count_ops-no-arithmetic]
 // (no-arithmetic: accesses only, to measure what counting arithmetic costs)
 
@@ -81,6 +82,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "op_classes.hpp"
 
@@ -94,6 +96,25 @@ using Counts = BlockCounts;
 
 std::string skip_prefix;  // source files under it are not counted
 
+std::vector<std::string> library_prefixes;  // the host library's headers: the `library` argument
+
+// Whether `loc` is in a header of the host's library: a file under one of the compiler's own
+// include folders. (Not GCC's notion of a system header, which also holds the sim's launch.hpp
+// where it reaches a file through the precompiled header; a kernel inlined into its launcher's
+// lambda would then go uncounted.)
+bool in_library(location_t loc) {
+  const char* file = loc != UNKNOWN_LOCATION ? LOCATION_FILE(loc) : nullptr;
+  if (file == nullptr) {
+    return false;
+  }
+  for (const std::string& prefix : library_prefixes) {
+    if (std::strncmp(file, prefix.c_str(), prefix.size()) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Whether `stmt` is an operation of the sim's own headers (a file under skip_prefix). Its location
 // decides, unless it has none (the optimizer made it) or it is in a system header (std::signbit
 // inlined into the sim's FP16 conversion): then the function it was inlined from decides, or
@@ -105,9 +126,7 @@ bool skipped(const gimple* stmt) {
   if (skip_prefix.empty()) {
     return false;
   }
-  const auto decides = [](location_t l) {
-    return l != UNKNOWN_LOCATION && !in_system_header_at(l);
-  };
+  const auto decides = [](location_t l) { return l != UNKNOWN_LOCATION && !in_library(l); };
   location_t loc = gimple_location(stmt);
   for (tree block = gimple_block(stmt);
        !decides(loc) && block != NULL_TREE && TREE_CODE(block) == BLOCK;
@@ -715,7 +734,7 @@ struct CountOpsPass : gimple_opt_pass {
     // one), and the sim runtime's files have uncounted copies of it: which copy the linker keeps
     // must not change a count (the runtime calls them from CUDA threads where it is not inlined, as
     // at -O0). Library code inlined into a kernel is the kernel's, and counted.
-    if (in_system_header_at(DECL_SOURCE_LOCATION(fun->decl))) {
+    if (in_library(DECL_SOURCE_LOCATION(fun->decl))) {
       return 0;
     }
     bool inserted = count_arithmetic_ops && count_blocks(fun);
@@ -741,6 +760,15 @@ int plugin_init(struct plugin_name_args* info, struct plugin_gcc_version* versio
   for (int i = 0; i < info->argc; ++i) {
     if (std::strcmp(info->argv[i].key, "skip") == 0 && info->argv[i].value != nullptr) {
       skip_prefix = info->argv[i].value;
+    } else if (std::strcmp(info->argv[i].key, "library") == 0 && info->argv[i].value != nullptr) {
+      const std::string folders = info->argv[i].value;  // comma-separated, each ending in '/'
+      for (std::size_t at = 0; at < folders.size();) {
+        const std::size_t end = std::min(folders.find(',', at), folders.size());
+        if (end > at) {
+          library_prefixes.push_back(folders.substr(at, end - at));
+        }
+        at = end + 1;
+      }
     } else if (std::strcmp(info->argv[i].key, "memory") == 0) {
       instrument_memory = true;
     } else if (std::strcmp(info->argv[i].key, "no-arithmetic") == 0) {
