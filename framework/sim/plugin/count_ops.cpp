@@ -116,7 +116,7 @@ bool in_library(location_t loc) {
 }
 
 // Whether `stmt` is an operation of the sim's own headers (a file under skip_prefix). Its location
-// decides, unless it has none (the optimizer made it) or it is in a system header (std::signbit
+// decides, unless it has none (the optimizer made it) or it is in the host's library (std::signbit
 // inlined into the sim's FP16 conversion): then the function it was inlined from decides, or
 // the one that function was inlined into, and so on out to the function being compiled, as the
 // LLVM plugin's rule. (Before, an out-of-line copy of a sim header's function counted such
