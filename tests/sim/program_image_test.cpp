@@ -16,7 +16,7 @@ namespace {
 using gpulab::sim::detail::ImageRange;
 
 bool contains(const ImageRange& r, const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) - r.begin < r.bytes;
+  return r.contains(reinterpret_cast<std::uintptr_t>(p));
 }
 
 bool any_contains(const std::vector<ImageRange>& ranges, const void* p) {

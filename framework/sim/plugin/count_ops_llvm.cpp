@@ -75,7 +75,7 @@ cl::opt<bool> count_arithmetic_ops("gpulab-count-arithmetic",
 cl::list<std::string> library_prefixes(
     "gpulab-count-library", cl::CommaSeparated,
     cl::desc("gpulab_count_ops: the host's library headers (an operation inlined from one is its "
-             "caller's)"));
+             "caller's; a function of one compiled out of line is not counted)"));
 
 // The file of `scope`, without . and .. in it.
 SmallString<256> file_of(const DIScope* scope) {

@@ -212,7 +212,7 @@ constexpr std::uintptr_t kPastTheEndBytes = 64 * 1024;
 bool in_program_image(std::uintptr_t a) {
   static const std::vector<ImageRange> segments = program_segments();
   return std::any_of(segments.begin(), segments.end(),
-                     [&](const ImageRange& r) { return a - r.begin < r.bytes; });
+                     [&](const ImageRange& r) { return r.contains(a); });
 }
 
 }  // namespace

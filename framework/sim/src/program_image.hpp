@@ -15,6 +15,7 @@ namespace gpulab::sim::detail {
 struct ImageRange {
   std::uintptr_t begin = 0;
   std::uintptr_t bytes = 0;
+  [[nodiscard]] bool contains(std::uintptr_t a) const { return a - begin < bytes; }
 };
 
 /// The executable's loaded segments (not its shared libraries').
