@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `gpulab grade --roster --slurm` through a real Slurm: starts a single-node cluster on this
 # machine (munged, slurmctld and slurmd from Debian's packages, localhost only, everything in a
-# temporary folder), grades 20 submissions of the class the CliRosterClass test left (with its
+# temporary folder), grades 10 submissions of the class the CliRosterClass test left (with its
 # gradebook, graded locally) as a job array, and checks:
 #   1. a task cancelled before it ran (scancel, as a preemption would) leaves its submission
 #      without a grade, and --collect lists it with the reason and exits 1;
 #   2. the same --slurm command (--wait) submits only that one, and the gradebook collected is
-#      the local gradebook's 20 rows, byte for byte.
+#      the local gradebook's 10 rows, byte for byte.
 # Exit 77 (ctest: skipped), with the reason, only where Slurm cannot start here.
 #
 #   slurm_roster.sh GPULAB CLASS_DIR
@@ -105,9 +105,11 @@ done
   skip "the node does not come up: sinfo says '$(sinfo --noheader --format=%T 2>&1)'"
 echo "slurm: node $host idle, ports $port and $((port + 1)), $(nproc) CPUs"
 
-# The first 20 students of the class, as graded locally.
+# The first 10 students of the class (every kind of submission), as graded locally.
+n=10
+last=$(printf %02d $((n - 1)))
 mkdir -p "$work/class"
-for i in $(seq -w 0 19); do
+for i in $(seq -w 0 "$last"); do
   cp -r "$class_dir/class/student-$i" "$work/class/"
 done
 grade=("$gpulab" grade lab03 --backend sim --timeout 4 --seal "$class_dir/seal.sha256"
@@ -117,7 +119,7 @@ grade=("$gpulab" grade lab03 --backend sim --timeout 4 --seal "$class_dir/seal.s
 "${grade[@]}" --slurm >"$work/round1.txt" 2>&1 || fail "--slurm: $(cat "$work/round1.txt")"
 cat "$work/round1.txt"
 job=$(cat "$work/out/slurm/round-1.job") || fail "no job id written"
-scancel "${job}_19" || fail "scancel ${job}_19"
+scancel "${job}_$((n - 1))" || fail "scancel ${job}_$((n - 1))"
 for _ in $(seq 900); do
   [[ -z $(squeue --noheader --jobs="$job" 2>/dev/null) ]] && break
   sleep 1
@@ -128,17 +130,17 @@ done
 collected=$?
 cat "$work/collect.txt"
 ((collected == 1)) || fail "--collect exited $collected with a submission ungraded (expected 1)"
-grep -q "1 of 20 submission(s) have no grade" "$work/collect.txt" || fail "--collect does not say 1 of 20"
-grep -q "student-19: round-1 task 19 (job $job) ended before grading it" "$work/collect.txt" ||
-  fail "--collect does not name student-19's cancelled task"
-grep -q "^student-19,,,,not graded$" "$work/out/gradebook.csv" || fail "student-19 has a row"
+grep -q "1 of $n submission(s) have no grade" "$work/collect.txt" || fail "--collect does not say 1 of $n"
+grep -q "student-$last: round-1 task $((n - 1)) (job $job) ended before grading it" "$work/collect.txt" ||
+  fail "--collect does not name student-$last's cancelled task"
+grep -q "^student-$last,,,,not graded$" "$work/out/gradebook.csv" || fail "student-$last has a row"
 
 # Resubmitted: only what has no grade; the gradebook is the local one.
 "${grade[@]}" --slurm --wait >"$work/round2.txt" 2>&1 || fail "--slurm --wait: $(cat "$work/round2.txt")"
 cat "$work/round2.txt"
-grep -q "19 already graded and unchanged (kept; --regrade grades them again), 1 to grade on Slurm" \
+grep -q "$((n - 1)) already graded and unchanged (kept; --regrade grades them again), 1 to grade on Slurm" \
   "$work/round2.txt" || fail "round 2 did not submit exactly the one ungraded submission"
-head -21 "$class_dir/class-grades/gradebook.csv" >"$work/local.csv"
+head -$((n + 1)) "$class_dir/class-grades/gradebook.csv" >"$work/local.csv"
 diff "$work/local.csv" "$work/out/gradebook.csv" || fail "the Slurm gradebook differs from the local one"
-echo "PASSED: 20 submissions graded through sbatch --array (job $job and a resubmission); the"
+echo "PASSED: $n submissions graded through sbatch --array (job $job and a resubmission); the"
 echo "gradebook collected equals the local one"

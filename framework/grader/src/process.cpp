@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <mutex>
 #include <set>
@@ -20,6 +18,8 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+
+#include "process_tree.hpp"
 
 extern char** environ;
 
@@ -31,33 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The pids whose parent is this process (read from /proc/<pid>/stat: "pid (comm) state ppid ...",
-// where comm may hold spaces and parentheses, so the fields are counted from the last ')').
-std::vector<pid_t> own_children() {
-  std::vector<pid_t> children;
-  const pid_t self = getpid();
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    std::ifstream in(entry.path() / "stat");
-    std::string stat;
-    std::getline(in, stat);
-    const std::size_t close = stat.rfind(')');
-    if (close == std::string::npos) {
-      continue;
-    }
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
-      children.push_back(static_cast<pid_t>(std::stoi(name)));
-    }
-  }
-  return children;
 }
 
 // The direct children of the run_process calls in progress, in any thread: one run's clean-up
@@ -82,7 +55,7 @@ bool reap(pid_t pid, int& status) {
 std::vector<pid_t> children_of_run(pid_t child) {
   std::vector<pid_t> mine;
   const std::lock_guard lock(runs_mutex);
-  for (const pid_t pid : own_children()) {
+  for (const pid_t pid : detail::children_of(getpid())) {
     if (pid == child || !running.contains(pid)) {
       mine.push_back(pid);
     }
@@ -181,6 +154,23 @@ class OutputKeeper {
   std::size_t total_ = 0;
 };
 
+// A pipe whose ends close on exec. Without pipe2 (macOS), another thread's fork between pipe()
+// and fcntl() could inherit them; run_process's own forks cannot (they hold runs_mutex).
+bool open_pipe(int fds[2]) {
+#if defined(__linux__)
+  return pipe2(fds, O_CLOEXEC) == 0;
+#else
+  const std::lock_guard lock(runs_mutex);
+  if (pipe(fds) != 0) {
+    return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+  }
+  return true;
+#endif
+}
+
 void forward(std::string_view data) {
   while (!data.empty()) {
     const ssize_t written = write(STDOUT_FILENO, data.data(), data.size());
@@ -197,18 +187,50 @@ void forward(std::string_view data) {
 }  // namespace
 
 std::string signal_description(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  const char* text = sigdescr_np(signal);
-  std::string out =
-      abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signal);
-  if (text != nullptr) {
-    std::string lower = text;
-    for (char& c : lower) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // POSIX's signals, described as the C library describes them (its own functions for it,
+  // sigabbrev_np and sigdescr_np, are glibc's).
+  struct Known {
+    int number;
+    const char* name;
+    const char* description;
+  };
+  static constexpr Known kKnown[] = {
+      {SIGHUP, "SIGHUP", "hangup"},
+      {SIGINT, "SIGINT", "interrupt"},
+      {SIGQUIT, "SIGQUIT", "quit"},
+      {SIGILL, "SIGILL", "illegal instruction"},
+      {SIGTRAP, "SIGTRAP", "trace/breakpoint trap"},
+      {SIGABRT, "SIGABRT", "aborted"},
+      {SIGBUS, "SIGBUS", "bus error"},
+      {SIGFPE, "SIGFPE", "floating point exception"},
+      {SIGKILL, "SIGKILL", "killed"},
+      {SIGUSR1, "SIGUSR1", "user defined signal 1"},
+      {SIGSEGV, "SIGSEGV", "segmentation fault"},
+      {SIGUSR2, "SIGUSR2", "user defined signal 2"},
+      {SIGPIPE, "SIGPIPE", "broken pipe"},
+      {SIGALRM, "SIGALRM", "alarm clock"},
+      {SIGTERM, "SIGTERM", "terminated"},
+      {SIGCHLD, "SIGCHLD", "child exited"},
+      {SIGCONT, "SIGCONT", "continued"},
+      {SIGSTOP, "SIGSTOP", "stopped (signal)"},
+      {SIGTSTP, "SIGTSTP", "stopped"},
+      {SIGTTIN, "SIGTTIN", "stopped (tty input)"},
+      {SIGTTOU, "SIGTTOU", "stopped (tty output)"},
+      {SIGURG, "SIGURG", "urgent I/O condition"},
+      {SIGXCPU, "SIGXCPU", "CPU time limit exceeded"},
+      {SIGXFSZ, "SIGXFSZ", "file size limit exceeded"},
+      {SIGVTALRM, "SIGVTALRM", "virtual timer expired"},
+      {SIGPROF, "SIGPROF", "profiling timer expired"},
+      {SIGWINCH, "SIGWINCH", "window changed"},
+      {SIGIO, "SIGIO", "I/O possible"},
+      {SIGSYS, "SIGSYS", "bad system call"},
+  };
+  for (const Known& known : kKnown) {
+    if (known.number == signal) {
+      return std::string(known.name) + " (" + known.description + ")";
     }
-    out += " (" + lower + ")";
   }
-  return out;
+  return "signal " + std::to_string(signal);
 }
 
 std::optional<std::filesystem::path> find_on_path(const std::string& name) {
@@ -230,8 +252,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     throw std::invalid_argument("run_process: no program");
   }
   ProcessResult result;
-  // Orphans of the run come back here rather than to init (Linux 3.4+).
-  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  // Orphans of the run come back here rather than to init, where the platform can.
+  detail::adopt_orphans();
 
   // Everything the child needs, prepared before fork: between fork and exec only
   // async-signal-safe calls are allowed.
@@ -265,7 +287,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
 
   const bool capture = !spec.inherit_io;
   int pipe_fds[2] = {-1, -1};
-  if (capture && pipe2(pipe_fds, O_CLOEXEC) != 0) {
+  if (capture && !open_pipe(pipe_fds)) {
     throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
   }
   const auto close_all = [](std::initializer_list<int> fds) {
@@ -277,7 +299,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   };
   // A second pipe reports a failed exec (errno) back; exec closes it on success.
   int exec_fds[2];
-  if (pipe2(exec_fds, O_CLOEXEC) != 0) {
+  if (!open_pipe(exec_fds)) {
     close_all({pipe_fds[0], pipe_fds[1]});
     throw std::runtime_error(std::string("run_process: pipe: ") + std::strerror(errno));
   }

@@ -2,10 +2,12 @@
 // output captured through a pipe) and the user's (a lab report, the viewer, ncu: on the terminal,
 // with inherit_io); every process it started is killed when it ends.
 //
-// The caller becomes a "child subreaper" (prctl PR_SET_CHILD_SUBREAPER): a process that leaves
-// its group (setsid) and whose parent exits is re-parented to the caller instead of init, so it is
-// still found and killed. A descendant that keeps the output pipe open cannot make the caller
-// wait: the program's own exit (or its time limit) ends the run, not the pipe's end of file.
+// On Linux the caller becomes a "child subreaper" (prctl PR_SET_CHILD_SUBREAPER): a process that
+// leaves its group (setsid) and whose parent exits is re-parented to the caller instead of init,
+// so it is still found and killed. macOS has no subreaper: there the program's process group is
+// killed, and a process that left it is not found (src/process_tree.hpp). A descendant that keeps
+// the output pipe open cannot make the caller wait: the program's own exit (or its time limit) ends
+// the run, not the pipe's end of file.
 #pragma once
 
 #include <atomic>
