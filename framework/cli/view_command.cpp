@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "build_config.hpp"
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
 #include "labs.hpp"
@@ -70,6 +71,15 @@ Command add_view_command(CLI::App& app) {
         }
         const std::filesystem::path viewer = viewer_of(backend);
         if (access(viewer.c_str(), X_OK) != 0) {
+          const bool defined =
+              backend == "sim" ? GPULAB_VIEWER_DEFINED_SIM != 0 : GPULAB_VIEWER_DEFINED_CUDA != 0;
+          if (defined && std::filesystem::exists(build_dir() / "CMakeCache.txt")) {
+            // Configured with the viewer, built without it (the README's `--target gpulab`).
+            throw std::runtime_error("the " + backend + " viewer is not built yet (" +
+                                     viewer.string() + " is missing): build it with " +
+                                     GPULAB_CMAKE_COMMAND + " --build " + build_dir().string() +
+                                     " --target gpulab-view." + backend);
+          }
           if (access(viewer_of("sim").c_str(), X_OK) == 0) {
             throw UsageError("view: this build has no " + backend + " viewer (" + viewer.string() +
                              " is missing)");

@@ -279,8 +279,24 @@ TEST_F(ViewerApp, GpulabViewBackendChoosesTheBuildAndRejectsOthers) {
   EXPECT_NE(r.err.find("--backend needs a value"), std::string::npos) << r.err;
 }
 
+TEST_F(ViewerApp, GpulabViewInABuildThatDidNotBuildTheViewerSaysHowToBuildIt) {
+  // A build folder configured with the viewer (this one's gpulab) whose bin/ holds gpulab alone,
+  // as after the README's `cmake --build --preset sim-only --target gpulab`.
+  fs::create_directories(dir_ / "bin");
+  fs::copy_file(kGpulab, dir_ / "bin" / "gpulab");
+  std::ofstream(dir_ / "CMakeCache.txt").put('\n');
+  const Outcome r = run(quote((dir_ / "bin" / "gpulab").string()) + " view --backend sim");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("the sim viewer is not built yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" --build " + dir_.string() + " --target gpulab-view.sim"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(ViewerApp, GpulabViewInABuildWithoutTheViewerSaysHowToGetIt) {
-  // A build directory whose bin/ holds gpulab alone, as a build with GPULAB_BUILD_VIEWER=OFF.
+  // A folder whose bin/ holds gpulab alone and that is no build folder (no CMakeCache.txt): as a
+  // build with GPULAB_BUILD_VIEWER=OFF, it has no viewer to build.
   fs::create_directories(dir_ / "bin");
   fs::copy_file(kGpulab, dir_ / "bin" / "gpulab");
   const Outcome r = run(quote((dir_ / "bin" / "gpulab").string()) + " view");
