@@ -1,10 +1,13 @@
 // The subcommands of `gpulab`. Each registers its options on the CLI11 app and runs when chosen;
-// run functions return the process exit code (0 success, 1 failure, 2 bad arguments).
+// run functions return the process exit code (0 success, 1 failure, 2 bad arguments; `gpulab grade`
+// also 3, an integrity failure, and 130, a roster run interrupted; `gpulab run LAB` the lab
+// program's own).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

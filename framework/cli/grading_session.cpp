@@ -97,7 +97,7 @@ class Grading {
         prefix_("gpulab " + options.command + ": "),
         manifest_(build_manifest()),
         labs_(select_labs(manifest_, options.labs)),
-        backend_(choose_backend(manifest_, options.backend == "auto" ? "" : options.backend)),
+        backend_(choose_backend(manifest_, options.backend)),
         root_(options.submission.empty() ? manifest_.source_dir / "labs"
                                          : fs::path(options.submission)),
         build_(build_dir()),

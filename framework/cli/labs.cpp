@@ -94,9 +94,10 @@ bool has_backend(const LabManifest& manifest, const std::string& backend) {
 
 }  // namespace
 
-std::string choose_backend(const LabManifest& manifest, const std::string& requested) {
+std::string choose_backend(const LabManifest& manifest, const std::string& backend) {
+  const std::string requested = backend == "auto" ? "" : backend;
   if (!requested.empty() && requested != "cuda" && requested != "sim") {
-    throw UsageError("--backend must be cuda or sim, not \"" + requested + "\"");
+    throw UsageError("--backend must be cuda, sim or auto, not \"" + requested + "\"");
   }
   if (!requested.empty() && !has_backend(manifest, requested)) {
     throw UsageError("this build has no " + requested +

@@ -29,10 +29,10 @@ namespace gpulab::cli {
 /// release, which has none), "student" when asked for, else "solution" where it exists.
 [[nodiscard]] std::string choose_variant(const LabManifest& manifest, bool solution, bool student);
 
-/// The backend to use: `requested` ("cuda", "sim" or "" for automatic: cuda when this build has
-/// it and a device is usable, else sim). Throws UsageError for a backend the build lacks and
-/// std::runtime_error for cuda without a usable device.
-[[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& requested);
+/// The backend to use: `backend` ("cuda", "sim", or "auto" or "" for automatic: cuda when this
+/// build has it and a device is usable, else sim). Throws UsageError for another name or a backend
+/// the build lacks, and std::runtime_error for cuda without a usable device.
+[[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& backend);
 
 /// The lock on `path`, waited for when another program holds it (printing `waiting` first).
 [[nodiscard]] FileLock wait_for_lock(const std::filesystem::path& path, const std::string& waiting);

@@ -572,6 +572,20 @@ TEST(CliRosterCuda, EveryCopyOfTheSolutionGetsFullMarksOneGradingPerGpu) {
   fs::remove_all(out);
 }
 
+TEST(CliRoster, TheAutomaticBackendIsAcceptedAsForOneSubmission) {
+  // --collect grades nothing: it only reads what a Slurm round left (none here).
+  const fs::path roster = temp_path("auto-roster");
+  fs::create_directories(roster / "alice");
+  const Outcome collected = gpulab(
+      "grade lab01 --backend auto --roster " + gpulab::testing::shell_quote(roster.string()) +
+      " --out " + gpulab::testing::shell_quote((roster.string() + "-out")) + " --collect");
+  const std::string said = collected.out + collected.err;
+  EXPECT_EQ(collected.exit_code, 1) << said;
+  EXPECT_NE(said.find("alice: not graded"), std::string::npos) << said;
+  fs::remove_all(roster);
+  fs::remove_all(roster.string() + "-out");
+}
+
 TEST(CliRoster, BadRostersAreUsageErrors) {
   EXPECT_EQ(gpulab("grade --roster /nonexistent/gpulab-roster").exit_code, 2);
   const fs::path roster = temp_path("bad-roster");

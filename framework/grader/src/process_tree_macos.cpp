@@ -1,4 +1,4 @@
-// Untested: there is no Mac here (README, "Platforms").
+// Untested: there is no Mac here (README.md, its table of platforms).
 #include <libproc.h>
 
 #include <cstdint>
