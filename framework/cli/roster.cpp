@@ -118,16 +118,6 @@ std::map<std::string, std::string> gradescope_names(const std::string& text) {
   return name;
 }
 
-// A round's task list (one student a line) as its lines.
-std::vector<std::string> task_list_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 // `name` as one folder name: no separators, nothing hidden, never "." or "..".
 std::string folder_name_for(const std::string& name) {
   std::string safe;
@@ -252,6 +242,7 @@ class Roster {
     out_ = options.out.empty() ? roster.parent_path() / (roster.filename().string() + "-grades")
                                : fs::absolute(options.out).lexically_normal();
     submissions_ = find_roster(roster);
+    slurm_.emplace(out_ / "slurm");
     if (out_ == roster || (out_.string() + "/").rfind(roster.string() + "/", 0) == 0) {
       throw UsageError("--out " + out_.string() + " is inside the roster " + roster.string() +
                        ": it would be graded as a submission");
@@ -337,7 +328,7 @@ class Roster {
     // write the same student's reports at once.
     std::vector<Job> pending;
     for (const Job& job : ungraded) {
-      if (const std::optional<std::string> queued = still_queued(job.submission.student)) {
+      if (const std::optional<std::string> queued = slurm_->still_queued(job.submission.student)) {
         std::cout << "gpulab grade: " << job.submission.student << ": left out, still " << *queued
                   << std::endl;
       } else {
@@ -352,7 +343,7 @@ class Roster {
     }
     const fs::path dir = out_ / "slurm";
     fs::create_directories(dir);
-    const std::string name = "round-" + std::to_string(rounds().size() + 1);
+    const std::string name = "round-" + std::to_string(slurm_->rounds().size() + 1);
     std::string list;
     for (const Job& job : pending) {
       list += job.submission.student + "\n";
@@ -417,8 +408,7 @@ class Roster {
                 << std::endl;
       return kSuccess;
     }
-    rounds_.reset();  // this round is one of them now, and the queue has moved on
-    queued_.clear();
+    slurm_->forget();  // this round is one of them now, and the queue has moved on
     return collect();
   }
 
@@ -467,122 +457,6 @@ class Roster {
     return ending(end - first);
   }
 
-  // One earlier --slurm round, as its files in <out>/slurm say.
-  struct Round {
-    std::string name;                   // "round-3"
-    std::vector<std::string> students;  // its task list
-    std::string job;                    // its job id (empty if sbatch never took it)
-  };
-
-  // Every round so far, oldest first (read once per run).
-  const std::vector<Round>& rounds() {
-    if (!rounds_) {
-      rounds_.emplace();
-      const fs::path dir = out_ / "slurm";
-      for (int n = 1;; ++n) {
-        const std::string name = "round-" + std::to_string(n);
-        const std::optional<std::string> list = read_file(dir / (name + ".tasks"));
-        if (!list) {
-          break;
-        }
-        rounds_->push_back(
-            {name, task_list_lines(*list), trim(read_file(dir / (name + ".job")).value_or(""))});
-      }
-    }
-    return *rounds_;
-  }
-
-  // The latest round that lists `student`, and the task that grades it there.
-  std::optional<std::pair<const Round*, std::size_t>> latest_task(const std::string& student) {
-    const std::vector<Round>& all = rounds();
-    for (auto round = all.rbegin(); round != all.rend(); ++round) {
-      const auto at = std::find(round->students.begin(), round->students.end(), student);
-      if (at != round->students.end()) {
-        const ArrayShape shape = array_shape(static_cast<int>(round->students.size()));
-        return std::pair{&*round, static_cast<std::size_t>(at - round->students.begin()) /
-                                      static_cast<std::size_t>(shape.per_task)};
-      }
-    }
-    return std::nullopt;
-  }
-
-  // What Slurm says of each array task of `job` it still lists ("PENDING", "RUNNING", ...), by
-  // task index: squeue once per job and run; nothing without squeue.
-  const std::map<std::size_t, std::string>& queued_tasks(const std::string& job) {
-    const auto cached = queued_.find(job);
-    if (cached != queued_.end()) {
-      return cached->second;
-    }
-    std::map<std::size_t, std::string>& tasks = queued_[job];
-    const std::optional<fs::path> squeue = find_on_path("squeue");
-    if (!squeue || job.empty()) {
-      return tasks;
-    }
-    ProcessSpec spec;
-    spec.argv = {squeue->string(), "--noheader", "--array", "--jobs=" + job, "--format=%i %T"};
-    spec.timeout_s = 30;
-    std::istringstream lines(run_process(spec).output);
-    for (std::string line; std::getline(lines, line);) {  // "<job>_<task> <STATE>"
-      const std::size_t underscore = line.find('_');
-      const std::size_t space = line.find(' ');
-      if (underscore != std::string::npos && space != std::string::npos && underscore < space &&
-          line.substr(0, underscore) == job) {
-        try {
-          tasks[std::stoul(line.substr(underscore + 1, space - underscore - 1))] =
-              line.substr(space + 1);
-        } catch (const std::exception&) {  // "<job>_[3-9]": a range squeue did not expand
-        }
-      }
-    }
-    return tasks;
-  }
-
-  // Slurm's state of the task that last took `student`, while it is still queued.
-  std::optional<std::string> still_queued(const std::string& student) {
-    const auto task = latest_task(student);
-    if (!task) {
-      return std::nullopt;
-    }
-    const std::map<std::size_t, std::string>& queued = queued_tasks(task->first->job);
-    const auto state = queued.find(task->second);
-    if (state == queued.end()) {
-      return std::nullopt;
-    }
-    return state->second + " in job " + task->first->job + " (" + task->first->name + " task " +
-           std::to_string(task->second) + ")";
-  }
-
-  // Why `student` has no grade: its latest round's task state, or Slurm's.
-  std::string missing_reason(const std::string& student) {
-    const auto task = latest_task(student);
-    if (!task) {
-      return rounds().empty() ? "not graded (no --slurm round has listed it)"
-                              : "not graded (not in any --slurm round: added since?)";
-    }
-    const Round& round = *task->first;
-    const fs::path dir = out_ / "slurm";
-    const std::string where = round.name + " task " + std::to_string(task->second);
-    const fs::path log = dir / (round.name + "." + std::to_string(task->second) + ".log");
-    const auto states =
-        read_file(dir / (round.name + "." + std::to_string(task->second) + ".state"));
-    std::istringstream state_lines(states.value_or(""));
-    for (std::string line; std::getline(state_lines, line);) {
-      if (line == student + "\tgraded") {
-        return where + ": graded, but the submission has changed since";
-      }
-      if (line.rfind(student + "\t", 0) == 0) {
-        return where + ": " + line.substr(student.size() + 1) + " (log: " + log.string() + ")";
-      }
-    }
-    if (const std::optional<std::string> queued = still_queued(student)) {
-      return *queued;
-    }
-    return where + " (job " + round.job +
-           ") ended before grading it: killed at its time limit, preempted, out of memory or "
-           "its node failed (log: " +
-           log.string() + ")";
-  }
-
   // --collect (and --slurm --wait): the gradebook and summary from what is graded, and each
   // submission without a grade with the reason. Exit code: 0 when all are graded, 3 when a task
   // met an integrity failure, 1 otherwise.
@@ -597,8 +471,8 @@ class Roster {
     for (const RosterSubmission& s : submissions_) {
       const Job job{s, out_ / folder_name_for(s.student), stamps_.at(s.student)};
       if (!is_graded(job)) {
-        const std::string reason = missing_reason(s.student);
-        queued = queued || still_queued(s.student).has_value();
+        const std::string reason = slurm_->missing_reason(s.student);
+        queued = queued || slurm_->still_queued(s.student).has_value();
         integrity = integrity || reason.find(": integrity failure") != std::string::npos;
         missing.push_back(s.student + ": " + reason);
       }
@@ -864,8 +738,7 @@ class Roster {
   fs::path out_;
   std::vector<RosterSubmission> submissions_;
   std::map<std::string, std::string> stamps_;  // by student: submission_stamp, from run()
-  std::optional<std::vector<Round>> rounds_;   // rounds(): read once
-  std::map<std::string, std::map<std::size_t, std::string>> queued_;  // queued_tasks(), by job
+  std::optional<SlurmRounds> slurm_;           // the --slurm rounds in out_/slurm
   mutable std::mutex mutex_;
   std::size_t done_ = 0;
   std::atomic<bool> integrity_failed_{false};

@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <exception>
+#include <sstream>
 #include <string>
+
+#include "gpulab/core/files.hpp"
+#include "gpulab/grader/process.hpp"
 
 namespace gpulab::cli {
 
@@ -126,6 +131,126 @@ std::optional<std::string> parse_job_id(std::string_view output) {
     start = end + 1;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> task_list_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+const std::vector<SlurmRounds::Round>& SlurmRounds::rounds() {
+  if (!rounds_) {
+    rounds_.emplace();
+    for (int n = 1;; ++n) {
+      const std::string name = "round-" + std::to_string(n);
+      const std::optional<std::string> list = read_file(dir_ / (name + ".tasks"));
+      if (!list) {
+        break;
+      }
+      rounds_->push_back(
+          {name, task_list_lines(*list),
+           parse_job_id(read_file(dir_ / (name + ".job")).value_or("")).value_or("")});
+    }
+  }
+  return *rounds_;
+}
+
+std::optional<std::pair<const SlurmRounds::Round*, std::size_t>> SlurmRounds::latest_task(
+    const std::string& student) {
+  const std::vector<Round>& all = rounds();
+  for (auto round = all.rbegin(); round != all.rend(); ++round) {
+    const auto at = std::find(round->students.begin(), round->students.end(), student);
+    if (at != round->students.end()) {
+      const ArrayShape shape = array_shape(static_cast<int>(round->students.size()));
+      return std::pair{&*round, static_cast<std::size_t>(at - round->students.begin()) /
+                                    static_cast<std::size_t>(shape.per_task)};
+    }
+  }
+  return std::nullopt;
+}
+
+// What Slurm says of each array task of `job` it still lists ("PENDING", "RUNNING", ...), by task
+// index.
+const std::map<std::size_t, std::string>& SlurmRounds::queued_tasks(const std::string& job) {
+  const auto cached = queued_.find(job);
+  if (cached != queued_.end()) {
+    return cached->second;
+  }
+  std::map<std::size_t, std::string>& tasks = queued_[job];
+  const std::optional<std::filesystem::path> squeue = find_on_path("squeue");
+  if (!squeue || job.empty()) {
+    return tasks;
+  }
+  ProcessSpec spec;
+  spec.argv = {squeue->string(), "--noheader", "--array", "--jobs=" + job, "--format=%i %T"};
+  spec.timeout_s = 30;
+  std::istringstream lines(run_process(spec).output);
+  for (std::string line; std::getline(lines, line);) {  // "<job>_<task> <STATE>"
+    const std::size_t underscore = line.find('_');
+    const std::size_t space = line.find(' ');
+    if (underscore != std::string::npos && space != std::string::npos && underscore < space &&
+        line.substr(0, underscore) == job) {
+      try {
+        tasks[std::stoul(line.substr(underscore + 1, space - underscore - 1))] =
+            line.substr(space + 1);
+      } catch (const std::exception&) {  // "<job>_[3-9]": a range squeue did not expand
+      }
+    }
+  }
+  return tasks;
+}
+
+std::optional<std::string> SlurmRounds::still_queued(const std::string& student) {
+  const auto task = latest_task(student);
+  if (!task) {
+    return std::nullopt;
+  }
+  const std::map<std::size_t, std::string>& queued = queued_tasks(task->first->job);
+  const auto state = queued.find(task->second);
+  if (state == queued.end()) {
+    return std::nullopt;
+  }
+  return state->second + " in job " + task->first->job + " (" + task->first->name + " task " +
+         std::to_string(task->second) + ")";
+}
+
+std::string SlurmRounds::missing_reason(const std::string& student) {
+  const auto task = latest_task(student);
+  if (!task) {
+    return rounds().empty() ? "not graded (no --slurm round has listed it)"
+                            : "not graded (not in any --slurm round: added since?)";
+  }
+  const Round& round = *task->first;
+  const std::string where = round.name + " task " + std::to_string(task->second);
+  const std::filesystem::path log =
+      dir_ / (round.name + "." + std::to_string(task->second) + ".log");
+  const auto states =
+      read_file(dir_ / (round.name + "." + std::to_string(task->second) + ".state"));
+  std::istringstream state_lines(states.value_or(""));
+  for (std::string line; std::getline(state_lines, line);) {
+    if (line == student + "\tgraded") {
+      return where + ": graded, but the submission has changed since";
+    }
+    if (line.rfind(student + "\t", 0) == 0) {
+      return where + ": " + line.substr(student.size() + 1) + " (log: " + log.string() + ")";
+    }
+  }
+  if (const std::optional<std::string> queued = still_queued(student)) {
+    return *queued;
+  }
+  return where + " (job " + round.job +
+         ") ended before grading it: killed at its time limit, preempted, out of memory or "
+         "its node failed (log: " +
+         log.string() + ")";
+}
+
+void SlurmRounds::forget() {
+  rounds_.reset();
+  queued_.clear();
 }
 
 }  // namespace gpulab::cli

@@ -4,13 +4,16 @@
 // --array`; each array task runs `gpulab grade --roster DIR --slurm-task I`, which grades its
 // students exactly as a local roster run grades one (its own `gpulab grade --submission`, the
 // same stamps and reports) and leaves a state file saying how it ended. Collecting reads what
-// the tasks wrote.
+// the tasks wrote (SlurmRounds).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpulab::cli {
@@ -59,5 +62,45 @@ struct ArrayShape {
 
 /// `word` quoted for a POSIX shell (as is when it needs no quoting).
 [[nodiscard]] std::string shell_word(const std::string& word);
+
+/// A round's task list (one student a line) as its lines.
+[[nodiscard]] std::vector<std::string> task_list_lines(const std::string& text);
+
+/// The --slurm rounds of a roster's output folder, as the files they left say (in `dir`,
+/// <out>/slurm: round-N.tasks, the task list; round-N.job, the job id sbatch gave;
+/// round-N.<task>.state, how each of the task's students ended; round-N.<task>.log), and what
+/// Slurm's queue says of their tasks (squeue, asked once per job; nothing without squeue). The
+/// rounds are read once: forget() after submitting another.
+class SlurmRounds {
+ public:
+  explicit SlurmRounds(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  struct Round {
+    std::string name;                   ///< "round-3"
+    std::vector<std::string> students;  ///< its task list
+    std::string job;                    ///< its job id (empty if sbatch never took it)
+  };
+
+  /// Every round so far, oldest first.
+  [[nodiscard]] const std::vector<Round>& rounds();
+  /// The latest round that lists `student`, and the index of the task that grades it there.
+  [[nodiscard]] std::optional<std::pair<const Round*, std::size_t>> latest_task(
+      const std::string& student);
+  /// Slurm's state of the task that last took `student` ("PENDING in job 12 (round-1 task 3)"),
+  /// while squeue still lists it.
+  [[nodiscard]] std::optional<std::string> still_queued(const std::string& student);
+  /// Why `student` has no current grade: what its latest task's state file says, that it is
+  /// still queued, that the task ended before grading it, or that no round listed it.
+  [[nodiscard]] std::string missing_reason(const std::string& student);
+  /// Reads the rounds and asks the queue again at the next question.
+  void forget();
+
+ private:
+  const std::map<std::size_t, std::string>& queued_tasks(const std::string& job);
+
+  std::filesystem::path dir_;
+  std::optional<std::vector<Round>> rounds_;
+  std::map<std::string, std::map<std::size_t, std::string>> queued_;  // by job, then task
+};
 
 }  // namespace gpulab::cli

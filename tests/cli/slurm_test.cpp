@@ -1,6 +1,7 @@
 // The Slurm pieces of `gpulab grade --roster --slurm` (framework/cli/slurm.hpp): the array's
-// shape, sbatch's command line, the job script, sbatch's answer. The whole path, with a real
-// Slurm, is tests/cli/slurm_roster.sh.
+// shape, sbatch's command line, the job script, sbatch's answer, and the rounds' files and queue
+// read back (with a stand-in squeue). The whole path, with a real Slurm, is
+// tests/cli/slurm_roster.sh.
 #include "slurm.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -107,6 +110,76 @@ TEST(SlurmSbatch, ReadsTheJobIdOfParsableOutput) {
   EXPECT_EQ(gpulab::cli::parse_job_id("  \n91;gpu-cluster \r\n"), "91");
   EXPECT_FALSE(gpulab::cli::parse_job_id(""));
   EXPECT_FALSE(gpulab::cli::parse_job_id("sbatch: error: Batch job submission failed\n"));
+}
+
+TEST(SlurmRounds, TaskListsAreOneStudentALine) {
+  EXPECT_EQ(gpulab::cli::task_list_lines("alice\nbob\n"),
+            (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_TRUE(gpulab::cli::task_list_lines("").empty());
+}
+
+// PATH holds only a stand-in squeue printing `listing` for the test's life.
+class StandInQueue {
+ public:
+  StandInQueue(const std::filesystem::path& dir, const std::string& listing) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "squeue") << "#!/bin/sh\nprintf '" << listing << "'\n";
+    std::filesystem::permissions(dir / "squeue", std::filesystem::perms::owner_all);
+    const char* path = std::getenv("PATH");
+    saved_ = path == nullptr ? "" : path;
+    setenv("PATH", dir.c_str(), 1);
+  }
+  ~StandInQueue() { setenv("PATH", saved_.c_str(), 1); }
+  StandInQueue(const StandInQueue&) = delete;
+  StandInQueue& operator=(const StandInQueue&) = delete;
+
+ private:
+  std::string saved_;
+};
+
+TEST(SlurmRounds, SayWhyAStudentHasNoGradeFromTheRoundsFilesAndTheQueue) {
+  const gpulab::testing::TempDir out("gpulab-slurm-rounds");
+  const std::filesystem::path dir = out.path() / "slurm";
+  gpulab::cli::SlurmRounds none(dir);
+  EXPECT_TRUE(none.rounds().empty());
+  EXPECT_EQ(none.missing_reason("alice"), "not graded (no --slurm round has listed it)");
+
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "round-1.tasks") << "alice\nbob\ncarol\n";
+  std::ofstream(dir / "round-1.job") << "12\n";
+  std::ofstream(dir / "round-1.0.state") << "alice\tgraded\n";
+  std::ofstream(dir / "round-1.2.state") << "carol\tfailed: gpulab grade exited with 1\n";
+  {
+    const StandInQueue queue(out.path() / "bin", "12_1 PENDING\\n");
+    gpulab::cli::SlurmRounds rounds(dir);
+    ASSERT_EQ(rounds.rounds().size(), 1u);
+    EXPECT_EQ(rounds.rounds()[0].job, "12");
+    EXPECT_EQ(rounds.missing_reason("alice"),
+              "round-1 task 0: graded, but the submission has changed since");
+    EXPECT_EQ(rounds.still_queued("bob"), "PENDING in job 12 (round-1 task 1)");
+    EXPECT_EQ(rounds.missing_reason("bob"), "PENDING in job 12 (round-1 task 1)");
+    EXPECT_EQ(rounds.missing_reason("carol"),
+              "round-1 task 2: failed: gpulab grade exited with 1 (log: " +
+                  (dir / "round-1.2.log").string() + ")");
+    EXPECT_EQ(rounds.missing_reason("dave"), "not graded (not in any --slurm round: added since?)");
+  }
+  const StandInQueue empty(out.path() / "bin", "");
+  gpulab::cli::SlurmRounds rounds(dir);
+  EXPECT_FALSE(rounds.still_queued("bob"));
+  EXPECT_EQ(rounds.missing_reason("bob"),
+            "round-1 task 1 (job 12) ended before grading it: killed at its time limit, "
+            "preempted, out of memory or its node failed (log: " +
+                (dir / "round-1.1.log").string() + ")");
+  // A later round takes bob; the rounds are read again only after forget().
+  std::ofstream(dir / "round-2.tasks") << "bob\n";
+  std::ofstream(dir / "round-2.job") << "13\n";
+  EXPECT_EQ(rounds.rounds().size(), 1u);
+  rounds.forget();
+  ASSERT_EQ(rounds.rounds().size(), 2u);
+  const auto task = rounds.latest_task("bob");
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->first->name, "round-2");
+  EXPECT_EQ(task->second, 0u);
 }
 
 }  // namespace

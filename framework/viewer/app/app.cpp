@@ -267,8 +267,8 @@ void App::draw_panels(Model& model) {
     return;
   }
   // The grid whose cells come closest to a comfortable panel (about 320 x 360 pixels): the
-  // smaller of the two ratios decides, so neither a narrow nor a flat cell wins. 5 columns x 2
-  // rows at 1280x800; fewer columns for a tall, narrow window.
+  // smaller of the two ratios decides, so neither a narrow nor a flat cell wins. The 12 panels at
+  // 1280x800: 4 columns x 3 rows; fewer columns for a tall, narrow window.
   constexpr float kComfortableWidth = 320.0F;
   constexpr float kComfortableHeight = 360.0F;
   const auto count = static_cast<int>(panels.size());

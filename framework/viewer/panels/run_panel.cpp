@@ -3,7 +3,8 @@
 // The run itself happens on the model's worker thread; this panel only edits the selections
 // (which experiment, how big, which kernel or shape), asks the model to start or cancel, and
 // shows the run's status. Finished results land in the model's live source, which every chart
-// panel lists first, so a student sees the bandwidth curve grow size by size.
+// panel's source picker offers after the loaded files, and a run points the panel it fills at it,
+// so a student sees the bandwidth curve grow size by size.
 #include <imgui.h>
 #include <imgui_stdlib.h>  // InputText over std::string (compiled into Debian's libimgui.a)
 
