@@ -12,9 +12,9 @@
 
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/json_reader.hpp"
-#include "gpulab/core/utf8.hpp"
 #include "gpulab/grader/code_checks.hpp"
 #include "gpulab/grader/sha256.hpp"
+#include "report_text.hpp"
 
 namespace gpulab {
 
@@ -57,77 +57,6 @@ std::vector<std::string> strings(const json& object, const char* key, std::strin
     out.push_back(item.get<std::string>());
   }
   return out;
-}
-
-// The length of the well-formed UTF-8 sequence at in[i] of a character XML 1.0 allows (not
-// U+FFFE or U+FFFF), else 0.
-std::size_t xml_char_length(std::string_view in, std::size_t i) {
-  char32_t code = 0;
-  const std::size_t length = detail::utf8_sequence(in, i, code);
-  return code == 0xFFFE || code == 0xFFFF ? 0 : length;
-}
-
-// A string of text from the code under test, safe for JSON and XML: invalid UTF-8 and control
-// characters other than newline and tab become '?'.
-std::string clean_text(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size();) {
-    const auto c = static_cast<unsigned char>(in[i]);
-    const std::size_t length = xml_char_length(in, i);
-    if (length == 0 || (length == 1 && c < 0x20 && c != '\n' && c != '\t')) {
-      out += '?';
-      ++i;
-    } else {
-      out.append(in.substr(i, length));
-      i += length;
-    }
-  }
-  return out;
-}
-
-std::string xml_escape(std::string_view in) {
-  std::string out;
-  for (const char c : clean_text(in)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& line : lines) {
-    out += line + "\n";
-  }
-  return out;
-}
-
-// What a student reads about one test: disposition, detail, failure lines.
-std::string test_output(const TestGrade& test) {
-  std::string out = display_name(test.verdict.disposition);
-  if (!test.verdict.detail.empty()) {
-    out += ": " + test.verdict.detail;
-  }
-  out += "\n" + join_lines(test.verdict.excerpt);
-  return clean_text(out);
 }
 
 // A compiler's line that reports an error. "error" inside "-Werror" does not count: the compile
@@ -731,7 +660,7 @@ std::vector<std::string> output_lines(std::string_view output) {
   std::istringstream in{std::string(output)};
   std::string line;
   while (std::getline(in, line)) {
-    all.push_back(clean_text(line));
+    all.push_back(detail::clean_text(line));
   }
   return all;
 }
@@ -768,165 +697,6 @@ int GradeReport::possible() const {
     sum += lab.possible;
   }
   return sum;
-}
-
-std::string report_json(const GradeReport& report) {
-  json labs = json::array();
-  for (const LabGrade& lab : report.labs) {
-    json tests = json::array();
-    for (const TestGrade& test : lab.tests) {
-      tests.push_back({{"name", test.name},
-                       {"points", test.points},
-                       {"earned", test.earned},
-                       {"hidden", test.hidden},
-                       {"covers", test.covers},
-                       {"checks", test.checks},
-                       {"disposition", to_string(test.verdict.disposition)},
-                       {"detail", test.verdict.detail},
-                       {"excerpt", test.verdict.excerpt}});
-    }
-    labs.push_back({{"lab", lab.lab},
-                    {"title", lab.title},
-                    {"earned", lab.earned},
-                    {"possible", lab.possible},
-                    {"program", lab.program},
-                    {"build_errors", lab.build_errors},
-                    {"build_warnings", lab.build_warnings},
-                    {"rejected_for", lab.rejected_for},
-                    {"defined_at", lab.defined_at},
-                    {"tests", tests}});
-  }
-  const json integrity = {{"checked", report.integrity.checked},
-                          {"ok", report.integrity.ok()},
-                          {"changed", report.integrity.changed},
-                          {"missing", report.integrity.missing},
-                          {"added", report.integrity.added}};
-  const json doc = {{"schema_version", 2},
-                    {"gpulab_version", report.gpulab_version},
-                    {"date", report.date},
-                    {"submission", report.submission},
-                    {"backend", report.backend},
-                    {"sandbox", report.sandbox},
-                    {"lockdown", report.lockdown},
-                    {"earned", report.earned()},
-                    {"possible", report.possible()},
-                    {"integrity", integrity},
-                    {"ignored", report.ignored},
-                    {"problems", report.problems},
-                    {"labs", labs}};
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-}
-
-std::string gradescope_json(const GradeReport& report) {
-  json tests = json::array();
-  for (const LabGrade& lab : report.labs) {
-    for (const TestGrade& test : lab.tests) {
-      tests.push_back(
-          {{"name", lab.lab + " " + test.name},
-           {"score", test.earned},
-           {"max_score", test.points},
-           {"status", test.verdict.disposition == Disposition::passed ? "passed" : "failed"},
-           {"output", test_output(test)},
-           {"visibility", test.hidden ? "after_published" : "visible"}});
-    }
-  }
-  std::string output = "gpulab grade, " + report.backend +
-                       " backend: " + std::to_string(report.earned()) + "/" +
-                       std::to_string(report.possible()) + " points\n";
-  for (const LabGrade& lab : report.labs) {
-    output += lab.lab + " " + lab.title + ": " + std::to_string(lab.earned) + "/" +
-              std::to_string(lab.possible) + "\n";
-    if (!lab.build_errors.empty()) {
-      output += "  did not compile:\n";
-      for (const std::string& line : lab.build_errors) {
-        output += "    " + line + "\n";
-      }
-    }
-    if (!lab.rejected_for.empty()) {
-      output += "  rejected before any test ran:\n";
-      for (const std::string& line : lab.rejected_for) {
-        output += "    " + line + "\n";
-      }
-    }
-    if (!lab.build_warnings.empty()) {
-      output += "  compiler warnings (no points lost):\n";
-      for (const std::string& line : lab.build_warnings) {
-        output += "    " + line + "\n";
-      }
-    }
-  }
-  if (report.integrity.checked && !report.integrity.ok()) {
-    output += "integrity failure: the grading tree's instructor files changed; no points given\n";
-  }
-  for (const std::string& problem : report.problems) {
-    output += "problem: " + problem + "\n";
-  }
-  for (const std::string& file : report.ignored) {
-    output += "ignored: " + file + "\n";
-  }
-  const json doc = {{"score", report.earned()},
-                    {"output", clean_text(output)},
-                    {"visibility", "visible"},
-                    {"stdout_visibility", "hidden"},
-                    {"tests", tests}};
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-}
-
-std::string junit_xml(const GradeReport& report) {
-  // JUnit has three outcomes: a pass, a skip (skipped, not graded) and a failure (the rest).
-  const auto is_skip = [](Disposition d) {
-    return d == Disposition::skipped || d == Disposition::not_graded;
-  };
-  struct Counts {
-    std::size_t tests = 0;
-    std::size_t failures = 0;
-    std::size_t skipped = 0;
-  };
-  const auto count = [&](const LabGrade& lab) {
-    Counts counts{lab.tests.size(), 0, 0};
-    for (const TestGrade& test : lab.tests) {
-      const Disposition d = test.verdict.disposition;
-      counts.skipped += is_skip(d) ? 1 : 0;
-      counts.failures += d != Disposition::passed && !is_skip(d) ? 1 : 0;
-    }
-    return counts;
-  };
-  Counts total;
-  for (const LabGrade& lab : report.labs) {
-    const Counts counts = count(lab);
-    total.tests += counts.tests;
-    total.failures += counts.failures;
-    total.skipped += counts.skipped;
-  }
-  std::ostringstream out;
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"gpulab grade\" tests=\"" << total.tests << "\" failures=\""
-      << total.failures << "\" skipped=\"" << total.skipped << "\">\n";
-  for (const LabGrade& lab : report.labs) {
-    const Counts counts = count(lab);
-    out << "  <testsuite name=\"" << xml_escape(lab.lab) << "\" tests=\"" << counts.tests
-        << "\" failures=\"" << counts.failures << "\" skipped=\"" << counts.skipped << "\">\n";
-    for (const TestGrade& test : lab.tests) {
-      out << "    <testcase classname=\"" << xml_escape(lab.lab) << "\" name=\""
-          << xml_escape(test.name) << "\"";
-      const Disposition d = test.verdict.disposition;
-      if (d == Disposition::passed) {
-        out << "/>\n";
-        continue;
-      }
-      const std::string message = xml_escape(test_output(test));
-      out << ">\n      ";
-      if (is_skip(d)) {
-        out << "<skipped message=\"" << message << "\"/>";
-      } else {
-        out << "<failure type=\"" << to_string(d) << "\" message=\"" << message << "\"/>";
-      }
-      out << "\n    </testcase>\n";
-    }
-    out << "  </testsuite>\n";
-  }
-  out << "</testsuites>\n";
-  return out.str();
 }
 
 }  // namespace gpulab
