@@ -1,9 +1,5 @@
-// The block-size sweep panel's views (see views.hpp): plain data derived from results files.
-//
-// A results file may come from another machine, an older gpulab or a hand edit, so nothing here
-// trusts its content beyond what the loader checked (names, units, finite values): a param that
-// is not a number, a missing metric, a zero time or a duplicate only makes the affected point,
-// row or op disappear, never an exception or a NaN on screen.
+// The block-size sweep panel's views (views.hpp): plain data derived from results files, which
+// nothing here trusts beyond what the loader checked (view_support.hpp).
 #include "gpulab/viewer/views.hpp"
 
 #include <algorithm>
@@ -17,10 +13,6 @@
 namespace gpulab::viewer {
 
 using namespace detail;  // the views' shared readers (view_support.hpp)
-
-// ---------------------------------------------------------------------------------------------
-// Block-size sweep
-// ---------------------------------------------------------------------------------------------
 
 std::vector<SweepView> sweep_views(const ResultsFile& file) {
   struct Group {

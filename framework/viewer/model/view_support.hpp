@@ -1,7 +1,12 @@
 // What the results panels' views (views.cpp, components_view.cpp, roofline_view.cpp,
-// sweep_view.cpp, memory_view.cpp, levels_view.cpp) share: reading params and metrics of a
-// result that the loader checked for form only, so a missing or malformed value is an empty
-// optional, never an exception. Internal to the model library.
+// sweep_view.cpp, memory_view.cpp, levels_view.cpp) share: reading a result's params and
+// metrics. Internal to the model library.
+//
+// A results file may come from another machine, an older gpulab or a hand edit, so no view
+// trusts its content beyond what the loader checked (names, units, finite values): a param that
+// is not a number, a missing metric, a zero time or a duplicate only makes the affected point,
+// row or op disappear, never an exception or a NaN on screen. These readers give an empty
+// optional (or nullptr) for what is missing or malformed.
 #pragma once
 
 #include <map>

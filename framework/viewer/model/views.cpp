@@ -1,10 +1,6 @@
-// The benchmark panel's view and the spec a file was measured on (see views.hpp): plain data
-// derived from results files.
-//
-// A results file may come from another machine, an older gpulab or a hand edit, so nothing here
-// trusts its content beyond what the loader checked (names, units, finite values): a param that
-// is not a number, a missing metric, a zero time or a duplicate only makes the affected point,
-// row or op disappear, never an exception or a NaN on screen.
+// The benchmark panel's view and the spec a file was measured on (views.hpp): plain data derived
+// from results files, which nothing here trusts beyond what the loader checked
+// (view_support.hpp).
 #include "gpulab/viewer/views.hpp"
 
 #include <algorithm>
@@ -34,10 +30,6 @@ GpuSpec spec_of(const ResultsFile& file, const GpuSpec& fallback) {
   }
   return fallback;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Benchmark
-// ---------------------------------------------------------------------------------------------
 
 Histogram make_histogram(std::span<const double> samples_ms, int bins) {
   Histogram h;
