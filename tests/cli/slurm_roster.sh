@@ -31,7 +31,7 @@ for tool in munged slurmctld slurmd sbatch squeue scancel sinfo; do
 done
 [[ $(id -u) == 0 ]] || skip "the test's Slurm runs its daemons and jobs as root; this is uid $(id -u)"
 [[ -f $class_dir/class-grades/gradebook.csv ]] ||
-  fail "no graded class in $class_dir (the test gpulab.test.cli/CliRosterClass.* makes it)"
+  fail "no graded class in $class_dir (the test gpulab.test.cli_roster_class/CliRosterClass.* makes it)"
 
 work=$(mktemp -d /tmp/gpulab-slurm.XXXXXX)
 started_munge=0
