@@ -27,6 +27,7 @@
 
 #include "gpulab/grader/sha256.hpp"
 #include "temp_dir.hpp"
+#include "text_match.hpp"
 
 namespace gpulab {
 
@@ -44,17 +45,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Lines = std::vector<std::string>;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-std::string joined(const Lines& lines) {
-  std::string out;
-  for (const std::string& line : lines) {
-    out += "\n  [" + line + "]";
-  }
-  return out.empty() ? " (none)" : out;
-}
+using gpulab::testing::contains;
+using gpulab::testing::joined;
 
 // The message of the std::runtime_error `f` throws ("" and a test failure when it throws nothing
 // or something else).

@@ -25,15 +25,14 @@
 #include <vector>
 
 #include "process_tree.hpp"
+#include "text_match.hpp"
 
 namespace gpulab {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using gpulab::testing::contains;
 
 ProcessSpec shell(const std::string& script, double timeout_s = 20) {
   ProcessSpec spec;

@@ -11,24 +11,16 @@
 
 #include "gpulab/grader/grading.hpp"
 
+#include "text_match.hpp"
+
 namespace gpulab {
 namespace {
 
 using nlohmann::json;
 using Lines = std::vector<std::string>;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// The report's problems, one per line ("(none)" without any).
-std::string joined(const Lines& lines) {
-  std::string out;
-  for (const std::string& line : lines) {
-    out += "\n  [" + line + "]";
-  }
-  return out.empty() ? " (none)" : out;
-}
+using gpulab::testing::contains;
+using gpulab::testing::joined;
 
 // ---------------------------------------------------------------------------------------------
 // Reports

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "text_match.hpp"
+
 namespace gpulab {
 
 // gtest prints a disposition by its name.
@@ -22,19 +24,9 @@ void PrintTo(Disposition disposition, std::ostream* out) {
 
 namespace {
 
+using gpulab::testing::contains;
+using gpulab::testing::joined;
 using nlohmann::json;
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& line : lines) {
-    out += "\n  [" + line + "]";
-  }
-  return out.empty() ? " (none)" : out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // gtest's result file

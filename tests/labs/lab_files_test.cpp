@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "text_match.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -35,9 +37,7 @@ std::string joined(const Lines& lines) {
   return out.empty() ? " (none)" : out;
 }
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using gpulab::testing::contains;
 
 // A student file with two regions, 11 lines.
 const Lines kLab = {
