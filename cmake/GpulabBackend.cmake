@@ -48,6 +48,15 @@ if(NOT GPULAB_SIM_KERNEL_OPTIMIZATION MATCHES "^-O[0-3gs]?$")
   message(FATAL_ERROR "GPULAB_SIM_KERNEL_OPTIMIZATION must be an optimization flag such as -O2 or "
                       "-O0, not '${GPULAB_SIM_KERNEL_OPTIMIZATION}'")
 endif()
+# A fully unrolled kernel with a callback at every access is one huge function, and GCC's variable
+# tracking (where -g's variables live in optimized code) is quadratic in it:
+# kernels/attention/flash.cu took 270 s to compile, 211 s of it tracking variables. Past a million
+# slots GCC tracks such a function coarsely (it says so in a note): 50 s, the same code (debug
+# information never changes it), every other file as before. Sim targets of a counting build only.
+set(GPULAB_SIM_DEBUG_LIMIT "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(GPULAB_SIM_DEBUG_LIMIT "--param=max-vartrack-size=1000000")
+endif()
 # Counted arithmetic: GPULAB_SIM_COUNT_ARITHMETIC=OFF counts memory only (to measure what the
 # arithmetic counts cost). GPULAB_SIM_COUNT_OPS: whether kernels count their arithmetic (tests of
 # it skip without); GPULAB_SIM_COUNT_PLUGIN: the plugin's target, which counted files depend on
@@ -209,6 +218,10 @@ function(_gpulab_backend_configure target backend)
       # After the build type's flags, so it wins (see GPULAB_SIM_KERNEL_OPTIMIZATION above).
       target_compile_options(${target} PRIVATE
                              $<$<COMPILE_LANGUAGE:CXX>:${GPULAB_SIM_KERNEL_OPTIMIZATION}>)
+      if(GPULAB_SIM_DEBUG_LIMIT)
+        target_compile_options(${target} PRIVATE
+                               $<$<COMPILE_LANGUAGE:CXX>:${GPULAB_SIM_DEBUG_LIMIT}>)
+      endif()
     endif()
     if(GPULAB_SIM_COUNT_PLUGIN)
       add_dependencies(${target} ${GPULAB_SIM_COUNT_PLUGIN})

@@ -3,7 +3,7 @@
 // kernel files and its precompiled header among them, is compiled at one optimization level, given
 // after the build type's own flags so that it wins whatever the build type is. Read from this
 // build's compile_commands.json (tests/sim/CMakeLists.txt passes its path, the level and the build
-// type's flags).
+// type's flags). With GCC each also bounds its variable tracking (GPULAB_SIM_DEBUG_LIMIT).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,6 +56,11 @@ TEST(SimKernelOptimization, EverySimFileCompilesAtTheOneLevelAfterTheBuildTypesF
     const auto last = std::find_if(command.rbegin(), command.rend(), is_optimization);
     ASSERT_NE(last, command.rend());
     EXPECT_EQ(*last, level) << "the last optimization flag wins";
+    // GCC's variable tracking is bounded (cmake/GpulabBackend.cmake, GPULAB_SIM_DEBUG_LIMIT).
+    if (const std::string limit = GPULAB_SIM_DEBUG_LIMIT; !limit.empty()) {
+      EXPECT_NE(std::find(command.begin(), command.end(), limit), command.end())
+          << limit << " is not in the command";
+    }
     translated += file.find("/sim_sources/") != std::string::npos ? 1 : 0;
     precompiled_headers += file.ends_with("cmake_pch.hxx.cxx") ? 1 : 0;
   }
