@@ -173,10 +173,12 @@ bool build_report(const LabEntry& lab, const LabRun& run, const std::string& com
   return true;
 }
 
-int run_program(const std::filesystem::path& program, const std::vector<std::string>& args) {
+int run_program(const std::filesystem::path& program, const std::vector<std::string>& args,
+                const std::vector<std::pair<std::string, std::string>>& env) {
   ProcessSpec spec;
   spec.argv.push_back(program.string());
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = env;
   spec.inherit_io = true;
   const ProcessResult result = run_process(spec);
   if (!result.started) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/files.hpp"
@@ -56,8 +57,10 @@ constexpr double kBuildTimeoutS = 1800;
 /// code does not build.
 [[nodiscard]] bool build_report(const LabEntry& lab, const LabRun& run, const std::string& command);
 
-/// Runs a program with arguments, stdout and stderr inherited; returns its exit status (128 +
-/// signal when killed by one). Throws std::runtime_error when it cannot be started.
-int run_program(const std::filesystem::path& program, const std::vector<std::string>& args);
+/// Runs a program with arguments, stdout and stderr inherited, and `env` added to this process's
+/// environment (for it alone); returns its exit status (128 + signal when killed by one). Throws
+/// std::runtime_error when it cannot be started.
+int run_program(const std::filesystem::path& program, const std::vector<std::string>& args,
+                const std::vector<std::pair<std::string, std::string>>& env = {});
 
 }  // namespace gpulab::cli

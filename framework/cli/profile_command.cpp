@@ -237,16 +237,18 @@ int run(const Options& options) {
       }
     }
   } else {
+    // The program's sim settings, in its environment (this process's stays as it is).
     const std::filesystem::path file = dir / "counters.jsonl";
-    setenv("GPULAB_SIM_COUNTERS", file.c_str(), 1);
-    setenv("GPULAB_SIM_CACHE_CONTROL", options.cache_control.c_str(), 1);
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"GPULAB_SIM_COUNTERS", file.string()},
+        {"GPULAB_SIM_CACHE_CONTROL", options.cache_control}};
     if (chosen) {
-      setenv("GPULAB_SIM_SPEC", chosen->key.c_str(), 1);
+      env.emplace_back("GPULAB_SIM_SPEC", chosen->key);
     }
     std::cout << "gpulab profile: " << program.filename().string()
               << " with memory counting on (sim backend)\n"
               << std::flush;
-    status = run_program(program, args);
+    status = run_program(program, args, env);
     if (std::filesystem::exists(file)) {
       launches = read_counted_launches(file);
     }

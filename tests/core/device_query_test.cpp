@@ -162,28 +162,52 @@ TEST(SimDeviceDeathTest, SpecComesFromTheEnvironment) {
       testing::ExitedWithCode(0), "");
 }
 
-// A child again: prepare_sim_device must come before the first CUDA call of its process.
-TEST(SimDeviceDeathTest, PrepareSetsTheSpecAndTheModeledClockButKeepsAChosenClock) {
+// A child again: prepare_sim_device chooses the spec before the first CUDA call of its process,
+// without writing the environment (a child process of its own would inherit it), and refuses to
+// change it afterwards.
+TEST(SimDeviceDeathTest, PrepareSetsTheSpecAndTheModeledClockOnce) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         unsetenv("GPULAB_SIM_CLOCK");
+        unsetenv("GPULAB_SIM_SPEC");
+        const auto refused = [](const std::string& key, const std::string& reason) {
+          try {
+            gpulab::prepare_sim_device(key);
+          } catch (const std::runtime_error& e) {
+            return std::string(e.what()).find(reason) != std::string::npos;
+          }
+          return false;
+        };
+        bool ok = refused("no-such-gpu", "no GPU named 'no-such-gpu'");
         gpulab::prepare_sim_device("l4");
         const gpulab::DeviceQuery query = gpulab::query_devices();
-        const bool counting = gpulab::sim::counting_available();
-        const gpulab::TimingClock expected =
-            counting ? gpulab::TimingClock::modeled : gpulab::TimingClock::host;
-        bool ok = query.usable() && query.devices[0].name == "gpulab sim (L4)" &&
-                  gpulab::event_clock() == expected;
-        // An explicit choice stays, and an empty key leaves the spec alone.
-        setenv("GPULAB_SIM_CLOCK", "host", 1);
+        const gpulab::TimingClock expected = gpulab::sim::counting_available()
+                                                 ? gpulab::TimingClock::modeled
+                                                 : gpulab::TimingClock::host;
+        ok = ok && query.usable() && query.devices[0].name == "gpulab sim (L4)" &&
+             gpulab::event_clock() == expected && std::getenv("GPULAB_SIM_SPEC") == nullptr &&
+             std::getenv("GPULAB_SIM_CLOCK") == nullptr;
+        // The device is in use: its spec stays, another is refused, an empty key changes nothing.
+        ok = ok && refused("h100-sxm", "in use already");
         gpulab::prepare_sim_device("");
-        ok = ok && std::string(std::getenv("GPULAB_SIM_CLOCK")) == "host" &&
-             std::string(std::getenv("GPULAB_SIM_SPEC")) == "l4";
+        ok = ok && gpulab::query_devices().devices[0].name == "gpulab sim (L4)";
         // The clock events read follows the sim's setting.
         gpulab::sim::set_clock_mode(gpulab::sim::ClockMode::host);
         ok = ok && gpulab::event_clock() == gpulab::TimingClock::host;
         std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// A clock GPULAB_SIM_CLOCK chose stays.
+TEST(SimDeviceDeathTest, PrepareKeepsTheClockTheEnvironmentChose) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_CLOCK", "host", 1);
+        gpulab::prepare_sim_device("");
+        std::exit(gpulab::event_clock() == gpulab::TimingClock::host ? 0 : 1);
       },
       testing::ExitedWithCode(0), "");
 }

@@ -2,7 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "gpulab/core/device.hpp"
@@ -119,11 +119,8 @@ const char* backend_name() noexcept {
 
 void prepare_sim_device(const std::string& sim_spec_key) {
 #if GPULAB_BACKEND_SIM
-  if (!sim_spec_key.empty()) {
-    ::setenv("GPULAB_SIM_SPEC", sim_spec_key.c_str(), 1);
-  }
-  if (std::getenv("GPULAB_SIM_CLOCK") == nullptr && sim::counting_available()) {
-    ::setenv("GPULAB_SIM_CLOCK", "modeled", 1);
+  if (std::string why; !sim::prepare_device(sim_spec_key, &why)) {
+    throw std::runtime_error(why);
   }
 #else
   (void)sim_spec_key;

@@ -24,6 +24,7 @@
 #include "fiber.hpp"
 #include "matrix.hpp"
 #include "queue.hpp"
+#include "settings.hpp"
 
 // The built-in variables, per OS thread (the scheduler sets them before resuming a CUDA thread).
 thread_local constinit uint3 threadIdx{0, 0, 0};
@@ -66,25 +67,7 @@ struct CudaThread {
 };
 
 std::size_t stack_bytes() {
-  static const std::size_t bytes = [] {
-#if defined(__SANITIZE_ADDRESS__)
-    std::size_t value = 1024 * 1024;  // AddressSanitizer's frames are several times larger
-#else
-    std::size_t value = 256 * 1024;
-#endif
-    if (const char* text = std::getenv("GPULAB_SIM_STACK_BYTES"); text != nullptr) {
-      const auto parsed = parse_decimal(text);
-      if (parsed && *parsed >= 16 * 1024) {
-        value = static_cast<std::size_t>(*parsed);
-      } else {
-        std::fprintf(stderr,
-                     "gpulab sim: ignoring GPULAB_SIM_STACK_BYTES='%s' (a byte count >= 16384)\n",
-                     text);
-      }
-    }
-    return value;
-  }();
-  return bytes;
+  return settings().stack_bytes;
 }
 
 // One per OS thread that runs blocks: its fibers and the state of the block it runs.

@@ -59,6 +59,7 @@
 #include "op_classes.hpp"
 #include "program_image.hpp"
 #include "queue.hpp"
+#include "settings.hpp"
 
 // What the running CUDA thread's arithmetic added since it started running, per OpClass
 // (op_classes.hpp): the gpulab_count_ops plugin (framework/sim/plugin/count_ops.cpp) makes every
@@ -285,15 +286,14 @@ struct CountingState {
 CountingState& counting_state() {
   // Never destroyed: work queued without a synchronize runs on the device thread after main.
   static CountingState& state = *new CountingState();
-  // runtime.cpp's device check reports a GPULAB_SIM_COUNTERS this build cannot honour.
+  // The settings leave the file empty where this build cannot count (the device then says why).
   static const bool from_environment = [] {
-    const char* control = std::getenv("GPULAB_SIM_CACHE_CONTROL");
-    state.cold_l2 = control != nullptr && std::string(control) == "all";
-    const char* file = std::getenv("GPULAB_SIM_COUNTERS");
-    if (file == nullptr || *file == '\0' || !counting_compiled()) {
+    const Settings& environment = settings();
+    state.cold_l2 = environment.cold_l2;
+    if (environment.counters_file.empty()) {
       return false;
     }
-    state.file = file;
+    state.file = environment.counters_file;
     state.on.store(true);
     return true;
   }();

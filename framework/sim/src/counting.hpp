@@ -1,4 +1,4 @@
-// Memory counting on sim (internal to framework/sim): what block.cpp and runtime.cpp tell the
+// Memory counting on sim (internal to framework/sim): what block.cpp and the runtime tell the
 // counter, and what it keeps. The public side is in gpulab/sim/runtime.hpp (set_counting,
 // counted_launches, ...); the mechanism is described in counting.cpp.
 #pragma once

@@ -1,5 +1,5 @@
-// What runtime.cpp knows about the simulated device and tells the rest of the sim (internal to
-// framework/sim).
+// What the runtime (runtime*.cpp) knows about the simulated device and tells the rest of the sim
+// (internal to framework/sim).
 #pragma once
 
 #include <cuda_runtime.h>

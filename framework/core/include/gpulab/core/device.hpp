@@ -83,9 +83,10 @@ struct DeviceQuery {
 [[nodiscard]] const char* backend_name() noexcept;
 
 /// Sets up the sim's device before this process's first CUDA call, which reads it: the simulated
-/// GPU becomes the spec `sim_spec_key` (GPULAB_SIM_SPEC) unless it is empty, and CUDA events read
-/// the modeled clock unless GPULAB_SIM_CLOCK already chose a clock or the build cannot count
-/// (docs/sim.md). Nothing on the cuda backend.
+/// GPU becomes the spec `sim_spec_key` unless it is empty (then GPULAB_SIM_SPEC's, else H100 SXM),
+/// and CUDA events read the modeled clock unless GPULAB_SIM_CLOCK already chose a clock or the
+/// build cannot count (gpulab::sim::prepare_device; docs/sim.md). Throws std::runtime_error for
+/// an unknown spec or after the first CUDA call. Nothing on the cuda backend.
 void prepare_sim_device(const std::string& sim_spec_key);
 
 /// What CUDA events read in this process: the GPU's clock (cuda), or the sim's modeled or host

@@ -6,10 +6,11 @@
 // underlying type (int), so any code a program casts in, e.g. an unknown error, is a valid value.
 // The functions have C++ linkage, so they can never be mistaken for libcudart's C symbols.
 //
-// The simulated device is a spec from gpulab's database: H100 SXM unless the environment variable
-// GPULAB_SIM_SPEC names another (see `gpulab specs`). Device memory is host memory, accounted
-// against the spec's capacity (or GPULAB_SIM_MEMORY_BYTES when set), so out-of-memory behaves as
-// on a GPU. Copies check that device pointers lie inside a live allocation.
+// The simulated device is a spec from gpulab's database: H100 SXM unless the program chose another
+// (prepare_device) or the environment variable GPULAB_SIM_SPEC names one (see `gpulab specs`; the
+// sim reads its environment in one place, src/settings.cpp). Device memory is host memory,
+// accounted against the spec's capacity (or GPULAB_SIM_MEMORY_BYTES when set), so out-of-memory
+// behaves as on a GPU. Copies check that device pointers lie inside a live allocation.
 //
 // Stream work (copies, memsets, kernels, event records, cuBLAS calls) is queued and runs on the
 // simulator's device thread in order, while the host goes on: code that forgets to synchronize is
@@ -298,6 +299,13 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 /// Why the simulated device cannot be used (e.g. GPULAB_SIM_SPEC names an unknown GPU); empty
 /// when it can. Read once, at the first runtime call.
 [[nodiscard]] const std::string& configuration_error();
+
+/// Sets up the simulated device for a program that reports GPU times, before its first CUDA call:
+/// the GPU `spec` (a key or name of `gpulab specs`; empty: GPULAB_SIM_SPEC's, else H100 SXM), and
+/// events on the modeled clock unless GPULAB_SIM_CLOCK chose a clock or the build cannot count.
+/// False, changing nothing, with the reason in `why`, for an unknown spec or a device already in
+/// use (its spec is chosen once).
+bool prepare_device(std::string_view spec, std::string* why = nullptr);
 
 /// Bytes of simulated device memory currently allocated (what the capacity is checked against).
 /// Every cudaMalloc and cudaFree is also reported to the memory accounting
