@@ -60,10 +60,6 @@ cudaError_t destroy_handle(std::set<Handle*> State::*live, Handle* handle) noexc
   return cudaSuccess;
 }
 
-}  // namespace
-
-namespace {
-
 // One operation noted on a stream, and the queue's sequence number when it was noted.
 struct NotedEntry {
   StreamEntry entry;
