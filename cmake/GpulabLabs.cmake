@@ -69,6 +69,15 @@ set(GPULAB_GRADING_SLOTS 2 CACHE STRING
 if(NOT GPULAB_GRADING_SLOTS MATCHES "^[1-9][0-9]?$")
   message(FATAL_ERROR "GPULAB_GRADING_SLOTS must be a number from 1 to 99, not \"${GPULAB_GRADING_SLOTS}\"")
 endif()
+# ctest's view of the grading slots, in the build folder (the test presets' resourceSpecFile): as
+# many as the build serves, so ctest starts no more gradings at once than `gpulab grade` runs; a
+# test that needs every slot asks for GPULAB_GRADING_SLOTS of them (tests/cli). Written here, not
+# shipped with the tests: a student release has no tests/grading/.
+file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/ctest-resources.json" CONTENT [[{
+  "version": {"major": 1, "minor": 0},
+  "local": [{"grading_slots": [{"id": "build", "slots": @GPULAB_GRADING_SLOTS@}]}]
+}
+]] @ONLY)
 find_program(GPULAB_FLOCK flock)  # util-linux: ctest's student builds take the build lock
 set(GPULAB_EXTRA_TESTS_DIR "${PROJECT_SOURCE_DIR}/tests/hidden" CACHE PATH
     "Hidden graded suites, one folder per lab (<dir>/<lab folder>/*.cpp); not shipped to students")
