@@ -57,6 +57,9 @@ TEST(SimKernelOptimization, EverySimFileCompilesAtTheOneLevelAfterTheBuildTypesF
     ASSERT_NE(last, command.rend());
     EXPECT_EQ(*last, level) << "the last optimization flag wins";
     // GCC's variable tracking is bounded (cmake/GpulabBackend.cmake, GPULAB_SIM_DEBUG_LIMIT).
+#if defined(__GNUC__) && !defined(__clang__)
+    ASSERT_FALSE(std::string(GPULAB_SIM_DEBUG_LIMIT).empty()) << "a GCC build sets the limit";
+#endif
     if (const std::string limit = GPULAB_SIM_DEBUG_LIMIT; !limit.empty()) {
       EXPECT_NE(std::find(command.begin(), command.end(), limit), command.end())
           << limit << " is not in the command";

@@ -301,6 +301,30 @@ TEST(SimScheduleDeathTest, TheEnvironmentChoosesTheScheduleOrExplainsWhyNot) {
       testing::ExitedWithCode(0), "");
 }
 
+// A child: the pool of workers starts with the first work that runs blocks (here a cuBLAS call),
+// and set_worker_count works only before that.
+TEST(SimRuntimeDeathTest, TheWorkerCountIsChosenBeforeThePoolStarts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        bool ok = gpulab::sim::set_worker_count(3) && gpulab::sim::worker_count() == 3 &&
+                  !gpulab::sim::set_worker_count(0) && !gpulab::sim::set_worker_count(1025) &&
+                  gpulab::sim::worker_count() == 3;
+        float* m = nullptr;
+        ok = ok && cudaMalloc(&m, 3 * 4 * sizeof(float)) == cudaSuccess;
+        cublasHandle_t handle = nullptr;
+        ok = ok && cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS;
+        const float one = 1.0f;
+        ok = ok &&
+             cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, m, 2, m + 4, 2, &one,
+                         m + 8, 2) == CUBLAS_STATUS_SUCCESS &&
+             cudaDeviceSynchronize() == cudaSuccess;
+        ok = ok && !gpulab::sim::set_worker_count(2) && gpulab::sim::worker_count() == 3;
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
 TEST(SimRuntime, WorkersAndKernelResources) {
   EXPECT_GE(gpulab::sim::worker_count(), 1u);
   static const int kernel_stand_in = 0;  // any address identifies a kernel

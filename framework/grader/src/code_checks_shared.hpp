@@ -2,6 +2,7 @@
 // functions lab code may call.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 

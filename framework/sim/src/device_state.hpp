@@ -19,6 +19,9 @@ namespace gpulab::sim::detail {
 
 /// The simulated GPU (the device is usable whenever work runs).
 [[nodiscard]] const GpuSpec& device_spec();
+/// The worker threads the pool that runs blocks starts with (worker_count()); after this call
+/// set_worker_count refuses.
+[[nodiscard]] unsigned start_workers() noexcept;
 /// A live cudaMalloc or cudaMallocHost allocation: where it is in this process, and where the
 /// memory counting's L2 model sees it. The modeled address is given by a first-fit allocator in
 /// allocation order, so L2 sets and lines do not depend on where the operating system placed the

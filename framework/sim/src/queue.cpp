@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "device_state.hpp"
+
 namespace gpulab::sim::detail {
 namespace {
 
@@ -17,7 +19,7 @@ namespace {
 class WorkerPool {
  public:
   static WorkerPool& instance() {
-    static auto* pool = new WorkerPool(worker_count());  // never destroyed: threads outlive main
+    static auto* pool = new WorkerPool(start_workers());  // never destroyed: threads outlive main
     return *pool;
   }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <mutex>
@@ -39,6 +40,8 @@ struct DeviceChoice {
   std::mutex mutex;
   std::string spec;  // empty: the settings' (GPULAB_SIM_SPEC), else H100 SXM
   bool made = false;
+  std::string made_key;  // once made: its spec's key and name (empty when it has none)
+  std::string made_name;
 };
 
 DeviceChoice& device_choice() {
@@ -123,6 +126,8 @@ const Device& device() {
     SimSpecChoice choice = choose_sim_spec(chosen.spec.empty() ? environment.spec : chosen.spec);
     if (choice.spec) {
       d.spec = std::move(*choice.spec);
+      chosen.made_key = d.spec.key;
+      chosen.made_name = d.spec.name;
     } else {
       d.error = std::move(choice.error);
     }
@@ -185,9 +190,10 @@ bool prepare_device(std::string_view spec, std::string* why) {
     }
     DeviceChoice& chosen = device_choice();
     std::scoped_lock lock(chosen.mutex);
-    if (chosen.made) {
-      return refuse("the simulated device is in use already: its spec (" + device().spec.name +
-                    ") is chosen before the first CUDA call");
+    if (chosen.made && chosen.made_key != found->key) {
+      return refuse("the simulated device is in use already as " +
+                    (chosen.made_name.empty() ? std::string("no GPU") : chosen.made_name) +
+                    ": its spec is chosen before the first CUDA call");
     }
     chosen.spec = found->key;
   }
@@ -242,8 +248,36 @@ std::string kernel_failure() {
   return detail::DeviceQueue::instance().sticky_message();
 }
 
+namespace {
+
+// set_worker_count's choice (0: none), and whether the pool started (after which it stays).
+struct WorkerChoice {
+  std::mutex mutex;
+  unsigned count = 0;
+  bool started = false;
+};
+
+WorkerChoice& worker_choice() {
+  static WorkerChoice& choice = *new WorkerChoice();  // never destroyed: read by the pool's start
+  return choice;
+}
+
+}  // namespace
+
 unsigned worker_count() noexcept {
-  return detail::settings().workers;
+  WorkerChoice& choice = worker_choice();
+  std::scoped_lock lock(choice.mutex);
+  return choice.count != 0 ? choice.count : detail::settings().workers;
+}
+
+bool set_worker_count(unsigned count) noexcept {
+  WorkerChoice& choice = worker_choice();
+  std::scoped_lock lock(choice.mutex);
+  if (choice.started || count == 0 || count > 1024) {
+    return false;
+  }
+  choice.count = count;
+  return true;
 }
 
 namespace {
@@ -305,6 +339,13 @@ namespace detail {
 
 const GpuSpec& device_spec() {
   return device().spec;
+}
+
+unsigned start_workers() noexcept {
+  WorkerChoice& choice = worker_choice();
+  std::scoped_lock lock(choice.mutex);
+  choice.started = true;
+  return choice.count != 0 ? choice.count : settings().workers;
 }
 
 }  // namespace detail

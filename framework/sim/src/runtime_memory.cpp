@@ -123,6 +123,8 @@ void release(std::uintptr_t start, const Allocation& allocation) noexcept {
   }
 }
 
+namespace {
+
 // Which host sides of a copy are pageable (not from cudaMallocHost): the CUDA runtime makes such
 // copies synchronous where the host could otherwise see or change the memory too early.
 struct CopySides {
@@ -130,8 +132,6 @@ struct CopySides {
   bool dst_pageable = false;
   bool device_to_device = false;  // both sides in device memory
 };
-
-namespace {
 
 // Checks both sides of a copy against the allocation tables for the given direction.
 cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,

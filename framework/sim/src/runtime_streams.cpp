@@ -1,6 +1,7 @@
 // The CUDA runtime's streams and events on sim, and what each stream was given (runtime_state.hpp).
 #include "gpulab/sim/runtime.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "queue.hpp"
 

@@ -332,11 +332,13 @@ GPULAB_GRADED_TEST(Lab02Profile, SumMatchesAnEndToEndForwardTimedSeparately, 10,
     // pays a launch) is a few percent of 20 ms of forward pass; and one simulator thread. With
     // several, every kernel waits for its slowest helper thread, and on a loaded machine a helper
     // that loses its CPU stretches a sample by a scheduler slice (~4 ms): noise of the machine,
-    // not of the profile. Set before the first launch creates the pool (ctest runs each test
-    // case in a process of its own); an explicit GPULAB_SIM_WORKERS is kept.
+    // not of the profile. Set before the first launch starts the pool (ctest runs each test case
+    // in a process of its own); an explicit GPULAB_SIM_WORKERS is kept.
     config = AttentionConfig{1, 64, 64, 2, false};
     options.min_samples = 7;
-    ::setenv("GPULAB_SIM_WORKERS", "1", 0);
+    if (std::getenv("GPULAB_SIM_WORKERS") == nullptr) {
+      gpulab::sim::set_worker_count(1);
+    }
   }
 #endif
   Problem problem(config);

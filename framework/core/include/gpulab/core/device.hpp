@@ -86,7 +86,8 @@ struct DeviceQuery {
 /// GPU becomes the spec `sim_spec_key` unless it is empty (then GPULAB_SIM_SPEC's, else H100 SXM),
 /// and CUDA events read the modeled clock unless GPULAB_SIM_CLOCK already chose a clock or the
 /// build cannot count (gpulab::sim::prepare_device; docs/sim.md). Throws std::runtime_error for
-/// an unknown spec or after the first CUDA call. Nothing on the cuda backend.
+/// an unknown spec, or for another spec than the device's after the first CUDA call. Nothing on
+/// the cuda backend.
 void prepare_sim_device(const std::string& sim_spec_key);
 
 /// What CUDA events read in this process: the GPU's clock (cuda), or the sim's modeled or host

@@ -288,8 +288,12 @@ class ScopedSchedule {
 /// device holds the sticky error it left; empty otherwise.
 [[nodiscard]] std::string kernel_failure();
 
-/// Worker threads that run blocks (GPULAB_SIM_WORKERS, default: the CPU's hardware threads).
+/// Worker threads that run blocks (set_worker_count's, else GPULAB_SIM_WORKERS, default: the CPU's
+/// hardware threads).
 [[nodiscard]] unsigned worker_count() noexcept;
+/// Sets how many worker threads run blocks, before the first launch starts them: false (nothing
+/// changes) after it, or for 0 or more than 1024.
+bool set_worker_count(unsigned count) noexcept;
 
 /// Records a kernel's registers per thread and static shared memory (as ptxas reports them), for
 /// cudaFuncGetAttributes, occupancy, the launch check and the modeled clock, in place of the
@@ -303,8 +307,9 @@ void set_kernel_resources(const void* kernel, int registers, std::size_t static_
 /// Sets up the simulated device for a program that reports GPU times, before its first CUDA call:
 /// the GPU `spec` (a key or name of `gpulab specs`; empty: GPULAB_SIM_SPEC's, else H100 SXM), and
 /// events on the modeled clock unless GPULAB_SIM_CLOCK chose a clock or the build cannot count.
-/// False, changing nothing, with the reason in `why`, for an unknown spec or a device already in
-/// use (its spec is chosen once).
+/// False, changing nothing, with the reason in `why`, for an unknown spec or another spec than the
+/// one of a device already in use (the spec is chosen once). Call it before anything else of the
+/// sim: it sets the clock events read.
 bool prepare_device(std::string_view spec, std::string* why = nullptr);
 
 /// Bytes of simulated device memory currently allocated (what the capacity is checked against).
