@@ -1,5 +1,5 @@
-# Backend pairs: every piece of code that talks to the CUDA runtime (framework/core's device-side
-# modules, kernels/, labs/, solutions/) is built once per backend:
+# Backend pairs: every piece of code that talks to the CUDA runtime (framework/runtime,
+# kernels/, labs/, solutions/) is built once per backend:
 #
 #   <name>.cuda   nvcc for .cu files, the host compiler for .cpp files, linked to CUDA::cudart
 #   <name>.sim    the host compiler for everything, against framework/sim's CUDA runtime
@@ -207,6 +207,13 @@ function(_gpulab_backend_configure target backend)
     target_link_libraries(${target} PUBLIC ${pair}.${backend})
   endforeach()
   target_link_libraries(${target} PUBLIC ${ARG_LINK} PRIVATE gpulab::warnings)
+  # A program gets the project's kernel table (cmake/GpulabKernelTable.cmake: an object that
+  # registers it when the program starts), which the sim's modeled clock, occupancy and profiles
+  # read; kernels/ defines it, so the libraries below it never link it.
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "EXECUTABLE")
+    target_link_libraries(${target} PRIVATE gpulab.kernel_table)
+  endif()
   if(backend STREQUAL "cuda")
     target_link_libraries(${target} PUBLIC CUDA::cudart)
     # -lineinfo maps SASS back to source lines in Nsight Compute and compute-sanitizer.

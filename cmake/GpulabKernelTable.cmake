@@ -11,9 +11,11 @@
 #     [INCLUDE_DIRS <dirs...>]           -I for nvcc, as the cuda build has them
 #     [SYSTEM_INCLUDE_DIRS <dirs...>])   -isystem for nvcc (third-party headers)
 #
-# defines <target>, a host-only STATIC library (framework/core/src/kernel_table.cpp and the
-# generated table) that links gpulab.core.host. It always exists: without nvcc its table is empty
-# and kernel_table_status() says why in one line.
+# defines <target>, a host-only OBJECT library: the generated table, which registers itself with
+# the lookups of gpulab.core.host (framework/core/src/kernel_table.cpp) when a program starts.
+# Every backend program links it (cmake/GpulabBackend.cmake); a host-only program that reads the
+# table links it itself. It always exists: without nvcc its table is empty and
+# kernel_table_status() says why in one line.
 #
 # Besides SOURCES, each solutions/<lab>/*.cu holding a __global__ joins the table (scanned at
 # configure time): those are the reference kernels of the labs. The student files in labs/ (and
@@ -27,7 +29,7 @@
 #      nvcc -MD writes a depfile, so a change to the .cu file or any header it includes reruns it.
 #      --fatbin rather than -c: the device code and ptxas's report are the same, and it skips the
 #      host compiler's pass over the file (about a third of nvcc's time here).
-#   2. gpulab-kernel-table-gen (framework/core/tools) parses every report and writes
+#   2. gpulab-kernel-table-gen (tools/kernel_table) parses every report and writes
 #      <build>/generated/kernel_table/kernel_table_data.cpp; unexpected ptxas output fails the
 #      build naming the file and the line.
 # Cost: nvcc's front end (cicc) runs once per file and architecture and dominates. Measured on
@@ -212,8 +214,10 @@ function(gpulab_add_kernel_table target)
     message(STATUS "gpulab: kernel table: ${sms_comment} from ptxas (${nvcc})")
   endif()
 
-  add_library(${target} STATIC "${PROJECT_SOURCE_DIR}/framework/core/src/kernel_table.cpp"
-              "${table_cpp}")
+  # Its one object registers the table when the program starts (gpulab::register_kernel_table);
+  # nothing refers to it, so it is linked as an object, never from an archive: every backend
+  # program links it (cmake/GpulabBackend.cmake), as its own table's.
+  add_library(${target} OBJECT "${table_cpp}")
   target_link_libraries(${target} PUBLIC gpulab.core.host PRIVATE gpulab::warnings)
 endfunction()
 

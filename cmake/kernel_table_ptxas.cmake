@@ -7,7 +7,7 @@
 # it could write to a file itself, hence this script. The compiled code is thrown away. A failing
 # nvcc fails the build with its messages, unless PROGRAM (a program's own file, a student's: code
 # the sim compiles need not compile with nvcc yet): then the report holds one line,
-# gpulab-kernel-table-gen's failure marker (framework/core/tools/ptxas_report.hpp) and nvcc's
+# gpulab-kernel-table-gen's failure marker (tools/kernel_table/ptxas_report.hpp) and nvcc's
 # first error, nvcc's messages are kept in REPORT.log, and one line in a compiler's warning format
 # says so. A program's file without the word
 # __global__ has no kernel: its report is empty, and nvcc does not run (most lab files: a student

@@ -1,4 +1,4 @@
-#include "catalog.hpp"
+#include "gpulab/kernels/catalog.hpp"
 
 #include <algorithm>
 #include <random>

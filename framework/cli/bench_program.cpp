@@ -1,10 +1,10 @@
 // gpulab-bench.<backend>: `gpulab bench`'s program, one per backend. For one op of the kernel
-// catalog (kernels/catalog.hpp) it verifies every chosen level against the CPU reference, then
-// times it with the benchmark harness (gpulab::measure), and prints a table: time, effective
-// bandwidth and FLOP rate from the op's own work, the fraction of the roofline that work allows on
-// the spec, and the speed-up over the first level timed. A level whose output is wrong is never
-// timed. On sim, times come from the modeled clock (kernels modeled from their counted memory
-// traffic on the spec, labelled so); on a GPU, from CUDA events.
+// catalog (gpulab/kernels/catalog.hpp) it verifies every chosen level against the
+// CPU reference, then times it with the benchmark harness (gpulab::measure), and prints a table:
+// time, effective bandwidth and FLOP rate from the op's own work, the fraction of the roofline that
+// work allows on the spec, and the speed-up over the first level timed. A level whose output is
+// wrong is never timed. On sim, times come from the modeled clock (kernels modeled from their
+// counted memory traffic on the spec, labelled so); on a GPU, from CUDA events.
 //
 //   gpulab-bench.<backend> [OP] [--level N] [--block N] [--size N] [--spec NAME] [--json FILE]
 //                          [--quick]
@@ -22,15 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/specs.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/device_query.hpp"
+#include "gpulab/runtime/stream.hpp"
 
 namespace {
 
@@ -51,7 +51,8 @@ struct Options {
 };
 
 void list_ops(std::ostream& out) {
-  out << "gpulab bench OP: the ops of the kernel catalog (kernels/catalog.hpp) and their levels\n";
+  out << "gpulab bench OP: the ops of the kernel catalog "
+         "(gpulab/kernels/catalog.hpp) and their levels\n";
   for (const kernels::Op& op : kernels::catalog()) {
     out << "\n" << op.name << ": " << op.summary << "\n";
     out << "  size: " << op.size_means << " (default " << op.default_size << ", on sim "

@@ -52,7 +52,8 @@ Command add_check_command(CLI::App& app);
 /// kernel; `program_args` (what followed --) go to the program.
 Command add_profile_command(CLI::App& app, const std::vector<std::string>& program_args);
 /// `gpulab bench [OP] [--level N] [--block N] [--size N] [--backend B] [--spec S] [--json F]`:
-/// verifies, then times the levels of one op of the kernel catalog (kernels/catalog.hpp).
+/// verifies, then times the levels of one op of the kernel catalog
+/// (gpulab/kernels/catalog.hpp).
 Command add_bench_command(CLI::App& app);
 /// `gpulab view [FILE...] [OPTIONS]`: runs gpulab-view, the viewer, with the same arguments.
 Command add_view_command(CLI::App& app);

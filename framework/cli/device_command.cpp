@@ -5,9 +5,9 @@
 #include "build_config.hpp"
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace gpulab::cli {
 namespace {

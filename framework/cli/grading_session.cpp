@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
@@ -22,6 +21,7 @@
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/sha256.hpp"
+#include "gpulab/runtime/device_query.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {

@@ -7,9 +7,9 @@
 
 #include "build_config.hpp"
 #include "commands.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace gpulab::cli {
 

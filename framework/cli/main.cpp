@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/version.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace {
 

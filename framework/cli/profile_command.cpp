@@ -21,13 +21,13 @@
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/counters.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/runtime/device_query.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {

@@ -24,11 +24,11 @@
 #include "commands.hpp"
 #include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
 #include "gpulab/grader/similarity.hpp"
+#include "gpulab/runtime/device_query.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {

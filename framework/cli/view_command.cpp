@@ -16,7 +16,7 @@
 
 #include "build_config.hpp"
 #include "commands.hpp"
-#include "gpulab/core/device.hpp"
+#include "gpulab/runtime/device_query.hpp"
 #include "labs.hpp"
 
 namespace gpulab::cli {

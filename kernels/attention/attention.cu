@@ -1,4 +1,4 @@
-#include "attention/attention.hpp"
+#include "gpulab/kernels/attention.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,11 +10,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "attention/flash.hpp"
-#include "catalog.hpp"
-#include "common.hpp"
-#include "gpulab/core/cublas_check.hpp"
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/kernels/common.hpp"
+#include "gpulab/kernels/flash.hpp"
+#include "gpulab/runtime/cublas_check.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::kernels {
 

@@ -19,9 +19,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "attention/attention.hpp"
-#include "attention/flash.hpp"
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/flash.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::kernels {
 namespace {

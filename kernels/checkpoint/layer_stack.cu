@@ -1,4 +1,4 @@
-#include "checkpoint/layer_stack.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common.hpp"
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/kernels/common.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::kernels {
 namespace {

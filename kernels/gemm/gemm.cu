@@ -1,4 +1,4 @@
-#include "gemm/gemm.hpp"
+#include "gpulab/kernels/gemm.hpp"
 
 #include <cstddef>
 #include <iterator>
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/gemm_model.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 
 namespace gpulab::kernels {
 

@@ -1,4 +1,4 @@
-#include "histogram/histogram.hpp"
+#include "gpulab/kernels/histogram.hpp"
 
 #include <memory>
 #include <random>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 
 namespace gpulab::kernels {
 

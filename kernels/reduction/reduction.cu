@@ -1,4 +1,4 @@
-#include "reduction/reduction.hpp"
+#include "gpulab/kernels/reduction.hpp"
 
 #include <cmath>
 #include <memory>
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 
 namespace gpulab::kernels {
 

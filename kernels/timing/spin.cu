@@ -1,11 +1,11 @@
-#include "timing/spin.hpp"
+#include "gpulab/kernels/spin.hpp"
 
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::kernels {
 namespace {

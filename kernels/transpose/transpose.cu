@@ -1,13 +1,13 @@
-#include "transpose/transpose.hpp"
+#include "gpulab/kernels/transpose.hpp"
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 
 namespace gpulab::kernels {
 

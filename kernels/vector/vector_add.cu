@@ -1,13 +1,13 @@
-#include "vector/vector_add.hpp"
+#include "gpulab/kernels/vector_add.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "common.hpp"
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/kernels/common.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::kernels {
 

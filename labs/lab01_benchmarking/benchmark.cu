@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/bench.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/lab.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "lab01.hpp"
 
 namespace gpulab::lab01 {

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/roofline.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/vector_add.hpp"
 #include "gpulab/labkit/lab_main.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "lab01.hpp"
-#include "vector/vector_add.hpp"
 
 namespace {
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/roofline.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/bench.hpp"
 
 namespace gpulab::lab02 {
 
@@ -54,7 +54,7 @@ struct Profile {
 ///   per component, and measure inside it, so Nsight Systems (and gpulab::RangeRecorder) shows
 ///   the component's launches under its name;
 /// - time kernels::run_component(c, config, buffers, stream) with gpulab::measure on `stream`
-///   with `options` (gpulab/core/bench.hpp); time_ms is the median sample;
+///   with `options` (gpulab/runtime/bench.hpp); time_ms is the median sample;
 /// - cost = kernels::component_cost(config, c); gflop_s and gb_s from gpulab::flop_rate_gflop_s
 ///   and gpulab::bandwidth_gb_s (gpulab/core/stats.hpp) of the cost and time_ms.
 /// Then total_ms = the sum of the times, share = time_ms / total_ms for each component, and

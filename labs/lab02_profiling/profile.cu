@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/lab.hpp"
 #include "gpulab/core/ranges.hpp"
 #include "gpulab/core/stats.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/bench.hpp"
 #include "lab02.hpp"
 
 namespace gpulab::lab02 {

@@ -21,14 +21,14 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
 #include "gpulab/labkit/lab_main.hpp"
 #include "gpulab/labkit/modeled_bound.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "lab03.hpp"
 
 namespace {

@@ -42,7 +42,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "attention/attention.hpp"
+#include "gpulab/kernels/attention.hpp"
 
 namespace gpulab::lab04 {
 

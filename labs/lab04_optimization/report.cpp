@@ -19,19 +19,19 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stats.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
 #include "gpulab/labkit/lab_main.hpp"
 #include "gpulab/labkit/modeled_bound.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "lab04.hpp"
 
 #if !GPULAB_BACKEND_CUDA

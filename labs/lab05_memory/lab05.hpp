@@ -29,9 +29,9 @@
 #include <span>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "checkpoint/layer_stack.hpp"
 #include "gpulab/core/memory_stats.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
 
 namespace gpulab::lab05 {
 
@@ -147,11 +147,11 @@ struct CheckpointRun {
   std::uint64_t forward_layers = 0;  ///< kernels::layer_forward calls the pass made
 };
 
-/// A forward pass through the stack (kernels/checkpoint/layer_stack.hpp) from `input` to `output`
-/// (x[N]), keeping every layer's input, then the reverse pass from `grad_output` (the gradient at
-/// x[N]) to `grad_input` (the gradient at x[0]), layer N-1 first. Device pointers of stack.width
-/// floats, owned by the caller; everything else the pass allocates itself and frees before it
-/// returns. Runs on `stream` and waits for it (through measure_memory_usage).
+/// A forward pass through the stack (gpulab/kernels/layer_stack.hpp) from `input`
+/// to `output` (x[N]), keeping every layer's input, then the reverse pass from `grad_output` (the
+/// gradient at x[N]) to `grad_input` (the gradient at x[0]), layer N-1 first. Device pointers of
+/// stack.width floats, owned by the caller; everything else the pass allocates itself and frees
+/// before it returns. Runs on `stream` and waits for it (through measure_memory_usage).
 CheckpointRun store_all_backward(const kernels::LayerStack& stack, const float* input,
                                  float* output, const float* grad_output, float* grad_input,
                                  cudaStream_t stream);

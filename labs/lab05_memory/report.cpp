@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "checkpoint/layer_stack.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/results.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
 #include "gpulab/labkit/lab_main.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "lab05.hpp"
 
 namespace {

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/lab.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 #include "lab04.hpp"
 
 namespace gpulab::lab04 {

@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "checkpoint/layer_stack.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/lab.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "lab05.hpp"
 
 namespace gpulab::lab05 {

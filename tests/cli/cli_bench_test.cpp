@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "catalog.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/kernels/catalog.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "run_command.hpp"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/memory.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "numeric_check.hpp"
 #include "test_device.hpp"
 

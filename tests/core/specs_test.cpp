@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_info.hpp"
 
 namespace gpulab {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 #include "numeric_check.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"

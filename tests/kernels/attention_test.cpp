@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "numeric_check.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"

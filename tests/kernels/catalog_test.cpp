@@ -1,9 +1,9 @@
-// The kernel catalog (kernels/catalog.hpp), on every backend: every level of every op verifies
-// against its CPU reference at the op's edge sizes (on sim under three thread schedules, and at
-// several block sizes where the op takes one); on sim a level launches
-// exactly the kernels its row names; every kernel has one entry with a distinct name and
-// function, and the names are those of the kernel table, both ways.
-#include "catalog.hpp"
+// The kernel catalog (gpulab/kernels/catalog.hpp), on every backend: every level of
+// every op verifies against its CPU reference at the op's edge sizes (on sim under three thread
+// schedules, and at several block sizes where the op takes one); on sim a level launches exactly
+// the kernels its row names; every kernel has one entry with a distinct name and function, and the
+// names are those of the kernel table, both ways.
+#include "gpulab/kernels/catalog.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
 

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gemm/gemm.hpp"
 #include "gpulab/core/counters.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/gemm_model.hpp"
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/kernels/gemm.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "test_device.hpp"
 

@@ -1,7 +1,7 @@
 // The kernel table against the CUDA runtime: for every kernel of the catalog
-// (kernels/catalog.hpp), cudaFuncGetAttributes must report the registers, static shared memory
-// and local memory that ptxas reported into the table for the architecture of the cubin the
-// runtime loaded, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must agree with
+// (gpulab/kernels/catalog.hpp), cudaFuncGetAttributes must report the registers,
+// static shared memory and local memory that ptxas reported into the table for the architecture of
+// the cubin the runtime loaded, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must agree with
 // gpulab::compute_occupancy on that kernel's table figures at every block size 32..1024 (step 32)
 // and every dynamic shared memory size its launchers use. On a GPU that checks ptxas's figures
 // against the cubin the runtime loaded; on the sim, whose runtime knows a kernel by its address
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/device_query.hpp"
 #include "test_device.hpp"
 
 namespace gpulab::kernels {

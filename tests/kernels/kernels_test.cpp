@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "catalog.hpp"
-#include "gemm/gemm.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
-#include "gpulab/core/stream.hpp"
-#include "histogram/histogram.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/kernels/gemm.hpp"
+#include "gpulab/kernels/histogram.hpp"
+#include "gpulab/kernels/reduction.hpp"
+#include "gpulab/kernels/transpose.hpp"
+#include "gpulab/kernels/vector_add.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "numeric_check.hpp"
-#include "reduction/reduction.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
-#include "transpose/transpose.hpp"
-#include "vector/vector_add.hpp"
 
 namespace gpulab::kernels {
 namespace {

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "checkpoint/layer_stack.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "numeric_check.hpp"
 #include "test_device.hpp"
 

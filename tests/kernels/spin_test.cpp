@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/spin.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "test_device.hpp"
-#include "timing/spin.hpp"
 
 namespace gpulab::kernels {
 namespace {

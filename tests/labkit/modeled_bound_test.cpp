@@ -5,16 +5,16 @@
 #include <cstddef>
 #include <string>
 
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/specs.hpp"
-#include "gpulab/core/stream.hpp"
 #include "gpulab/core/traffic_model.hpp"
+#include "gpulab/kernels/vector_add.hpp"
 #include "gpulab/labkit/modeled_bound.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "test_device.hpp"
-#include "vector/vector_add.hpp"
 
 namespace {
 

@@ -12,17 +12,17 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/gemm_model.hpp"
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/specs.hpp"
-#include "gpulab/core/stream.hpp"
 #include "gpulab/core/traffic_model.hpp"
+#include "gpulab/kernels/spin.hpp"
+#include "gpulab/kernels/vector_add.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "run_command.hpp"
 #include "test_device.hpp"
-#include "timing/spin.hpp"
-#include "vector/vector_add.hpp"
 
 namespace {
 

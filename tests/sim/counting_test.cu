@@ -15,10 +15,10 @@
 #include <tuple>
 #include <vector>
 
-#include "attention/attention.hpp"
 #include "gpulab/core/counters.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "run_command.hpp"
 #include "schedules.hpp"
 #include "temp_dir.hpp"

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
 

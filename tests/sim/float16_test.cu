@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "test_device.hpp"
 
 namespace {

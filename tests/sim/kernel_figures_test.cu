@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "gpulab/core/counters.hpp"
-#include "gpulab/core/cuda_check.hpp"
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/occupancy.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "gpulab/sim/launch.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "kernel_figures_kernels.hpp"

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
+#include "gpulab/runtime/memory.hpp"
 #include "gpulab/sim/runtime.hpp"
 
 namespace {

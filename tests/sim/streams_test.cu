@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "stream_gate.hpp"
 #include "test_device.hpp"
 

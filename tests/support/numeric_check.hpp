@@ -14,8 +14,8 @@
 #include <span>
 #include <string_view>
 
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
+#include "gpulab/runtime/memory.hpp"
 
 namespace gpulab::testing {
 

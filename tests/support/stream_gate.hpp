@@ -22,7 +22,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "gpulab/core/cuda_check.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
 
 namespace gpulab::testing {
 

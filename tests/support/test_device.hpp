@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "gpulab/core/device.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace gpulab::testing {
 

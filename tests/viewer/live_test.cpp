@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_info.hpp"
 #if GPULAB_BACKEND_SIM
 #include "gpulab/sim/runtime.hpp"
 #endif

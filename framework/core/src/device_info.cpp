@@ -1,6 +1,6 @@
 // The backend-neutral members of device.hpp: formatting and arithmetic on DeviceInfo, and the
 // explanations of device-query failures. The query itself is in device_query.cpp.
-#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_info.hpp"
 
 #include <algorithm>
 #include <stdexcept>

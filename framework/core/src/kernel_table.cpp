@@ -1,5 +1,5 @@
-// Lookups over the kernel table. The table itself (kernel_table(), kernel_table_status()) is
-// generated at build time from ptxas's report (cmake/GpulabKernelTable.cmake).
+// The kernel table and its lookups. The table's data is generated at build time from ptxas's
+// report (cmake/GpulabKernelTable.cmake) and registers itself (register_kernel_table).
 #include "gpulab/core/kernel_table.hpp"
 
 #include <algorithm>
@@ -77,6 +77,18 @@ std::size_t last_top_level_start(std::string_view name, bool scopes) {
   return start;
 }
 
+// The project's table, as the generated table registered it.
+struct ProjectTable {
+  std::span<const KernelTableEntry> entries;
+  std::string_view status =
+      "this program was linked without the kernel table (gpulab.kernel_table)";
+};
+
+ProjectTable& project_table() {
+  static ProjectTable table;  // filled during static initialization (see the header)
+  return table;
+}
+
 // The kernels of files built into this program alone, and the files nvcc could not compile.
 struct ProgramKernels {
   std::vector<KernelTableEntry> entries;
@@ -121,6 +133,18 @@ bool is_identifier_char(char c) {
 }
 
 }  // namespace
+
+std::span<const KernelTableEntry> kernel_table() {
+  return project_table().entries;
+}
+
+std::string_view kernel_table_status() {
+  return project_table().status;
+}
+
+void register_kernel_table(std::span<const KernelTableEntry> entries, std::string_view status) {
+  project_table() = {.entries = entries, .status = status};
+}
 
 void register_program_kernels(std::span<const KernelTableEntry> entries,
                               std::span<const KernelSourceFailure> failures) {

@@ -6,10 +6,10 @@
 #include <iostream>
 #include <optional>
 
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/lab.hpp"
 #include "gpulab/core/memory_history.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace gpulab::labkit {
 

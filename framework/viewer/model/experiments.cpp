@@ -11,20 +11,20 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "catalog.hpp"
-#include "gpulab/core/bench.hpp"
 #include "gpulab/core/console.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/kernel_table.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/occupancy.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/stats.hpp"
-#include "gpulab/core/stream.hpp"
-#include "vector/vector_add.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/catalog.hpp"
+#include "gpulab/kernels/vector_add.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/device_query.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 
 #if GPULAB_BACKEND_SIM
 #include "gpulab/core/traffic_model.hpp"
@@ -189,7 +189,7 @@ RunPlan components_plan(const ExperimentOptions& options, const GpuSpec& spec) {
 // ---------------------------------------------------------------------------------------------
 
 // The kernels the sweep runs: the first kernel of every level of the catalog's ops whose levels
-// take a block size (kernels/catalog.hpp), in catalog order.
+// take a block size (gpulab/kernels/catalog.hpp), in catalog order.
 const std::vector<std::string_view>& sweep_kernel_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;

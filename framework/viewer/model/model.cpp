@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/runtime/device_query.hpp"
 
 namespace gpulab::viewer {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
-#include "panels/common.hpp"
+#include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/plot.hpp"
 #include "panels/widgets.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "panels/common.hpp"
+#include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/plot.hpp"
 #include "panels/widgets.hpp"

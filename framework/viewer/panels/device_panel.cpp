@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "panels/common.hpp"
+#include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
 

@@ -1,5 +1,5 @@
 // The panel table (name for --panel, window title, draw function) and the helpers the panels
-// share (common.hpp).
+// share (panel_support.hpp).
 #include "panels/panels.hpp"
 
 #include <imgui.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
-#include "panels/common.hpp"
+#include "panels/panel_support.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {

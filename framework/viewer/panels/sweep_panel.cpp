@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "panels/common.hpp"
+#include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/plot.hpp"
 #include "panels/widgets.hpp"

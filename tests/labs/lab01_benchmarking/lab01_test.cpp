@@ -1,5 +1,6 @@
 // Lab 01 autograder: the statistics against hand-worked values and the framework, the timing
-// function against kernels of known duration (kernels/timing/spin.hpp) and the framework harness.
+// function against kernels of known duration (gpulab/kernels/spin.hpp) and the
+// framework harness.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/core/bench.hpp"
-#include "gpulab/core/device.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/stats.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/spin.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/device_query.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "graded_test.hpp"
 #include "lab01.hpp"
 #include "test_device.hpp"
-#include "timing/spin.hpp"
 
 namespace {
 

@@ -35,14 +35,14 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
-#include "gpulab/core/device.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/ranges.hpp"
 #include "gpulab/core/results.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/device_query.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "graded_test.hpp"
 #include "lab02.hpp"
 #include "numeric_check.hpp"

@@ -24,9 +24,9 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/attention.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/kernels/attention.hpp"
 #include "graded_test.hpp"
 #include "lab03.hpp"
 #include "lab03_bottleneck/lab03_expect.hpp"

@@ -39,15 +39,15 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "gpulab/core/bench.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/device.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
 #include "gpulab/core/numeric.hpp"
 #include "gpulab/core/stats.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/runtime/bench.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/device_query.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "graded_test.hpp"
 #include "lab04.hpp"
 #include "numeric_check.hpp"

@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention.hpp"
-#include "checkpoint/layer_stack.hpp"
-#include "gpulab/core/cuda_check.hpp"
-#include "gpulab/core/memory.hpp"
 #include "gpulab/core/memory_stats.hpp"
-#include "gpulab/core/stream.hpp"
+#include "gpulab/kernels/attention.hpp"
+#include "gpulab/kernels/layer_stack.hpp"
+#include "gpulab/runtime/cuda_check.hpp"
+#include "gpulab/runtime/memory.hpp"
+#include "gpulab/runtime/stream.hpp"
 #include "graded_test.hpp"
 #include "lab05.hpp"
 #include "numeric_check.hpp"

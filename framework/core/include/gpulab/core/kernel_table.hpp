@@ -36,12 +36,20 @@ struct KernelTableEntry {
 /// GPULAB_KERNEL_TABLE_ARCHITECTURES (default 75;80;86;89;90), independent of the cuda backend's.
 /// static_shared_bytes is the kernel's own, as ptxas reports it: without the 1 KiB per block that
 /// CUDA reserves on CC 8.0 and newer (which the sm_90 cubin's .nv.shared section counts in and
-/// ptxas does not); compute_occupancy adds the reservation itself.
+/// ptxas does not); compute_occupancy adds the reservation itself. Empty in a program linked
+/// without the table (gpulab.kernel_table, which every backend program links:
+/// cmake/GpulabBackend.cmake).
 [[nodiscard]] std::span<const KernelTableEntry> kernel_table();
 
 /// Empty when the table was generated; otherwise one line saying why it is empty (e.g. "this
 /// build found no nvcc: kernel figures unavailable; install the CUDA toolkit").
 [[nodiscard]] std::string_view kernel_table_status();
+
+/// Makes `entries` the project's table and `status` its status: the generated table
+/// (cmake/GpulabKernelTable.cmake) calls it during static initialization, so the modules that
+/// read the table (the sim's modeled clock, occupancy, profiles) link nothing built from kernels/.
+/// Not thread-safe; nothing calls it once main has started.
+void register_kernel_table(std::span<const KernelTableEntry> entries, std::string_view status);
 
 /// The distinct kernel names in the table, sorted.
 [[nodiscard]] std::vector<std::string_view> kernel_names();

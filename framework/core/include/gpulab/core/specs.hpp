@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_info.hpp"
 
 namespace gpulab {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "attention/attention.hpp"
 #include "gpulab/core/specs.hpp"
+#include "gpulab/kernels/attention.hpp"
 #include "gpulab/viewer/live.hpp"
 
 namespace gpulab::viewer {
@@ -26,8 +26,8 @@ enum class Experiment { bandwidth, components, sweep };
 [[nodiscard]] std::string_view to_string(Experiment experiment) noexcept;
 
 /// Kernels the block-size sweep can run: the levels of the kernel catalog's ops that take a block
-/// size (kernels/catalog.hpp), e.g. "vector_add_kernel", "histogram_global_kernel",
-/// "histogram_shared_kernel".
+/// size (gpulab/kernels/catalog.hpp), e.g. "vector_add_kernel",
+/// "histogram_global_kernel", "histogram_shared_kernel".
 [[nodiscard]] std::span<const std::string_view> sweep_kernels();
 
 /// How big the runs are.

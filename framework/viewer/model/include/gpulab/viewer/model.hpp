@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_info.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/viewer/class_view.hpp"
