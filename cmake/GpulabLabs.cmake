@@ -43,7 +43,7 @@
 # tests, one submission variant per grading slot: the files `gpulab grade` copies from the code it
 # grades into <build>/grading/slot<N>/submission/<folder>/ (not built by default; `gpulab grade`
 # builds it). Slot 0's variant is named submission, slot N's submissionN. GPULAB_GRADING_SLOTS
-# gradings of one build run at once (framework/cli/grading_session.cpp takes a free slot).
+# gradings of one build run at once (framework/grader/src/session.cpp takes a free slot).
 #
 # Each graded test case of the student, solution and slot 0 variants is one ctest test,
 # gpulab.<lab>.<variant>.<backend>/<Suite>.<Name>,

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "labs.hpp"
+#include "gpulab/grader/workspace.hpp"
 
 namespace gpulab::cli {
 
@@ -26,7 +26,7 @@ struct BenchOptions {
 };
 
 int bench(const BenchOptions& options) {
-  const std::string backend = choose_backend(build_manifest(), options.backend);
+  const std::string backend = choose_backend(build_manifest(), options.backend, cuda_devices());
   const std::filesystem::path program = build_dir() / "bin" / ("gpulab-bench." + backend);
   if (!std::filesystem::exists(program)) {
     throw std::runtime_error(program.string() +

@@ -1,14 +1,14 @@
 // `gpulab check LAB`: the student's loop. Builds what changed in the student's own files (this
-// tree's labs/), runs the lab's graded tests as `gpulab grade` does (grading_session.hpp, without
-// the seal: feedback, not a grade of record) and prints what each failed test checks, where the
-// code it covers is and why it failed. Exit code 0 when every test passed, 1 otherwise.
+// tree's labs/), runs the lab's graded tests as `gpulab grade` does (gpulab/grader/session.hpp,
+// without the seal: feedback, not a grade of record) and prints what each failed test checks, where
+// the code it covers is and why it failed. Exit code 0 when every test passed, 1 otherwise.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
 #include "gpulab/grader/grading.hpp"
-#include "grading_session.hpp"
+#include "gpulab/grader/session.hpp"
 
 namespace gpulab::cli {
 

@@ -7,20 +7,23 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "gpulab/core/exit_codes.hpp"   // ExitCode, UsageError
+#include "gpulab/grader/session.hpp"    // GradeOptions
+#include "gpulab/grader/workspace.hpp"  // CudaDevices
+
 namespace gpulab::cli {
 
-/// Exit codes of every gpulab command.
-enum ExitCode : int { kSuccess = 0, kFailure = 1, kUsage = 2 };
+/// The devices of the cuda backend where this command is built with it: query_devices(), made
+/// when first asked and kept (a CUDA call costs about a second where a driver is present); empty
+/// where the command links the sim (main.cpp).
+[[nodiscard]] CudaDevices cuda_devices();
 
-/// An error the user can fix: printed as one line "gpulab: error: <message>", exit code 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and
+/// --no-sandbox (grade_command.cpp); `options.cuda` is cuda_devices().
+void add_grading_options(CLI::App& command, GradeOptions& options);
 
 /// A registered subcommand: its CLI11 app and what runs when the command line names it.
 struct Command {

@@ -1,6 +1,6 @@
-// `gpulab grade`: grades one submission of lab code for the record (grading_session.hpp has the
-// steps). A report is always printed and written (--json, --gradescope, --junit). Exit code: 0
-// when grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
+// `gpulab grade`: grades one submission of lab code for the record (gpulab/grader/session.hpp has
+// the steps). A report is always printed and written (--json, --gradescope, --junit). Exit code:
+// 0 when grading ran, whatever the score; 3 on an integrity failure; 1 when grading itself failed.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,8 +10,8 @@
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
-#include "grading_session.hpp"
-#include "roster.hpp"
+#include "gpulab/grader/roster.hpp"
+#include "gpulab/grader/session.hpp"
 
 namespace gpulab::cli {
 
@@ -93,6 +93,32 @@ int grade(const GradeCommandOptions& options) {
 }
 
 }  // namespace
+
+void add_grading_options(CLI::App& command, GradeOptions& options) {
+  options.cuda = cuda_devices();
+  command.add_option("LAB", options.labs, "lab01, 02, 3, ... or all (default: all)");
+  command
+      .add_option("--backend", options.backend,
+                  "cuda, sim or auto (default auto: cuda when a GPU is usable, else sim)")
+      ->check(CLI::IsMember({"cuda", "sim", "auto"}));
+  command
+      .add_option("--timeout", options.timeout_s,
+                  "Time limit of each test in seconds (at most the build's, "
+                  "GPULAB_LAB_TEST_TIMEOUT)")
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("-j,--jobs", options.jobs,
+                  "Builds and tests run in parallel (default: all cores; tests one at a time "
+                  "on the cuda backend, where they share the GPU and time kernels)")
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--test-jobs", options.test_jobs,
+                  "Graded tests run in parallel, whatever -j says (default: -j; without -j, 1 "
+                  "on the cuda backend)")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--no-sandbox", options.no_sandbox,
+                   "Run the tests outside the bubblewrap sandbox (not for grades of record)");
+}
 
 Command add_grade_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands.hpp"
@@ -11,9 +12,9 @@
 
 namespace {
 
-using gpulab::cli::kFailure;
-using gpulab::cli::kSuccess;
-using gpulab::cli::kUsage;
+using gpulab::kFailure;
+using gpulab::kSuccess;
+using gpulab::kUsage;
 
 // One line for a bad command line, never CLI11's multi-line text.
 int usage_error(const std::string& message) {
@@ -22,6 +23,20 @@ int usage_error(const std::string& message) {
 }
 
 }  // namespace
+
+namespace gpulab::cli {
+
+CudaDevices cuda_devices() {
+  if (std::string_view(backend_name()) != "cuda") {
+    return {};
+  }
+  return [] {
+    static const DeviceQuery query = query_devices();
+    return query;
+  };
+}
+
+}  // namespace gpulab::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"gpulab: measure, profile and fix GPU kernels; labs, autograder and viewer.",
@@ -78,7 +93,7 @@ int main(int argc, char** argv) {
       }
     }
     return usage_error("no command given");
-  } catch (const gpulab::cli::UsageError& e) {
+  } catch (const gpulab::UsageError& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab: error: %s\n", e.what());

@@ -27,8 +27,8 @@
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/grader/workspace.hpp"
 #include "gpulab/runtime/device_query.hpp"
-#include "labs.hpp"
 
 namespace gpulab::cli {
 namespace {
@@ -64,7 +64,7 @@ std::string choose_profile_backend(const Options& options, bool have_ncu) {
   if (options.target.find('/') != std::string::npos) {
     return options.target.ends_with(".cuda") ? "cuda" : "sim";
   }
-  return choose_backend(build_manifest(), "");
+  return choose_backend(build_manifest(), "", cuda_devices());
 }
 
 // The program to run and the arguments it gets.
@@ -230,7 +230,8 @@ int run(const Options& options) {
       }
     }
     // The modeled times are for the GPU that was measured, unless --spec says otherwise.
-    if (const DeviceQuery query = query_devices(); query.usable()) {
+    const CudaDevices devices = cuda_devices();
+    if (const DeviceQuery query = devices ? devices() : DeviceQuery{}; query.usable()) {
       const std::string key = spec_for_device(query.devices.front()).key;
       for (CountedLaunch& launch : launches) {
         launch.spec = key;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "labs.hpp"
+#include "gpulab/grader/workspace.hpp"
 
 namespace gpulab::cli {
 
@@ -38,7 +38,7 @@ int run(const RunOptions& options) {
   const LabManifest manifest = build_manifest();
   const std::vector<const LabEntry*> labs = select_labs(manifest, options.labs);
   const std::string variant = choose_variant(manifest, options.solution, options.student);
-  const std::string backend = choose_backend(manifest, options.backend);
+  const std::string backend = choose_backend(manifest, options.backend, cuda_devices());
   std::vector<std::string> args;
   if (!options.spec.empty()) {
     args.insert(args.end(), {"--spec", options.spec});

@@ -16,8 +16,8 @@
 
 #include "build_config.hpp"
 #include "commands.hpp"
+#include "gpulab/grader/workspace.hpp"
 #include "gpulab/runtime/device_query.hpp"
-#include "labs.hpp"
 
 namespace gpulab::cli {
 namespace {
@@ -65,8 +65,9 @@ Command add_view_command(CLI::App& app) {
         if (backend.empty()) {
           // As `gpulab run` does: the GPU when this build has the cuda viewer and a device
           // is usable, the CPU simulation otherwise.
-          const bool cuda = access(viewer_of("cuda").c_str(), X_OK) == 0 &&
-                            std::string_view(backend_name()) == "cuda" && query_devices().usable();
+          const CudaDevices devices = cuda_devices();
+          const bool cuda =
+              access(viewer_of("cuda").c_str(), X_OK) == 0 && devices && devices().usable();
           backend = cuda ? "cuda" : "sim";
         }
         const std::filesystem::path viewer = viewer_of(backend);

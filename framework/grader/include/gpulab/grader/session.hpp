@@ -22,18 +22,15 @@
 //      them while it ran gets nothing.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/workspace.hpp"
 
-namespace gpulab::cli {
-
-/// Exit code of `gpulab grade` when the instructor files differ from the seal.
-constexpr int kIntegrityFailure = 3;
+namespace gpulab {
 
 struct GradeOptions {
   std::string command = "grade";  ///< what progress lines start with: "gpulab <command>: "
@@ -48,11 +45,8 @@ struct GradeOptions {
   bool reseal = false;
   bool no_sandbox = false;
   bool each_test = true;  ///< a progress line per test (false: one for all, `gpulab check --brief`)
+  CudaDevices cuda;       ///< the cuda backend's devices (empty: the command has no cuda backend)
 };
-
-/// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and
-/// --no-sandbox.
-void add_grading_options(CLI::App& command, GradeOptions& options);
 
 /// What a grading gave: its report (totalled) and the exit code (kSuccess when grading ran,
 /// kIntegrityFailure, or kFailure when grading itself had problems).
@@ -70,4 +64,4 @@ struct GradingResult {
 /// failure's lines (`brief`: one line per test). Compiler errors and rejections first.
 void print_failures(std::ostream& out, const LabGrade& lab, bool brief);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// What sbatch is asked for.
 struct SlurmOptions {
@@ -103,4 +103,4 @@ class SlurmRounds {
   std::map<std::string, std::map<std::size_t, std::string>> queued_;  // by job, then task
 };
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -1,17 +1,15 @@
-#include "labs.hpp"
+#include "gpulab/grader/workspace.hpp"
 
 #include <algorithm>
 #include <iostream>
 #include <stdexcept>
 #include <thread>
 
-#include "build_config.hpp"
-#include "commands.hpp"
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
-#include "gpulab/runtime/device_query.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 std::filesystem::path build_dir() {
   return executable_path().parent_path().parent_path();
@@ -94,7 +92,8 @@ bool has_backend(const LabManifest& manifest, const std::string& backend) {
 
 }  // namespace
 
-std::string choose_backend(const LabManifest& manifest, const std::string& backend) {
+std::string choose_backend(const LabManifest& manifest, const std::string& backend,
+                           const CudaDevices& cuda) {
   const std::string requested = backend == "auto" ? "" : backend;
   if (!requested.empty() && requested != "cuda" && requested != "sim") {
     throw UsageError("--backend must be cuda, sim or auto, not \"" + requested + "\"");
@@ -104,9 +103,9 @@ std::string choose_backend(const LabManifest& manifest, const std::string& backe
                      " backend (see `gpulab device` for how it was configured)");
   }
   // `gpulab` links the cuda backend when the build has it, so its device query is the GPU's.
-  const bool cuda_built = std::string(backend_name()) == "cuda" && has_backend(manifest, "cuda");
+  const bool cuda_built = cuda && has_backend(manifest, "cuda");
   if (requested == "cuda" || requested.empty()) {
-    const DeviceQuery query = cuda_built ? query_devices() : DeviceQuery{};
+    const DeviceQuery query = cuda_built ? cuda() : DeviceQuery{};
     if (cuda_built && query.usable()) {
       return "cuda";
     }
@@ -187,4 +186,4 @@ int run_program(const std::filesystem::path& program, const std::vector<std::str
   return result.exit_code ? *result.exit_code : 128 + result.signal.value_or(0);
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -9,17 +9,15 @@
 // of each lab and the tests failed most often).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "grading_session.hpp"
-#include "slurm.hpp"
+#include "gpulab/grader/session.hpp"
+#include "gpulab/grader/slurm.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// One student's submission in a roster.
 struct RosterSubmission {
@@ -83,4 +81,4 @@ struct RosterOptions {
 /// array task runs): grades the task's lines of `task_list`, then returns as a local run would.
 [[nodiscard]] int grade_roster(const RosterOptions& options);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -1,5 +1,5 @@
-// One grading of lab code (grading_session.hpp).
-#include "grading_session.hpp"
+// One grading of lab code (gpulab/grader/session.hpp).
+#include "gpulab/grader/session.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "commands.hpp"
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/grader/grading.hpp"
@@ -21,10 +21,9 @@
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sandbox.hpp"
 #include "gpulab/grader/sha256.hpp"
-#include "gpulab/runtime/device_query.hpp"
-#include "labs.hpp"
+#include "gpulab/grader/workspace.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 namespace {
 
@@ -97,7 +96,7 @@ class Grading {
         prefix_("gpulab " + options.command + ": "),
         manifest_(build_manifest()),
         labs_(select_labs(manifest_, options.labs)),
-        backend_(choose_backend(manifest_, options.backend)),
+        backend_(choose_backend(manifest_, options.backend, options.cuda)),
         root_(options.submission.empty() ? manifest_.source_dir / "labs"
                                          : fs::path(options.submission)),
         build_(build_dir()),
@@ -414,7 +413,7 @@ class Grading {
     // across the nodes of a cluster sharing this build), so gradings on other GPUs go on.
     std::optional<FileLock> gpu;
     if (backend_ == "cuda" && !cases.empty()) {
-      const DeviceQuery query = query_devices();
+      const DeviceQuery query = options_.cuda();  // choose_backend chose cuda: it is there
       const std::string uuid = query.usable() ? query.devices.front().uuid : "unknown";
       gpu.emplace(wait_for_lock(
           grading_ / ("gpu-" + uuid + ".lock"),
@@ -629,31 +628,6 @@ GradingResult grade_submission(const GradeOptions& options) {
   return grading.finish(kSuccess);
 }
 
-void add_grading_options(CLI::App& command, GradeOptions& options) {
-  command.add_option("LAB", options.labs, "lab01, 02, 3, ... or all (default: all)");
-  command
-      .add_option("--backend", options.backend,
-                  "cuda, sim or auto (default auto: cuda when a GPU is usable, else sim)")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}));
-  command
-      .add_option("--timeout", options.timeout_s,
-                  "Time limit of each test in seconds (at most the build's, "
-                  "GPULAB_LAB_TEST_TIMEOUT)")
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("-j,--jobs", options.jobs,
-                  "Builds and tests run in parallel (default: all cores; tests one at a time "
-                  "on the cuda backend, where they share the GPU and time kernels)")
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--test-jobs", options.test_jobs,
-                  "Graded tests run in parallel, whatever -j says (default: -j; without -j, 1 "
-                  "on the cuda backend)")
-      ->check(CLI::PositiveNumber);
-  command.add_flag("--no-sandbox", options.no_sandbox,
-                   "Run the tests outside the bubblewrap sandbox (not for grades of record)");
-}
-
 void print_failures(std::ostream& out, const LabGrade& lab, bool brief) {
   if (!lab.build_errors.empty()) {
     out << "  did not compile; the compiler's first errors:\n";
@@ -716,4 +690,4 @@ void print_failures(std::ostream& out, const LabGrade& lab, bool brief) {
   }
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

@@ -1,5 +1,5 @@
 // `gpulab grade --roster DIR` (roster.hpp).
-#include "roster.hpp"
+#include "gpulab/grader/roster.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,25 +21,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
 #include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/console.hpp"
+#include "gpulab/core/device_info.hpp"
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sha256.hpp"
 #include "gpulab/grader/similarity.hpp"
-#include "gpulab/runtime/device_query.hpp"
-#include "labs.hpp"
+#include "gpulab/grader/workspace.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Exit code of a roster interrupted by SIGINT or SIGTERM (128 + SIGINT, as a shell reports it).
-constexpr int kInterrupted = 130;
 
 // The longest one submission's grading may take, per lab graded: its build and every test's time
 // limit fit in it many times over; past it the grading is killed and counted as failed.
@@ -196,7 +193,7 @@ class Roster {
     for (const LabEntry* lab : lab_entries_) {
       labs_.push_back(lab->id);
     }
-    backend_ = choose_backend(manifest, options.grading.backend);
+    backend_ = choose_backend(manifest, options.grading.backend, options.grading.cuda);
     const int slots = static_cast<int>(manifest.grading_slots.size());
     if (slots == 0) {
       throw std::runtime_error(
@@ -209,7 +206,7 @@ class Roster {
     // all share the build's grading slots.
     const bool local_cuda = backend_ == "cuda" && !options.slurm && options.task < 0;
     if (local_cuda) {
-      gpus_ = grading_gpus();
+      gpus_ = grading_gpus(options.grading.cuda());  // choose_backend chose cuda: it is there
     }
     const int gpus = std::max(1, static_cast<int>(gpus_.size()));
     const int fits = options.slurm ? slots
@@ -529,8 +526,7 @@ class Roster {
 
   // The GPUs the gradings run on, as CUDA_VISIBLE_DEVICES entries: every device this process
   // sees that is the model of device 0 (a grade on another model would not be the same grade).
-  static std::vector<std::string> grading_gpus() {
-    const DeviceQuery query = query_devices();
+  static std::vector<std::string> grading_gpus(const DeviceQuery& query) {
     std::vector<std::string> gpus;
     for (const DeviceInfo& device : query.devices) {
       const DeviceInfo& first = query.devices.front();
@@ -839,4 +835,4 @@ int grade_roster(const RosterOptions& options) {
   return roster.run();
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

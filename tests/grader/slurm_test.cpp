@@ -1,8 +1,8 @@
-// The Slurm pieces of `gpulab grade --roster --slurm` (framework/cli/slurm.hpp): the array's
+// The Slurm pieces of `gpulab grade --roster --slurm` (framework/grader/slurm.hpp): the array's
 // shape, sbatch's command line, the job script, sbatch's answer, and the rounds' files and queue
 // read back (with a stand-in squeue). The whole path, with a real Slurm, is
 // tests/cli/slurm_roster.sh.
-#include "slurm.hpp"
+#include "gpulab/grader/slurm.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 
 namespace {
 
-using gpulab::cli::array_shape;
-using gpulab::cli::ArrayShape;
+using gpulab::array_shape;
+using gpulab::ArrayShape;
 
 TEST(SlurmArray, OneTaskPerSubmissionUpToTheLimitThenChunks) {
   const auto shape = [](int n, int max) {
@@ -32,7 +32,7 @@ TEST(SlurmArray, OneTaskPerSubmissionUpToTheLimitThenChunks) {
   EXPECT_EQ(shape(7, 3), (std::vector<int>{3, 3}));
   for (int n = 1; n < 3000; n += 37) {  // every submission in exactly one task, none empty
     const ArrayShape s = array_shape(n);
-    EXPECT_LE(s.tasks, gpulab::cli::kMaxArrayTasks);
+    EXPECT_LE(s.tasks, gpulab::kMaxArrayTasks);
     EXPECT_GE(s.tasks * s.per_task, n);
     EXPECT_LT((s.tasks - 1) * s.per_task, n);
   }
@@ -41,19 +41,19 @@ TEST(SlurmArray, OneTaskPerSubmissionUpToTheLimitThenChunks) {
 TEST(SlurmTime, AcceptsSbatchsFormatsOnly) {
   for (const char* time : {"30", "30:00", "1:30:00", "2-0", "2-12", "2-12:30", "2-12:30:15",
                            "infinite", "UNLIMITED"}) {
-    EXPECT_TRUE(gpulab::cli::is_slurm_time(time)) << time;
+    EXPECT_TRUE(gpulab::is_slurm_time(time)) << time;
   }
   for (const char* time :
        {"", "1h", "1:2:3:4", "-1", "2-", "2-1:2:3:4", ":30", "30:", "a-1", "1 0", "1.5"}) {
-    EXPECT_FALSE(gpulab::cli::is_slurm_time(time)) << time;
+    EXPECT_FALSE(gpulab::is_slurm_time(time)) << time;
   }
 }
 
 TEST(SlurmSbatch, AsksForWhatWasGiven) {
-  gpulab::cli::SlurmOptions options;
+  gpulab::SlurmOptions options;
   const std::vector<std::string> plain =
-      gpulab::cli::sbatch_command("/usr/bin/sbatch", options, "/g/round-1.sh", "/g/round-1.%a.log",
-                                  "gpulab-grade", 20, 2, false);
+      gpulab::sbatch_command("/usr/bin/sbatch", options, "/g/round-1.sh", "/g/round-1.%a.log",
+                             "gpulab-grade", 20, 2, false);
   EXPECT_EQ(plain,
             (std::vector<std::string>{"/usr/bin/sbatch", "--parsable", "--job-name=gpulab-grade",
                                       "--array=0-19%2", "--ntasks=1", "--cpus-per-task=1",
@@ -63,7 +63,7 @@ TEST(SlurmSbatch, AsksForWhatWasGiven) {
   options.time = "0:30:00";
   options.cpus_per_task = 4;
   const std::vector<std::string> full =
-      gpulab::cli::sbatch_command("sbatch", options, "s.sh", "l.%a.log", "g", 1, 8, true);
+      gpulab::sbatch_command("sbatch", options, "s.sh", "l.%a.log", "g", 1, 8, true);
   EXPECT_EQ(full, (std::vector<std::string>{"sbatch", "--parsable", "--job-name=g", "--array=0-0%8",
                                             "--ntasks=1", "--cpus-per-task=4", "--output=l.%a.log",
                                             "--partition=gpu", "--gpus-per-task=1",
@@ -71,11 +71,11 @@ TEST(SlurmSbatch, AsksForWhatWasGiven) {
 }
 
 TEST(SlurmScript, RunsTheCommandWithTheTaskIndexAndQuotesEveryWord) {
-  EXPECT_EQ(gpulab::cli::shell_word("/a/b-c_d.e"), "/a/b-c_d.e");
-  EXPECT_EQ(gpulab::cli::shell_word(""), "''");
-  EXPECT_EQ(gpulab::cli::shell_word("it's $HOME"), "'it'\\''s $HOME'");
+  EXPECT_EQ(gpulab::shell_word("/a/b-c_d.e"), "/a/b-c_d.e");
+  EXPECT_EQ(gpulab::shell_word(""), "''");
+  EXPECT_EQ(gpulab::shell_word("it's $HOME"), "'it'\\''s $HOME'");
   const std::string script =
-      gpulab::cli::job_script({"/opt/gpulab", "grade", "--roster", "/class/CS 101 (fall)"});
+      gpulab::job_script({"/opt/gpulab", "grade", "--roster", "/class/CS 101 (fall)"});
   EXPECT_EQ(script.rfind("#!/bin/sh\n", 0), 0U) << script;
   EXPECT_NE(script.find("\nexec /opt/gpulab grade --roster '/class/CS 101 (fall)' "
                         "\"$SLURM_ARRAY_TASK_ID\"\n"),
@@ -87,8 +87,7 @@ TEST(SlurmScript, RunsTheCommandWithTheTaskIndexAndQuotesEveryWord) {
   std::filesystem::create_directories(dir);
   const std::filesystem::path out = dir / "words";
   const std::string odd = "a 'quoted' $word; `not run`\\";
-  std::ofstream(dir / "job.sh") << gpulab::cli::job_script(
-      {"/usr/bin/printf", "%s\\n", odd, "second"});
+  std::ofstream(dir / "job.sh") << gpulab::job_script({"/usr/bin/printf", "%s\\n", odd, "second"});
   ASSERT_EQ(
       std::system(
           ("SLURM_ARRAY_TASK_ID=7 sh " + (dir / "job.sh").string() + " > " + out.string()).c_str()),
@@ -103,19 +102,18 @@ TEST(SlurmScript, RunsTheCommandWithTheTaskIndexAndQuotesEveryWord) {
 }
 
 TEST(SlurmSbatch, ReadsTheJobIdOfParsableOutput) {
-  EXPECT_EQ(gpulab::cli::parse_job_id("1234\n"), "1234");
-  EXPECT_EQ(gpulab::cli::parse_job_id("1234;cluster-a\n"), "1234");
-  EXPECT_EQ(gpulab::cli::parse_job_id("sbatch: warning: something\n56\n"), "56");
-  EXPECT_EQ(gpulab::cli::parse_job_id("78\nsbatch: error: a warning after the id\n"), "78");
-  EXPECT_EQ(gpulab::cli::parse_job_id("  \n91;gpu-cluster \r\n"), "91");
-  EXPECT_FALSE(gpulab::cli::parse_job_id(""));
-  EXPECT_FALSE(gpulab::cli::parse_job_id("sbatch: error: Batch job submission failed\n"));
+  EXPECT_EQ(gpulab::parse_job_id("1234\n"), "1234");
+  EXPECT_EQ(gpulab::parse_job_id("1234;cluster-a\n"), "1234");
+  EXPECT_EQ(gpulab::parse_job_id("sbatch: warning: something\n56\n"), "56");
+  EXPECT_EQ(gpulab::parse_job_id("78\nsbatch: error: a warning after the id\n"), "78");
+  EXPECT_EQ(gpulab::parse_job_id("  \n91;gpu-cluster \r\n"), "91");
+  EXPECT_FALSE(gpulab::parse_job_id(""));
+  EXPECT_FALSE(gpulab::parse_job_id("sbatch: error: Batch job submission failed\n"));
 }
 
 TEST(SlurmRounds, TaskListsAreOneStudentALine) {
-  EXPECT_EQ(gpulab::cli::task_list_lines("alice\nbob\n"),
-            (std::vector<std::string>{"alice", "bob"}));
-  EXPECT_TRUE(gpulab::cli::task_list_lines("").empty());
+  EXPECT_EQ(gpulab::task_list_lines("alice\nbob\n"), (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_TRUE(gpulab::task_list_lines("").empty());
 }
 
 // PATH holds only a stand-in squeue printing `listing` for the test's life.
@@ -140,7 +138,7 @@ class StandInQueue {
 TEST(SlurmRounds, SayWhyAStudentHasNoGradeFromTheRoundsFilesAndTheQueue) {
   const gpulab::testing::TempDir out("gpulab-slurm-rounds");
   const std::filesystem::path dir = out.path() / "slurm";
-  gpulab::cli::SlurmRounds none(dir);
+  gpulab::SlurmRounds none(dir);
   EXPECT_TRUE(none.rounds().empty());
   EXPECT_EQ(none.missing_reason("alice"), "not graded (no --slurm round has listed it)");
 
@@ -151,7 +149,7 @@ TEST(SlurmRounds, SayWhyAStudentHasNoGradeFromTheRoundsFilesAndTheQueue) {
   std::ofstream(dir / "round-1.2.state") << "carol\tfailed: gpulab grade exited with 1\n";
   {
     const StandInQueue queue(out.path() / "bin", "12_1 PENDING\\n");
-    gpulab::cli::SlurmRounds rounds(dir);
+    gpulab::SlurmRounds rounds(dir);
     ASSERT_EQ(rounds.rounds().size(), 1u);
     EXPECT_EQ(rounds.rounds()[0].job, "12");
     EXPECT_EQ(rounds.missing_reason("alice"),
@@ -164,7 +162,7 @@ TEST(SlurmRounds, SayWhyAStudentHasNoGradeFromTheRoundsFilesAndTheQueue) {
     EXPECT_EQ(rounds.missing_reason("dave"), "not graded (not in any --slurm round: added since?)");
   }
   const StandInQueue empty(out.path() / "bin", "");
-  gpulab::cli::SlurmRounds rounds(dir);
+  gpulab::SlurmRounds rounds(dir);
   EXPECT_FALSE(rounds.still_queued("bob"));
   EXPECT_EQ(rounds.missing_reason("bob"),
             "round-1 task 1 (job 12) ended before grading it: killed at its time limit, "

@@ -1,17 +1,21 @@
-// What `gpulab run` and `gpulab grade` share: where the build is, its lab manifest, choosing labs,
-// code variant and backend, and running a program of the build.
+// The build workspace, which `gpulab run`, `profile`, `bench`, `view` and the grading workflow
+// share: where the build is, its lab manifest, choosing labs, code variant and backend, building a
+// target, and running a program of the build. Host-only: what it needs to know of the devices,
+// the command that links a backend hands it (CudaDevices).
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gpulab/core/device_info.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// The build directory this gpulab binary belongs to (the parent of its bin/).
 [[nodiscard]] std::filesystem::path build_dir();
@@ -30,10 +34,17 @@ namespace gpulab::cli {
 /// release, which has none), "student" when asked for, else "solution" where it exists.
 [[nodiscard]] std::string choose_variant(const LabManifest& manifest, bool solution, bool student);
 
+/// The devices of the cuda backend, as the `gpulab` command built with it queries them
+/// (query_devices()); empty where the command is built without the cuda backend, which then
+/// cannot run: the command links the sim's instead.
+using CudaDevices = std::function<DeviceQuery()>;
+
 /// The backend to use: `backend` ("cuda", "sim", or "auto" or "" for automatic: cuda when this
-/// build has it and a device is usable, else sim). Throws UsageError for another name or a backend
-/// the build lacks, and std::runtime_error for cuda without a usable device.
-[[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& backend);
+/// build has it and `cuda` finds a usable device, else sim; `cuda` is asked only then). Throws
+/// UsageError for another name or a backend the build lacks, and std::runtime_error for cuda
+/// without a usable device.
+[[nodiscard]] std::string choose_backend(const LabManifest& manifest, const std::string& backend,
+                                         const CudaDevices& cuda);
 
 /// The lock on `path`, waited for when another program holds it (printing `waiting` first).
 [[nodiscard]] FileLock wait_for_lock(const std::filesystem::path& path, const std::string& waiting);
@@ -63,4 +74,4 @@ constexpr double kBuildTimeoutS = 1800;
 int run_program(const std::filesystem::path& program, const std::vector<std::string>& args,
                 const std::vector<std::pair<std::string, std::string>>& env = {});
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

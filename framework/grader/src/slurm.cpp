@@ -1,5 +1,5 @@
 // The Slurm pieces of `gpulab grade --roster --slurm` (slurm.hpp).
-#include "slurm.hpp"
+#include "gpulab/grader/slurm.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/grader/process.hpp"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 namespace {
 
@@ -253,4 +253,4 @@ void SlurmRounds::forget() {
   queued_.clear();
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab
