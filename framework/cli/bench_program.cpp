@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/results.hpp"
 #include "gpulab/core/roofline.hpp"
 #include "gpulab/core/specs.hpp"
@@ -36,9 +37,9 @@ namespace {
 
 namespace kernels = gpulab::kernels;
 
-constexpr int kSuccess = 0;
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
+using gpulab::kFailure;
+using gpulab::kSuccess;
+using gpulab::kUsage;
 
 struct Options {
   std::string op;
@@ -112,29 +113,20 @@ int bench(const Options& options) {
     return kUsage;
   }
 
-  std::optional<gpulab::GpuSpec> chosen;
-  if (!options.spec.empty()) {
-    chosen = gpulab::find_spec(options.spec);
-    if (!chosen) {
-      std::cerr << "gpulab bench: error: no GPU named \"" << options.spec
-                << "\" (see `gpulab specs`)\n";
-      return kUsage;
-    }
-  }
-  const std::string backend = gpulab::backend_name();
-  // Before the first CUDA call: on sim the simulated device follows the spec, and events read the
-  // modeled clock unless GPULAB_SIM_CLOCK chose otherwise or the build cannot count.
-  gpulab::prepare_sim_device(chosen ? chosen->key : "");
-  const gpulab::DeviceQuery query = gpulab::query_devices();
-  if (!query.usable()) {
-    std::cerr << "gpulab bench: error: no usable " << backend
-              << " device: " << (query.unavailable ? query.unavailable->reason : "unknown reason")
-              << "\n";
+  gpulab::DeviceContext context;
+  try {
+    context = gpulab::resolve_device_context(options.spec);
+  } catch (const gpulab::UsageError& e) {
+    std::cerr << "gpulab bench: error: " << e.what() << "\n";
+    return kUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "gpulab bench: error: " << e.what() << "\n";
     return kFailure;
   }
-  const gpulab::DeviceInfo& device = query.devices.front();
-  const gpulab::GpuSpec spec = chosen ? *chosen : gpulab::spec_for_device(device);
-  const gpulab::TimingClock clock = gpulab::event_clock();
+  const std::string& backend = context.backend;
+  const gpulab::DeviceInfo& device = context.device;
+  const gpulab::GpuSpec& spec = context.spec;
+  const gpulab::TimingClock clock = context.clock;
   const unsigned block = options.block.value_or(op->default_block);
   const std::size_t size =
       options.size.value_or(backend == "sim" ? op->sim_size : op->default_size);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/runtime/device_query.hpp"
 #include "test_device.hpp"
@@ -106,6 +107,28 @@ TEST(ChildVisibleDevices, IsThisProcesssEntryOrElseTheOrdinal) {
   EXPECT_THROW((void)child_visible_devices(0, ""), std::out_of_range);
   EXPECT_THROW((void)child_visible_devices(1, "2,,5"), std::out_of_range);
   EXPECT_THROW((void)child_visible_devices(-1, nullptr), std::out_of_range);
+}
+
+TEST(DeviceContext, AnUnknownSpecIsAUsageErrorBeforeAnyCudaCall) {
+  try {
+    (void)gpulab::resolve_device_context("no-such-gpu");
+    FAIL() << "no GPU has that name";
+  } catch (const gpulab::UsageError& e) {
+    EXPECT_STREQ(e.what(), "no GPU named \"no-such-gpu\" (see `gpulab specs`)");
+  }
+}
+
+TEST(DeviceContext, WithoutANameIsTheDeviceItsOwnSpecAndItsClock) {
+  const gpulab::DeviceQuery query = gpulab::query_devices();
+  if (!query.usable()) {
+    EXPECT_THROW((void)gpulab::resolve_device_context(""), std::runtime_error);
+    return;
+  }
+  const gpulab::DeviceContext context = gpulab::resolve_device_context("");
+  EXPECT_EQ(context.backend, gpulab::backend_name());
+  EXPECT_EQ(context.device.name, query.devices.front().name);
+  EXPECT_EQ(context.spec.key, gpulab::spec_for_device(query.devices.front()).key);
+  EXPECT_EQ(context.clock, gpulab::event_clock());
 }
 
 TEST(DeviceQuery, KnownDevicesMatchTheirDatasheetSpec) {
@@ -214,6 +237,21 @@ TEST(SimDeviceDeathTest, PrepareKeepsTheClockTheEnvironmentChose) {
         setenv("GPULAB_SIM_CLOCK", "host", 1);
         gpulab::prepare_sim_device("");
         std::exit(gpulab::event_clock() == gpulab::TimingClock::host ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// A named spec becomes the simulated device, whatever GPULAB_SIM_SPEC said.
+TEST(SimDeviceDeathTest, ANamedSpecIsTheSimulatedDevice) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GPULAB_SIM_SPEC", "h100-sxm", 1);
+        const gpulab::DeviceContext context = gpulab::resolve_device_context("l4");
+        const bool ok = context.backend == "sim" && context.spec.key == "l4" &&
+                        context.device.name == "gpulab sim (L4)" &&
+                        context.clock == gpulab::event_clock();
+        std::exit(ok ? 0 : 1);
       },
       testing::ExitedWithCode(0), "");
 }

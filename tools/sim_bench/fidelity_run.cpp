@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "exit_codes.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/fidelity.hpp"
 #include "gpulab/core/files.hpp"
@@ -32,6 +31,7 @@
 #include "gpulab/runtime/device_query.hpp"
 #include "gpulab/runtime/stream.hpp"
 #include "gpulab/sim/runtime.hpp"
+#include "usage_error.hpp"
 
 extern char** environ;
 
@@ -164,20 +164,21 @@ bool has_bounds(const FidelityOptions& o) {
 // child run (a points file to write).
 int run_one_spec(const std::vector<CorpusEntry>& entries, const std::string& spec_name,
                  const std::string& points_file, const FidelityOptions& bounds) {
-  const std::optional<GpuSpec> spec = find_spec(spec_name);
-  if (!spec) {
+  DeviceContext context;
+  try {
+    context = resolve_device_context(spec_name);
+  } catch (const UsageError&) {
     return usage_error("the measurements name a GPU the spec database does not know (\"" +
                        spec_name + "\")");
   }
-  prepare_sim_device(spec->key);
-  if (event_clock() != TimingClock::modeled) {
+  if (context.clock != TimingClock::modeled) {
     std::fprintf(stderr, "gpulab-sim-bench: error: %s\n",
                  sim::counting_unavailable_reason().c_str());
     return kFailure;
   }
   std::printf("%s, sim backend; times: %s against %s measured on a GPU\n\n",
-              version_string().c_str(), timing_label(event_clock(), spec->name).c_str(),
-              spec->name.c_str());
+              version_string().c_str(), timing_label(context.clock, context.spec.name).c_str(),
+              context.spec.name.c_str());
   Stream stream;
   // As `gpulab bench` on the modeled clock, with one warm-up launch where it has the verifying one.
   BenchOptions options;

@@ -59,7 +59,6 @@
 #include <thread>
 #include <vector>
 
-#include "exit_codes.hpp"
 #include "fidelity_run.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/device_info.hpp"
@@ -78,12 +77,13 @@
 #include "gpulab/runtime/memory.hpp"
 #include "gpulab/runtime/stream.hpp"
 #include "gpulab/sim/runtime.hpp"
+#include "usage_error.hpp"
 
 namespace {
 
+using gpulab::kFailure;
+using gpulab::kSuccess;
 using gpulab::kernels::random_floats;
-using gpulab::sim_bench::kFailure;
-using gpulab::sim_bench::kSuccess;
 using gpulab::sim_bench::usage_error;
 
 constexpr std::size_t kDefaultElements = 16384;  // 2^14

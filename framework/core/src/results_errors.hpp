@@ -1,6 +1,6 @@
 // The errors of the readers of results files and of the formats that extend one (memory
-// histories, class summaries): one line, "SOURCE: WHERE: expected X, found Y". Internal to
-// gpulab.core.host.
+// histories, class summaries): one line, "SOURCE: WHERE: expected X, found Y"; and the one rule
+// results*.cpp share about provenances. Internal to gpulab.core.host.
 #pragma once
 
 #include <string>
@@ -8,7 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/core/results.hpp"
+
 namespace gpulab::detail {
+
+/// Whether a metric of this provenance names the spec it was modeled for (results*.cpp).
+[[nodiscard]] inline bool has_spec(Provenance provenance) noexcept {
+  return provenance == Provenance::modeled || provenance == Provenance::modeled_clock;
+}
 
 /// Throws the one-line ResultsError "SOURCE: WHERE: WHAT" (WHERE may be empty), made printable.
 [[noreturn]] void fail(std::string_view source, std::string_view where, std::string_view what);

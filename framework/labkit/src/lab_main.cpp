@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <optional>
 
+#include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/lab.hpp"
 #include "gpulab/core/memory_history.hpp"
 #include "gpulab/runtime/cuda_check.hpp"
@@ -88,7 +88,7 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "gpulab %s: error: %s (see --help)\n", lab.c_str(), e.what());
-    return 2;
+    return kUsage;
   }
 
   LabContext context;
@@ -117,32 +117,13 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
   context.quick = quick;
   context.out = &std::cout;
   try {
-    std::optional<GpuSpec> chosen;
-    if (!spec_name.empty()) {
-      chosen = find_spec(spec_name);
-      if (!chosen) {
-        std::fprintf(stderr, "gpulab %s: error: no GPU named \"%s\" (see `gpulab specs`)\n",
-                     lab.c_str(), spec_name.c_str());
-        return 2;
-      }
-    }
-    // On sim the simulated device follows the spec too, and the reports time with the modeled
-    // clock, so that what a student's timing code prints says something about a GPU.
-    prepare_sim_device(chosen ? chosen->key : "");
-    const DeviceQuery query = query_devices();
-    if (!query.usable()) {
-      std::fprintf(stderr, "gpulab %s: error: no usable %s device: %s\n", lab.c_str(),
-                   context.backend.c_str(),
-                   query.unavailable ? query.unavailable->reason.c_str() : "unknown reason");
-      return 1;
-    }
-    const DeviceInfo& device = query.devices.front();
-    context.device = device.name;
-    context.spec = chosen ? *chosen : spec_for_device(device);
-    context.clock = event_clock();
+    const DeviceContext device = resolve_device_context(spec_name);
+    context.device = device.device.name;
+    context.spec = device.spec;
+    context.clock = device.clock;
     context.results.context = make_context(context.backend, context.device, context.spec.name);
     context.results.context.clock = context.clock;
-    capacity_bytes = device.global_memory_bytes;
+    capacity_bytes = device.device.global_memory_bytes;
     print_header(context);
     if (!history_path.empty()) {
       start_memory_history();
@@ -154,6 +135,9 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
       std::cout << "\nresults saved to " << json_path << "\n";
     }
     return save_history() ? 0 : 1;
+  } catch (const UsageError& e) {  // --spec names no GPU
+    std::fprintf(stderr, "gpulab %s: error: %s\n", lab.c_str(), e.what());
+    return kUsage;
   } catch (const NotImplemented& e) {
     std::cout.flush();
     std::fprintf(stderr, "gpulab %s\n", e.what());  // "lab01: summarize_samples is not ..."

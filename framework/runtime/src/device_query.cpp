@@ -1,10 +1,14 @@
-// query_devices(): the CUDA runtime's view of this backend's devices. Built once per backend.
+// query_devices(): the CUDA runtime's view of this backend's devices, and the one rule that
+// resolves a program's device, spec and clock from it. Built once per backend.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "gpulab/core/exit_codes.hpp"
+#include "gpulab/core/specs.hpp"
 #include "gpulab/runtime/device_query.hpp"
 
 #if GPULAB_BACKEND_SIM
@@ -133,6 +137,31 @@ TimingClock event_clock() noexcept {
 #else
   return TimingClock::gpu;
 #endif
+}
+
+DeviceContext resolve_device_context(const std::string& spec_key) {
+  std::optional<GpuSpec> chosen;
+  if (!spec_key.empty()) {
+    chosen = find_spec(spec_key);
+    if (!chosen) {
+      throw UsageError("no GPU named \"" + spec_key + "\" (see `gpulab specs`)");
+    }
+  }
+  // On sim the simulated device follows the spec, and events read the modeled clock unless
+  // GPULAB_SIM_CLOCK chose otherwise or the build cannot count.
+  prepare_sim_device(chosen ? chosen->key : "");
+  const DeviceQuery query = query_devices();
+  if (!query.usable()) {
+    throw std::runtime_error(
+        std::string("no usable ") + backend_name() + " device: " +
+        (query.unavailable ? query.unavailable->reason : std::string("unknown reason")));
+  }
+  DeviceContext context;
+  context.backend = query.backend;
+  context.device = query.devices.front();
+  context.spec = chosen ? *chosen : spec_for_device(context.device);
+  context.clock = event_clock();
+  return context;
 }
 
 DeviceQuery query_devices() noexcept {

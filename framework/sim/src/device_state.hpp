@@ -17,6 +17,9 @@
 
 namespace gpulab::sim::detail {
 
+/// The lanes of a warp.
+inline constexpr unsigned kWarp = 32;
+
 /// The simulated GPU (the device is usable whenever work runs).
 [[nodiscard]] const GpuSpec& device_spec();
 /// The worker threads the pool that runs blocks starts with (worker_count()); after this call

@@ -9,6 +9,7 @@
 
 #include "gpulab/core/device_info.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/core/specs.hpp"
 
 namespace gpulab {
 
@@ -29,5 +30,21 @@ void prepare_sim_device(const std::string& sim_spec_key);
 /// What CUDA events read in this process: the GPU's clock (cuda), or the sim's modeled or host
 /// clock.
 [[nodiscard]] TimingClock event_clock() noexcept;
+
+/// What a program runs on and reports against, resolved once (resolve_device_context).
+struct DeviceContext {
+  std::string backend;  ///< "cuda" or "sim"
+  DeviceInfo device;    ///< the first device of this backend
+  GpuSpec spec;         ///< the spec asked for, else the device's (spec_for_device)
+  TimingClock clock = TimingClock::host;  ///< what CUDA events read (event_clock)
+};
+
+/// The one rule for a program's device and spec, before its first CUDA call: `spec_key` (a name
+/// find_spec knows, or empty) becomes the sim's device (prepare_sim_device), the device is
+/// queried, and the spec is `spec_key`'s, else the device's (on sim: GPULAB_SIM_SPEC's, else H100
+/// SXM). Throws UsageError for a name the spec database does not know ("no GPU named ..."), and
+/// std::runtime_error when no device is usable (saying why) or the sim's device is in use already
+/// as another spec.
+[[nodiscard]] DeviceContext resolve_device_context(const std::string& spec_key);
 
 }  // namespace gpulab

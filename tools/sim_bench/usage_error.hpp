@@ -1,14 +1,13 @@
-// gpulab-sim-bench's exit codes, and the one way its files refuse arguments and input files.
+// The one way gpulab-sim-bench's files refuse arguments and input files; its exit codes are
+// gpulab's (gpulab/core/exit_codes.hpp).
 #pragma once
 
 #include <cstdio>
 #include <string>
 
-namespace gpulab::sim_bench {
+#include "gpulab/core/exit_codes.hpp"
 
-inline constexpr int kSuccess = 0;
-inline constexpr int kFailure = 1;  ///< a wrong result, a CUDA error, a run that failed
-inline constexpr int kUsage = 2;    ///< bad arguments or files
+namespace gpulab::sim_bench {
 
 /// Prints "gpulab-sim-bench: error: MESSAGE (see gpulab-sim-bench --help)"; returns kUsage.
 inline int usage_error(const std::string& message) {
