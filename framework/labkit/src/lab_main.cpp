@@ -117,13 +117,13 @@ int lab_main(int argc, char** argv, const LabInfo& info, const AddOptions& add_o
   context.quick = quick;
   context.out = &std::cout;
   try {
-    const DeviceContext device = resolve_device_context(spec_name);
-    context.device = device.device.name;
-    context.spec = device.spec;
-    context.clock = device.clock;
+    const DeviceContext resolved = resolve_device_context(spec_name);
+    context.device = resolved.device.name;
+    context.spec = resolved.spec;
+    context.clock = resolved.clock;
     context.results.context = make_context(context.backend, context.device, context.spec.name);
     context.results.context.clock = context.clock;
-    capacity_bytes = device.device.global_memory_bytes;
+    capacity_bytes = resolved.device.global_memory_bytes;
     print_header(context);
     if (!history_path.empty()) {
       start_memory_history();
