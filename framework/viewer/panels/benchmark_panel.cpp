@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -163,7 +164,7 @@ void draw_statistics(const BenchmarkPoint& point) {
     ImGui::TableNextColumn();
     ImGui::TextDisabled("%s", stat.name);
     ImGui::TableNextColumn();
-    widgets::coloured(stat.value, widgets::kMeasured);
+    widgets::coloured(stat.value, colours::kMeasured);
   }
   ImGui::EndTable();
 }
@@ -180,11 +181,11 @@ void draw_benchmark_panel(Model& model) {
       widgets::wrapped(
           "no bandwidth results - start the bandwidth run in Live run, or open a "
           "lab 01 results file (gpulab run lab01 --json FILE; gpulab-view FILE)",
-          widgets::kUnavailable);
+          colours::kUnavailable);
       for (const SourceViews& views : data.sources) {
         if (!views.benchmark.empty_reason.empty()) {
           widgets::wrapped(views.source.label + ": " + views.benchmark.empty_reason,
-                           widgets::kUnavailable);
+                           colours::kUnavailable);
         }
       }
     } else {
@@ -213,7 +214,7 @@ void draw_benchmark_panel(Model& model) {
       const auto samples = [&](float height) {
         if (!point.unavailable.empty()) {
           widgets::wrapped("measured time unavailable: " + point.unavailable,
-                           widgets::kUnavailable);
+                           colours::kUnavailable);
         }
         // The histogram takes what is left above the three rows of statistics.
         const float stats = point.summary ? 3 * ImGui::GetFrameHeightWithSpacing() : 0.0F;

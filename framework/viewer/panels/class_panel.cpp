@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -53,7 +54,7 @@ void draw_failed_tests(const ClassView& view) {
   for (const ClassFailedTest& test : view.failed) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, widgets::kError);
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, colours::kError);
     ImGui::ProgressBar(static_cast<float>(test.fraction), ImVec2(-1.0F, 0.0F), test.share.c_str());
     ImGui::PopStyleColor();
     ImGui::TableNextColumn();
@@ -74,7 +75,7 @@ void draw_class_panel(Model& model) {
       widgets::wrapped(
           "no class summary - grade a class with gpulab grade --roster DIR and open the "
           "summary.json of its grades folder",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       const std::size_t source =
           panel::pick_source("source", data, candidates, selections.class_source);

@@ -17,9 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -125,20 +126,20 @@ void draw_table(const ComponentsView& view) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     if (bottleneck) {
-      widgets::coloured(row.name + " (bottleneck)", widgets::kError);
+      widgets::coloured(row.name + " (bottleneck)", colours::kError);
     } else {
       ImGui::TextUnformatted(row.name.c_str());
     }
     const auto cell = [](std::optional<double> value, double scale, const ImVec4& colour) {
       ImGui::TableNextColumn();
-      ImGui::PushStyleColor(ImGuiCol_Text, value ? colour : widgets::kUnavailable);
+      ImGui::PushStyleColor(ImGuiCol_Text, value ? colour : colours::kUnavailable);
       widgets::right_aligned(value ? format_value(*value * scale) : std::string("n/a"));
       ImGui::PopStyleColor();
     };
-    cell(row.measured_ms, 1, widgets::kMeasured);
-    cell(row.modeled_ms, 1, widgets::kModeled);
-    cell(row.measured_share, 100, widgets::kMeasured);
-    cell(row.modeled_share, 100, widgets::kModeled);
+    cell(row.measured_ms, 1, colours::kMeasured);
+    cell(row.modeled_ms, 1, colours::kModeled);
+    cell(row.measured_share, 100, colours::kMeasured);
+    cell(row.modeled_share, 100, colours::kModeled);
     const ImVec4 plain = ImGui::GetStyleColorVec4(ImGuiCol_Text);
     cell(row.flop, 1e-9, plain);
     cell(row.bytes, 1e-6, plain);
@@ -160,7 +161,7 @@ void draw_components_panel(Model& model) {
       widgets::wrapped(
           "no attention breakdown - start the components run in Live run, or open a "
           "lab 02 or lab 03 results file (gpulab run lab02 --json FILE)",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       const std::size_t source =
           panel::pick_source("source", data, candidates, selections.components_source);
@@ -189,7 +190,7 @@ void draw_components_panel(Model& model) {
         widgets::wrapped("bottleneck: " + row.name + " (" +
                              (share ? short_number(*share * 100) + " % of " : std::string()) +
                              basis + " time)",
-                         widgets::kError);
+                         colours::kError);
       }
       if (view.bottleneck_is_modeled) {
         widgets::wrapped(view.cpu_times
@@ -197,7 +198,7 @@ void draw_components_panel(Model& model) {
                                "the measured ones are the CPU's"
                              : "nothing measured: the bottleneck comes from the modeled "
                                "times",
-                         widgets::kModeled);
+                         colours::kModeled);
       }
       if (view.cpu_times) {
         panel::sim_note();

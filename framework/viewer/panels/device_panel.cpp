@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
@@ -20,27 +21,27 @@ namespace {
 
 ImVec4 origin_colour(const std::string& origin) {
   if (origin == "estimated") {
-    return widgets::kEstimated;
+    return colours::kEstimated;
   }
   if (origin == "datasheet") {
     return ImGui::GetStyleColorVec4(ImGuiCol_Text);
   }
-  return widgets::kUnavailable;  // "device query" and "derived": secondary detail
+  return colours::kUnavailable;  // "device query" and "derived": secondary detail
 }
 
 void draw_devices(const Model& model) {
   const DeviceSummary summary = summarize_devices(model);
   ImGui::Text("backend: %s", summary.backend.c_str());
   for (const std::string& line : summary.devices) {
-    widgets::wrapped(line, widgets::kMeasured);
+    widgets::wrapped(line, colours::kMeasured);
   }
   // No device is a normal state (a laptop, a CI runner), not an error: say why and go on.
   if (!summary.unavailable.empty()) {
-    widgets::wrapped(summary.unavailable, widgets::kEstimated);
+    widgets::wrapped(summary.unavailable, colours::kEstimated);
   }
   widgets::wrapped(summary.simulation);
   for (const std::string& note : model.notes()) {
-    widgets::wrapped(note, widgets::kError);
+    widgets::wrapped(note, colours::kError);
   }
 }
 
@@ -115,11 +116,11 @@ void draw_spec(Model& model) {
     widgets::wrapped(
         "ESTIMATED: not in gpulab's spec database; peaks are computed from the "
         "device's clocks and per-SM rates and may be off",
-        widgets::kEstimated);
+        colours::kEstimated);
   } else {
     ImGui::TextUnformatted("origin: datasheet");
   }
-  widgets::wrapped("source: " + sheet.source, widgets::kUnavailable);
+  widgets::wrapped("source: " + sheet.source, colours::kUnavailable);
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Peaks (decimal units: 1 GB = 1e9 bytes; tensor peaks dense, not sparse)");

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -80,7 +81,7 @@ void draw_history_panel(Model& model) {
       widgets::wrapped(
           "no memory history - record one with gpulab run LAB -- --memory-history FILE and open "
           "FILE",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       const std::size_t source =
           panel::pick_source("source", data, candidates, selections.history_source);
@@ -96,7 +97,7 @@ void draw_history_panel(Model& model) {
         widgets::wrapped(std::to_string(view.dropped_events) +
                              " events were not recorded (the history was full): the end of the "
                              "run is missing",
-                         widgets::kEstimated);
+                         colours::kEstimated);
       }
       const float listed =
           ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(view.alive_at_peak.size() + 1);

@@ -15,9 +15,10 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -138,7 +139,7 @@ void draw_levels_panel(Model& model) {
     if (candidates.empty()) {
       widgets::wrapped(
           "no optimization levels - open a lab 04 results file (gpulab run lab04 --json FILE)",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       const std::size_t source =
           panel::pick_source("source", data, candidates, selections.levels_source);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
@@ -71,14 +72,14 @@ void draw_flow(const MemoryView& v) {
                          ") from these counts: " + panel::number(*v.modeled_ms * 1e3) +
                          " us over " + v.launches + " launch(es)" +
                          (v.modeled_bound.empty() ? "" : ", bound by " + v.modeled_bound),
-                     widgets::kModeled);
+                     colours::kModeled);
   }
   widgets::wrapped(v.provenance == Provenance::counted
                        ? "counted on sim: exact for converged warps, summed over the kernel's "
                          "launches (docs/sim.md, section 9)"
                        : "measured by Nsight Compute (ncu) on the GPU, summed over the kernel's "
                          "launches",
-                   widgets::kUnavailable);
+                   colours::kUnavailable);
 }
 
 }  // namespace
@@ -93,7 +94,7 @@ void draw_memory_panel(Model& model) {
       widgets::wrapped(
           "no profiled kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
           "--json FILE)",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       const std::size_t source =
           panel::pick_source("source", data, candidates, selections.memory_source);

@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -51,7 +52,7 @@ void draw_kernel_picker(OccupancyExplorer& explorer) {
     ImGui::EndCombo();
   }
   if (kernels.empty() && !explorer.kernel_table_note().empty()) {
-    widgets::wrapped(explorer.kernel_table_note(), widgets::kUnavailable);
+    widgets::wrapped(explorer.kernel_table_note(), colours::kUnavailable);
   }
   widgets::wrapped("figures: " + explorer.figures_origin(),
                    ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -95,20 +96,20 @@ std::string limit_text(int blocks) {
 
 void draw_result(const OccupancyExplorer& explorer) {
   if (!explorer.error().empty()) {
-    widgets::wrapped(explorer.error(), widgets::kError);
+    widgets::wrapped(explorer.error(), colours::kError);
   }
   if (!explorer.note().empty()) {
-    widgets::wrapped(explorer.note(), widgets::kEstimated);
+    widgets::wrapped(explorer.note(), colours::kEstimated);
   }
   const auto& result = explorer.result();
   if (!result) {
     if (explorer.error().empty()) {
-      widgets::wrapped("no occupancy for these inputs", widgets::kUnavailable);
+      widgets::wrapped("no occupancy for these inputs", colours::kUnavailable);
     }
     return;
   }
   const Occupancy& o = *result;
-  ImGui::PushStyleColor(ImGuiCol_Text, widgets::kModeled);
+  ImGui::PushStyleColor(ImGuiCol_Text, colours::kModeled);
   ImGui::Text("occupancy %.0f %%", o.occupancy_fraction * 100);
   ImGui::PopStyleColor();
   const std::string modeled = "modeled, " + explorer.spec().name;
@@ -138,7 +139,7 @@ void draw_result(const OccupancyExplorer& explorer) {
       const bool limiting = limit.which == o.limiter;
       const std::string name = std::string(limit.name) + (limiting ? " (limiter)" : "");
       if (limiting) {
-        widgets::coloured(name, widgets::kError);
+        widgets::coloured(name, colours::kError);
       } else {
         ImGui::TextDisabled("%s", name.c_str());
       }
@@ -147,7 +148,7 @@ void draw_result(const OccupancyExplorer& explorer) {
       }
       ImGui::TableNextColumn();
       if (limiting) {
-        widgets::coloured(limit_text(limit.blocks), widgets::kError);
+        widgets::coloured(limit_text(limit.blocks), colours::kError);
       } else {
         ImGui::TextUnformatted(limit_text(limit.blocks).c_str());
       }

@@ -19,8 +19,8 @@ namespace gpulab::viewer::panel {
 /// ImGui::End() must be called whatever it returns; false when the window is collapsed.
 bool begin(std::string_view name);
 
-/// The meaning colour of a provenance (widgets.hpp): measured green, modeled blue, unavailable
-/// grey.
+/// The meaning colour of a provenance (gpulab/viewer/plot/colours.hpp): measured green, modeled
+/// blue, unavailable grey.
 [[nodiscard]] ImVec4 provenance_colour(Provenance provenance);
 
 /// Indices in `data.sources` of the sources `has` accepts.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpulab/core/console.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/widgets.hpp"
 
@@ -55,16 +56,16 @@ bool begin(std::string_view name) {
 ImVec4 provenance_colour(Provenance provenance) {
   switch (provenance) {
     case Provenance::measured:
-      return widgets::kMeasured;
+      return colours::kMeasured;
     case Provenance::modeled:
     case Provenance::modeled_clock:
-      return widgets::kModeled;
+      return colours::kModeled;
     case Provenance::unavailable:
-      return widgets::kUnavailable;
+      return colours::kUnavailable;
     case Provenance::counted:
-      return widgets::kMeasured;
+      return colours::kMeasured;
   }
-  return widgets::kUnavailable;
+  return colours::kUnavailable;
 }
 
 bool combo(const char* label, std::size_t& index, const std::vector<std::string>& items) {
@@ -131,7 +132,7 @@ void sim_note(const std::string& modeled_spec) {
   widgets::wrapped(
       "sim: measured = CPU time, not GPU time" +
           (modeled_spec.empty() ? std::string() : "; modeled = " + modeled_spec + " (GPU)"),
-      widgets::kEstimated);
+      colours::kEstimated);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
         "On the sim backend the kernels run on CPU threads: a measured time is the CPU time of\n"

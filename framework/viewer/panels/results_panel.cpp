@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
@@ -102,7 +103,7 @@ void draw_file(const LoadedResults& entry) {
     return;
   }
   if (!entry.ok()) {
-    widgets::wrapped(entry.error, widgets::kError);
+    widgets::wrapped(entry.error, colours::kError);
     return;
   }
   draw_context(entry.context);

@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -203,26 +204,26 @@ void draw_roofline_panel(Model& model) {
       widgets::wrapped(view.unavailable.empty()
                            ? "no roofline for this spec and precision"
                            : view.unavailable + " - pick another precision or spec",
-                       widgets::kUnavailable);
+                       colours::kUnavailable);
     } else {
       const Roofline& roof = *view.roofline;
       widgets::wrapped("peak " + flop_rate(roof.peak_flop_s) + ", DRAM " +
                            short_number(roof.bandwidth_bytes_s / 1e9) + " GB/s, ridge " +
                            short_number(roof.ridge_flop_per_byte()) +
                            " FLOP/byte (modeled from the spec)",
-                       widgets::kModeled);
+                       colours::kModeled);
       if (view.points.empty()) {
         widgets::wrapped(view.empty_reason.empty()
                              ? "no ops to place - run the components experiment in Live run, or "
                                "open a lab 02 or lab 03 results file"
                              : view.empty_reason,
-                         widgets::kUnavailable);
+                         colours::kUnavailable);
       }
       const auto& sources = model.panel_data().sources;
       if (std::any_of(sources.begin(), sources.end(),
                       [](const SourceViews& views) { return views.source.cpu_times; })) {
         widgets::wrapped("sim: measured (CPU) times are left out; modeled points shown",
-                         widgets::kEstimated);
+                         colours::kEstimated);
       }
       const float table_height =
           view.points.empty()

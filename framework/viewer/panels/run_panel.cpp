@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpulab/viewer/experiments.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
 #include "panels/widgets.hpp"
@@ -114,7 +115,7 @@ void draw_options(Selections& selections) {
     ImGui::Checkbox("causal", &shape.causal);
     if (shape.d_model % shape.heads != 0) {
       widgets::wrapped("d_model must be a multiple of heads (head_dim = d_model / heads)",
-                       widgets::kError);
+                       colours::kError);
     } else {
       ImGui::TextDisabled("head_dim = %d", shape.d_model / shape.heads);
     }
@@ -132,19 +133,19 @@ void draw_status(const RunStatus& status) {
   ImVec4 colour = ImGui::GetStyleColorVec4(ImGuiCol_Text);
   switch (status.state) {
     case RunState::idle:
-      colour = widgets::kUnavailable;
+      colour = colours::kUnavailable;
       break;
     case RunState::running:
-      colour = widgets::kModeled;
+      colour = colours::kModeled;
       break;
     case RunState::finished:
-      colour = widgets::kMeasured;
+      colour = colours::kMeasured;
       break;
     case RunState::cancelled:
-      colour = widgets::kEstimated;
+      colour = colours::kEstimated;
       break;
     case RunState::failed:
-      colour = widgets::kError;
+      colour = colours::kError;
       break;
   }
   widgets::coloured(std::string(to_string(status.state)), colour);
@@ -159,13 +160,13 @@ void draw_status(const RunStatus& status) {
     widgets::wrapped("now: " + status.current);
   }
   if (status.state == RunState::failed && !status.error.empty()) {
-    widgets::wrapped(status.error, widgets::kError);
+    widgets::wrapped(status.error, colours::kError);
   }
   if (status.state == RunState::idle) {
     widgets::wrapped(
         "nothing run yet: pick an experiment and press Run; results appear in the "
         "chart panels as each step finishes",
-        widgets::kUnavailable);
+        colours::kUnavailable);
   }
 }
 
@@ -188,7 +189,7 @@ void draw_save(Model& model, RunPanelState& panel_state) {
   }
   if (!panel_state.save_message.empty()) {
     widgets::wrapped(panel_state.save_message,
-                     panel_state.save_failed ? widgets::kError : widgets::kMeasured);
+                     panel_state.save_failed ? colours::kError : colours::kMeasured);
   }
 }
 
@@ -223,7 +224,7 @@ void draw_run_panel(Model& model) {
     panel::same_line_if_fits(modeled);
     ImGui::TextDisabled("%s", modeled.c_str());
     if (!panel_state.start_error.empty()) {
-      widgets::wrapped(panel_state.start_error, widgets::kError);
+      widgets::wrapped(panel_state.start_error, colours::kError);
     }
 
     draw_status(status);

@@ -15,9 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "gpulab/viewer/plot/colours.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 #include "panels/panel_support.hpp"
 #include "panels/panels.hpp"
-#include "panels/plot.hpp"
 #include "panels/widgets.hpp"
 
 namespace gpulab::viewer {
@@ -146,19 +147,19 @@ void draw_table(const SweepView& view, float height) {
     ImGui::TableNextColumn();
     const std::string block = std::to_string(point.block_size);
     if (view.fastest_measured == i) {
-      widgets::coloured(block + " (fastest)", widgets::kMeasured);
+      widgets::coloured(block + " (fastest)", colours::kMeasured);
     } else {
       ImGui::TextUnformatted(block.c_str());
     }
     const auto cell = [](const std::optional<double>& value, const ImVec4& colour) {
       ImGui::TableNextColumn();
-      ImGui::PushStyleColor(ImGuiCol_Text, value ? colour : widgets::kUnavailable);
+      ImGui::PushStyleColor(ImGuiCol_Text, value ? colour : colours::kUnavailable);
       widgets::right_aligned(panel::number(value));
       ImGui::PopStyleColor();
     };
-    cell(point.measured_ms, widgets::kMeasured);
-    cell(point.modeled_ms, widgets::kModeled);
-    cell(point.occupancy_percent, widgets::kModeled);
+    cell(point.measured_ms, colours::kMeasured);
+    cell(point.modeled_ms, colours::kModeled);
+    cell(point.occupancy_percent, colours::kModeled);
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(point.limiter.empty() ? "-" : point.limiter.c_str());
   }
@@ -190,7 +191,7 @@ void draw_sweep_panel(Model& model) {
       widgets::wrapped(
           "no block-size sweep - pick the sweep experiment in Live run and press Run "
           "(it times one kernel at block sizes 32..1024)",
-          widgets::kUnavailable);
+          colours::kUnavailable);
     } else {
       ImGui::SetNextItemWidth(-ImGui::CalcTextSize("sweep").x -
                               ImGui::GetStyle().ItemInnerSpacing.x);

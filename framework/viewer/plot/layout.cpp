@@ -1,4 +1,4 @@
-// The chart's layout (plot.hpp): its primitives, legend, fitted axes and ticks (plot_parts.hpp).
+// The chart's layout (plot.hpp): its primitives, legend, fitted axes and ticks (parts.hpp).
 #include <imgui.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "panels/plot_parts.hpp"
+#include "plot/parts.hpp"
 
 namespace gpulab::viewer::plot::detail {
 

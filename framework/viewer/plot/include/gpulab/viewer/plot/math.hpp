@@ -1,5 +1,5 @@
 // The arithmetic of the viewer's charts, without drawing: axis ranges, linear and log mappings,
-// and tick positions with labels. The plotting module (framework/viewer/panels/plot.*) draws with
+// and tick positions with labels. The plotting module (plot.hpp beside it) draws with
 // ImGui; everything it computes lives here so it is unit-tested.
 #pragma once
 

@@ -1,7 +1,7 @@
-// Axis arithmetic for the viewer's charts (see plot_math.hpp). Everything here takes values from
-// results files, so it must survive NaN, infinities, a single value, non-positive values on log
-// axes and ranges of 27 decades without producing a NaN or an infinite coordinate.
-#include "gpulab/viewer/plot_math.hpp"
+// Axis arithmetic for the viewer's charts (see gpulab/viewer/plot/math.hpp). Everything here takes
+// values from results files, so it must survive NaN, infinities, a single value, non-positive
+// values on log axes and ranges of 27 decades without producing a NaN or an infinite coordinate.
+#include "gpulab/viewer/plot/math.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
-// Unit tests of the charts' arithmetic (gpulab/viewer/plot_math.hpp): axis fractions, fitted
+// Unit tests of the charts' arithmetic (gpulab/viewer/plot/math.hpp): axis fractions, fitted
 // axes, ticks and their labels, on ordinary data and on what a results file can hold at the edges
 // (NaN, infinities, one value, non-positive values on log axes, 27 decades).
-#include "gpulab/viewer/plot_math.hpp"
+#include "gpulab/viewer/plot/math.hpp"
 
 #include <gtest/gtest.h>
 

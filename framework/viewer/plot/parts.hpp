@@ -1,4 +1,4 @@
-// What the chart's drawing (plot.cpp) and its layout (plot_layout.cpp) share, internal to the
+// What the chart's drawing (plot.cpp) and its layout (layout.cpp) share, internal to the
 // plotting module: the spacing, rectangles, legend entries, fitted axes, and the primitives both
 // draw with.
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "panels/plot.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 
 namespace gpulab::viewer::plot::detail {
 

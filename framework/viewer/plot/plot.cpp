@@ -1,4 +1,4 @@
-#include "panels/plot.hpp"
+#include "gpulab/viewer/plot/plot.hpp"
 
 #include <imgui.h>
 
@@ -14,25 +14,25 @@
 #include <utility>
 #include <vector>
 
-#include "panels/plot_parts.hpp"
-#include "panels/widgets.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "plot/parts.hpp"
 
 namespace gpulab::viewer::plot {
 
 ImU32 measured() {
-  return ImGui::ColorConvertFloat4ToU32(widgets::kMeasured);
+  return ImGui::ColorConvertFloat4ToU32(colours::kMeasured);
 }
 ImU32 modeled() {
-  return ImGui::ColorConvertFloat4ToU32(widgets::kModeled);
+  return ImGui::ColorConvertFloat4ToU32(colours::kModeled);
 }
 ImU32 estimated() {
-  return ImGui::ColorConvertFloat4ToU32(widgets::kEstimated);
+  return ImGui::ColorConvertFloat4ToU32(colours::kEstimated);
 }
 ImU32 unavailable() {
-  return ImGui::ColorConvertFloat4ToU32(widgets::kUnavailable);
+  return ImGui::ColorConvertFloat4ToU32(colours::kUnavailable);
 }
 ImU32 error() {
-  return ImGui::ColorConvertFloat4ToU32(widgets::kError);
+  return ImGui::ColorConvertFloat4ToU32(colours::kError);
 }
 
 ImU32 source_colour(std::size_t index) {

@@ -6,7 +6,7 @@
 // and size the margins to what is actually there.
 //
 // The arithmetic (axis ranges, linear/log mapping, ticks, short numbers) lives in
-// gpulab/viewer/plot_math.hpp and is unit-tested there; this file only draws.
+// gpulab/viewer/plot/math.hpp and is unit-tested there; this file only draws.
 //
 //   plot::Chart chart;
 //   chart.title = "bandwidth";
@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/viewer/plot_math.hpp"
+#include "gpulab/viewer/plot/math.hpp"
 
 namespace gpulab::viewer::plot {
 
 // ---------------------------------------------------------------------------------------------
-// Colours: the meaning colours of widgets.hpp as draw-list colours, and a palette for sources.
+// Colours: the meaning colours of colours.hpp as draw-list colours, and a palette for sources.
 // ---------------------------------------------------------------------------------------------
 
 [[nodiscard]] ImU32 measured();     ///< green: measured here
