@@ -56,15 +56,24 @@ std::vector<const LabEntry*> select_labs(const LabManifest& manifest,
   return chosen;
 }
 
+namespace {
+
+// Whether some lab of the manifest has a run that `wanted` accepts.
+template <typename Predicate>
+bool any_run(const LabManifest& manifest, Predicate wanted) {
+  return std::any_of(manifest.labs.begin(), manifest.labs.end(), [&](const LabEntry& lab) {
+    return std::any_of(lab.runs.begin(), lab.runs.end(), wanted);
+  });
+}
+
+bool has_backend(const LabManifest& manifest, const std::string& backend) {
+  return any_run(manifest, [&](const LabRun& run) { return run.backend == backend; });
+}
+
+}  // namespace
+
 bool has_variant(const LabManifest& manifest, const std::string& variant) {
-  for (const LabEntry& lab : manifest.labs) {
-    for (const LabRun& run : lab.runs) {
-      if (run.variant == variant) {
-        return true;
-      }
-    }
-  }
-  return false;
+  return any_run(manifest, [&](const LabRun& run) { return run.variant == variant; });
 }
 
 std::string choose_variant(const LabManifest& manifest, bool solution, bool student) {
@@ -76,21 +85,6 @@ std::string choose_variant(const LabManifest& manifest, bool solution, bool stud
   }
   return student || !has_variant(manifest, "solution") ? "student" : "solution";
 }
-
-namespace {
-
-bool has_backend(const LabManifest& manifest, const std::string& backend) {
-  for (const LabEntry& lab : manifest.labs) {
-    for (const LabRun& run : lab.runs) {
-      if (run.backend == backend) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 std::string choose_backend(const LabManifest& manifest, const std::string& backend,
                            const CudaDevices& cuda) {
