@@ -7,7 +7,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/session.hpp"
 
 namespace gpulab::cli {

@@ -9,7 +9,8 @@
 #include "commands.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/files.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/roster.hpp"
 #include "gpulab/grader/session.hpp"
 

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "gpulab/core/files.hpp"
-#include "gpulab/grader/grading.hpp"
 #include "gpulab/grader/process.hpp"
 #include "gpulab/grader/sandbox.hpp"
+#include "gpulab/grader/staging.hpp"
 #include "gpulab/grader/verdict.hpp"
 
 namespace {

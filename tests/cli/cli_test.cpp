@@ -16,7 +16,7 @@
 
 #include "gpulab/core/class_summary.hpp"
 #include "gpulab/core/files.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/manifest.hpp"
 #include "gpulab/grader/process.hpp"
 #include "run_command.hpp"
 

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "code_checks_support.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/staging.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 

@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "code_checks_support.hpp"
-#include "gpulab/grader/grading.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 

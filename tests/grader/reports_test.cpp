@@ -1,4 +1,4 @@
-// Unit tests of the grade reports (grading.hpp; framework/grader/src/report_*.cpp): JSON,
+// Unit tests of the grade reports (report.hpp; framework/grader/src/report_*.cpp): JSON,
 // Gradescope's results.json (checked against Gradescope's documented format) and JUnit XML (read
 // back with a strict XML reader), on a sample grading with every kind of test.
 #include <gtest/gtest.h>
@@ -9,7 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 
 #include "text_match.hpp"
 

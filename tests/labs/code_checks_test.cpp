@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/lab_code_check.hpp"
+#include "gpulab/grader/manifest.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 //
 // declares a graded test judged from what the sim counts (memory traffic, tensor-core
 // operations): the cuda build's copy skips, and a cuda grading runs it from the sim build of the
-// same submission (gpulab/grader/grading.hpp, grading_run), so a submission earns the same points
+// same submission (gpulab/grader/manifest.hpp, grading_run), so a submission earns the same points
 // on either backend.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/manifest.hpp"
 #include "run_command.hpp"
 
 namespace {

@@ -370,7 +370,7 @@ std::vector<SourceDirective> source_directives(std::string_view source) {
 }
 
 std::vector<std::string> check_line_directives(const std::string& file, std::string_view source) {
-  // What staging put first (grading.hpp's stage_student_file) is not the student's: without it,
+  // What staging put first (staging.hpp's stage_student_file) is not the student's: without it,
   // the lines are the student's own.
   if (staged_origin(source)) {
     const std::size_t newline = source.find('\n');

@@ -1,7 +1,8 @@
-// The grade report as Gradescope's results.json (grading.hpp's gradescope_json).
+// The grade report as Gradescope's results.json (report.hpp's gradescope_json).
 #include <nlohmann/json.hpp>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/verdict.hpp"
 #include "report_text.hpp"
 

@@ -1,8 +1,9 @@
-// The grade report as JSON (grading.hpp's report_json): every field of the grading, for scripts
+// The grade report as JSON (report.hpp's report_json): every field of the grading, for scripts
 // and the class loop.
 #include <nlohmann/json.hpp>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/verdict.hpp"
 
 namespace gpulab {

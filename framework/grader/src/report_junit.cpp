@@ -1,8 +1,9 @@
-// The grade report as JUnit XML (grading.hpp's junit_xml), which CI systems read.
+// The grade report as JUnit XML (report.hpp's junit_xml), which CI systems read.
 #include <cstddef>
 #include <sstream>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/verdict.hpp"
 #include "report_text.hpp"
 

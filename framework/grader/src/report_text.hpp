@@ -1,11 +1,11 @@
 // Text from the code under test as the grade reports carry it (report_json.cpp,
-// report_gradescope.cpp, report_junit.cpp) and grading.cpp's compiler excerpts: internal.
+// report_gradescope.cpp, report_junit.cpp) and grades.cpp's compiler excerpts: internal.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
 
 namespace gpulab::detail {
 

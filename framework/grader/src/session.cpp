@@ -16,11 +16,16 @@
 #include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/results.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/lab_code_check.hpp"
 #include "gpulab/grader/lockdown.hpp"
+#include "gpulab/grader/manifest.hpp"
 #include "gpulab/grader/process.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/sandbox.hpp"
+#include "gpulab/grader/seal.hpp"
 #include "gpulab/grader/sha256.hpp"
+#include "gpulab/grader/staging.hpp"
 #include "gpulab/grader/workspace.hpp"
 
 namespace gpulab {

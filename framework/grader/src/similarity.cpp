@@ -1,7 +1,8 @@
 #include "gpulab/grader/similarity.hpp"
 
 #include "gpulab/core/files.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/manifest.hpp"
+#include "gpulab/grader/staging.hpp"
 
 #include <algorithm>
 #include <cctype>

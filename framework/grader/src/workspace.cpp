@@ -7,6 +7,7 @@
 
 #include "gpulab/core/exit_codes.hpp"
 #include "gpulab/core/files.hpp"
+#include "gpulab/grader/grades.hpp"
 #include "gpulab/grader/process.hpp"
 
 namespace gpulab {

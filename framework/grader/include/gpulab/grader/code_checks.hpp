@@ -165,7 +165,7 @@ struct IncludeRules {
 [[nodiscard]] std::vector<std::string> isystem_folders(std::string_view command);
 
 /// The file a staged source says it was copied from: the name in its first line, `#line 1
-/// "<path>"` (grading.hpp's stage_student_file writes it), unescaped; nullopt without one.
+/// "<path>"` (staging.hpp's stage_student_file writes it), unescaped; nullopt without one.
 /// The preprocessor's markers name it: it is the submitted file, not an include.
 [[nodiscard]] std::optional<std::filesystem::path> staged_origin(std::string_view text);
 

@@ -27,7 +27,8 @@
 #include <vector>
 
 #include "gpulab/core/exit_codes.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/grades.hpp"
+#include "gpulab/grader/report.hpp"
 #include "gpulab/grader/workspace.hpp"
 
 namespace gpulab {

@@ -1,5 +1,5 @@
 // `gpulab grade --roster DIR --slurm`: the pieces of a roster's grading on a Slurm cluster that
-// do not depend on the roster (roster.cpp does the rest). One submission round writes a task
+// do not depend on the roster (roster_slurm.cpp does the rest). One submission round writes a task
 // list (one student per line) and a job script, and submits them as one job array with `sbatch
 // --array`; each array task runs `gpulab grade --roster DIR --slurm-task I`, which grades its
 // students exactly as a local roster run grades one (its own `gpulab grade --submission`, the

@@ -12,7 +12,7 @@
 
 #include "gpulab/core/device_info.hpp"
 #include "gpulab/core/files.hpp"
-#include "gpulab/grader/grading.hpp"
+#include "gpulab/grader/manifest.hpp"
 #include "gpulab/grader/process.hpp"
 
 namespace gpulab {
