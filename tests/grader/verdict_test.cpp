@@ -489,6 +489,31 @@ TEST(JudgeTest, ExitOneWithAStickyErrorInTheOutputIsACrash) {
   EXPECT_EQ(verdict.disposition, Disposition::crashed) << describe(verdict);
 }
 
+TEST(JudgeTest, AKernelFailureOnSimLeadsTheDetailWithTheSimsDiagnosis) {
+  const std::string diagnosis =
+      "kernel tile_kernel (launched at attention.cu:169) failed in block (0,0,0): divergent "
+      "__syncthreads: threads 0-39 wait at __syncthreads (attention.cu:128); threads 40-63 have "
+      "exited";
+  // From the exception's message in the result file (a sim CudaError ends with it).
+  const Verdict thrown = judge_test(exited(
+      1, thrown_xml("Lab01Summary", "CountMinMaxAndMean",
+                    "CUDA error cudaErrorLaunchFailure (719) at stream.hpp:85 in "
+                    "cudaStreamSynchronize(s): unspecified launch failure&#x0A;gpulab sim: " +
+                        diagnosis)));
+  EXPECT_EQ(thrown.disposition, Disposition::crashed) << describe(thrown);
+  EXPECT_EQ(thrown.detail,
+            diagnosis + "; CUDA error cudaErrorLaunchFailure (the CUDA context is lost)");
+  // From the output when the failure does not carry it.
+  const Verdict printed = judge_test(
+      exited(1, thrown_xml("Lab01Summary", "CountMinMaxAndMean", "cudaErrorLaunchFailure"),
+             "gpulab sim: " + diagnosis + "\n"));
+  EXPECT_EQ(printed.detail, thrown.detail);
+  // Without one, the detail is the CUDA error's alone.
+  const Verdict plain = judge_test(
+      exited(1, thrown_xml("Lab01Summary", "CountMinMaxAndMean", "cudaErrorLaunchFailure")));
+  EXPECT_EQ(plain.detail, "CUDA error cudaErrorLaunchFailure (the CUDA context is lost)");
+}
+
 TEST(JudgeTest, ExitOneWithAPassingResultFileIsFailed) {
   const Verdict verdict = judge_test(exited(1, std::string(kPassXml)));
   EXPECT_EQ(verdict.disposition, Disposition::failed) << describe(verdict);
@@ -614,6 +639,22 @@ TEST(StickyCudaError, NamesTheFirstStickyErrorMentioned) {
   EXPECT_EQ(sticky_cuda_error("cudaErrorLaunchFailure"), "cudaErrorLaunchFailure");
   EXPECT_EQ(sticky_cuda_error("x cudaErrorMisalignedAddress"), "cudaErrorMisalignedAddress");
   EXPECT_EQ(sticky_cuda_error("device-side cudaErrorAssert triggered"), "cudaErrorAssert");
+}
+
+TEST(SimKernelDiagnosis, TheRestOfTheFirstLineThatStartsWithTheSimsKernelFailure) {
+  EXPECT_EQ(sim_kernel_diagnosis("x\ngpulab sim: kernel k (launched at a.cu:3) failed\nmore"),
+            "kernel k (launched at a.cu:3) failed");
+  EXPECT_EQ(sim_kernel_diagnosis("gpulab sim: kernel k failed"), "kernel k failed");
+  // Not at the start of a line, not a kernel's failure, or none at all.
+  EXPECT_EQ(sim_kernel_diagnosis("said gpulab sim: kernel k failed"), std::nullopt);
+  EXPECT_EQ(sim_kernel_diagnosis("gpulab sim: warning: GPULAB_SIM_WORKERS=0"), std::nullopt);
+  EXPECT_EQ(sim_kernel_diagnosis(""), std::nullopt);
+  // A long one is cut.
+  const std::optional<std::string> cut =
+      sim_kernel_diagnosis("gpulab sim: kernel " + std::string(5000, 'x'));
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->size(), 603U);
+  EXPECT_TRUE(cut->ends_with("..."));
 }
 
 TEST(StickyCudaError, RecoverableErrorsAreNotSticky) {

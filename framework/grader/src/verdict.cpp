@@ -202,6 +202,24 @@ std::optional<std::string> sticky_cuda_error(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::string> sim_kernel_diagnosis(std::string_view text) {
+  constexpr std::string_view kPrefix = "gpulab sim: ";
+  constexpr std::size_t kMaxChars = 600;
+  for (std::size_t at = text.find(kPrefix); at != std::string_view::npos;
+       at = text.find(kPrefix, at + 1)) {
+    if ((at == 0 || text[at - 1] == '\n') &&
+        text.substr(at + kPrefix.size()).starts_with("kernel ")) {
+      std::string_view line = text.substr(at + kPrefix.size());
+      // To the end of its line, or to a double quote: gtest quotes an exception's message
+      // ("C++ exception with description \"...\" thrown in the test body.").
+      line = line.substr(0, line.find_first_of("\n\""));
+      return line.size() <= kMaxChars ? std::string(line)
+                                      : std::string(line.substr(0, kMaxChars)) + "...";
+    }
+  }
+  return std::nullopt;
+}
+
 GtestReport parse_gtest_xml(std::string_view xml) {
   const std::size_t root = xml.find("<testsuites");
   if (root == std::string_view::npos) {
@@ -353,7 +371,14 @@ Verdict judge_test(const TestEvidence& evidence) {
     excerpt = last_lines(evidence.output, 6);
   }
   if (const std::optional<std::string> sticky = sticky_cuda_error(text)) {
-    return {Disposition::crashed, "CUDA error " + *sticky + " (the CUDA context is lost)",
+    // What went wrong in the kernel first, where the sim said it (its exception's message, else
+    // its output).
+    std::optional<std::string> why = sim_kernel_diagnosis(text);
+    if (!why) {
+      why = sim_kernel_diagnosis(evidence.output);
+    }
+    return {Disposition::crashed,
+            (why ? *why + "; " : "") + "CUDA error " + *sticky + " (the CUDA context is lost)",
             std::move(excerpt)};
   }
   if (mentions_out_of_memory(text)) {

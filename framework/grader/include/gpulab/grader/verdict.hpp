@@ -102,4 +102,11 @@ struct Verdict {
 /// in the process fails with it), e.g. cudaErrorIllegalAddress; the first one `text` mentions.
 [[nodiscard]] std::optional<std::string> sticky_cuda_error(std::string_view text);
 
+/// The sim's diagnosis of the kernel that failed, the first `text` holds: what follows "gpulab
+/// sim: " at the start of a line that goes on "kernel " (what the sim prints and a sim
+/// CudaError's message ends with: which kernel, launched where, failed in which block and threads,
+/// and why), to the end of the line or a double quote (gtest quotes an exception's message), at
+/// most 600 characters; nullopt when there is none.
+[[nodiscard]] std::optional<std::string> sim_kernel_diagnosis(std::string_view text);
+
 }  // namespace gpulab

@@ -16,7 +16,8 @@
 
 namespace gpulab {
 
-/// A failed CUDA runtime or CUDA library call: what was called, where, and the error.
+/// A failed CUDA runtime or CUDA library call: what was called, where, and the error. On sim,
+/// after a kernel failed, also why: the sim's diagnosis (diagnosis()), the last line of what().
 class CudaError : public std::runtime_error {
  public:
   /// library: "CUDA" or "cuBLAS"; code: the status value; call: the source text of the call.
@@ -30,8 +31,14 @@ class CudaError : public std::runtime_error {
   [[nodiscard]] const std::string& call() const noexcept { return call_; }
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] int line() const noexcept { return line_; }
+  /// On sim, while the device holds the error a kernel left: which kernel failed, in which block
+  /// and threads, what went wrong and on which line (sim::kernel_failure()); empty otherwise.
+  [[nodiscard]] const std::string& diagnosis() const noexcept { return diagnosis_; }
 
  private:
+  CudaError(std::string library, int code, std::string error_name, std::string description,
+            std::string call, std::string file, int line, std::string diagnosis);
+
   std::string library_;
   int code_;
   std::string error_name_;
@@ -39,6 +46,7 @@ class CudaError : public std::runtime_error {
   std::string call_;
   std::string file_;
   int line_;
+  std::string diagnosis_;
 };
 
 /// How to read a status type: specialised for cudaError_t here, cublasStatus_t in cublas_check.
