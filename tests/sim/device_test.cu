@@ -15,6 +15,7 @@
 
 #include "gpulab/runtime/cuda_check.hpp"
 #include "gpulab/runtime/memory.hpp"
+#include "run_command.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
 
@@ -436,6 +437,41 @@ TEST(DeviceBuiltins, TrapEndsTheLaunchWithAStickyError) {
   EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
 #endif
 }
+
+#if defined(GPULAB_BACKEND_SIM)
+__global__ void count_threads(unsigned* count) {
+  atomicAdd(count, 1u);
+}
+
+// CUDA_LAUNCH_BLOCKING=1, read once per process (so in a child run): a launch returns once its
+// kernel has run, and a kernel's failure is the error of the call right after its launch.
+TEST(DeviceBuiltins, CudaLaunchBlockingMakesEveryLaunchWaitForItsKernel) {
+  const std::string command = "CUDA_LAUNCH_BLOCKING=1 '" +
+                              gpulab::testing::self_program().string() +
+                              "' --gtest_also_run_disabled_tests "
+                              "--gtest_filter=DeviceBuiltins.DISABLED_LaunchesBlock";
+  const gpulab::testing::Outcome run = gpulab::testing::run_command(command);
+  EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.out << run.err;
+}
+
+// (Disabled: run only as the child of CudaLaunchBlockingMakesEveryLaunchWaitForItsKernel.)
+TEST(DeviceBuiltins, DISABLED_LaunchesBlock) {
+  unsigned* count = nullptr;
+  ASSERT_EQ(cudaMallocHost(&count, sizeof(unsigned)), cudaSuccess);
+  *count = 0;
+  count_threads<<<512, 256>>>(count);
+  EXPECT_EQ(*count, 512u * 256u);  // no synchronization: the launch waited
+  trap_in_block_two<<<4, 32>>>();
+  try {
+    GPULAB_CHECK_LAUNCH();
+    ADD_FAILURE() << "the launch of a kernel that trapped did not report it";
+  } catch (const gpulab::CudaError& e) {
+    EXPECT_EQ(e.code(), cudaErrorLaunchFailure) << e.what();
+    EXPECT_NE(e.diagnosis().find("trap_in_block_two"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Launch checks and kernel attributes

@@ -42,6 +42,7 @@ TEST(SimSettings, NothingSetGivesTheDefaults) {
   EXPECT_EQ(s.schedule, Schedule{});
   EXPECT_GE(s.workers, 1u);
   EXPECT_GE(s.stack_bytes, 256u * 1024);
+  EXPECT_FALSE(s.launch_blocking);
 }
 
 TEST(SimSettings, EachVariableIsRead) {
@@ -51,7 +52,8 @@ TEST(SimSettings, EachVariableIsRead) {
                            {"GPULAB_SIM_CACHE_CONTROL", "all"},
                            {"GPULAB_SIM_SCHEDULE", "shuffle:7"},
                            {"GPULAB_SIM_WORKERS", "3"},
-                           {"GPULAB_SIM_STACK_BYTES", "65536"}});
+                           {"GPULAB_SIM_STACK_BYTES", "65536"},
+                           {"CUDA_LAUNCH_BLOCKING", "1"}});
   EXPECT_EQ(s.error, "");
   EXPECT_EQ(s.spec, "l4");
   EXPECT_EQ(s.memory_bytes.value_or(0), 1048576u);
@@ -61,7 +63,9 @@ TEST(SimSettings, EachVariableIsRead) {
   EXPECT_EQ(s.schedule.seed, 7u);
   EXPECT_EQ(s.workers, 3u);
   EXPECT_EQ(s.stack_bytes, 65536u);
+  EXPECT_TRUE(s.launch_blocking);
   EXPECT_FALSE(read({{"GPULAB_SIM_CACHE_CONTROL", "none"}}).cold_l2);
+  EXPECT_FALSE(read({{"CUDA_LAUNCH_BLOCKING", "0"}}).launch_blocking);
 }
 
 TEST(SimSettings, TheModeledClockAndTheCountersFileNeedCounting) {
@@ -98,13 +102,17 @@ TEST(SimSettings, AWrongValueIsTheDevicesError) {
   }
 }
 
-// The tuning knobs are ignored when wrong (their defaults kept, a line on stderr), never an error.
+// The tuning knobs and CUDA_LAUNCH_BLOCKING are ignored when wrong (their defaults kept, a line on
+// stderr), never an error.
 TEST(SimSettings, AWrongTuningKnobKeepsItsDefault) {
   const Settings defaults = read({});
-  const Settings s = read({{"GPULAB_SIM_WORKERS", "0"}, {"GPULAB_SIM_STACK_BYTES", "1024"}});
+  const Settings s = read({{"GPULAB_SIM_WORKERS", "0"},
+                           {"GPULAB_SIM_STACK_BYTES", "1024"},
+                           {"CUDA_LAUNCH_BLOCKING", "yes"}});
   EXPECT_EQ(s.error, "");
   EXPECT_EQ(s.workers, defaults.workers);
   EXPECT_EQ(s.stack_bytes, defaults.stack_bytes);
+  EXPECT_FALSE(s.launch_blocking);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "gpulab/core/occupancy.hpp"
 #include "queue.hpp"
 #include "runtime_state.hpp"
+#include "settings.hpp"
 #include "symbols.hpp"
 
 namespace gpulab::sim {
@@ -201,6 +202,11 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
     });
     if (queued == cudaSuccess) {
       note(spec.stream, StreamOp::kernel, spec.name);
+      if (settings().launch_blocking) {
+        // The launch returns once its kernel has run, so that the error of a kernel that failed
+        // is the next call's (cudaGetLastError right after the launch), as on a GPU.
+        (void)cudaStreamSynchronize(spec.stream);
+      }
     }
   } catch (const std::bad_alloc&) {
     fail(cudaErrorMemoryAllocation);

@@ -99,6 +99,14 @@ Settings read_settings(const char* (*get)(const char*)) {
                    text);
     }
   }
+  // As the CUDA runtime reads it: 1 makes every kernel launch synchronous (for debugging).
+  if (const char* text = get("CUDA_LAUNCH_BLOCKING"); text != nullptr) {
+    if (std::string_view(text) == "1") {
+      s.launch_blocking = true;
+    } else if (std::string_view(text) != "0") {
+      std::fprintf(stderr, "gpulab sim: ignoring CUDA_LAUNCH_BLOCKING='%s' (0 or 1)\n", text);
+    }
+  }
   return s;
 }
 

@@ -1,5 +1,6 @@
-// The sim's settings: every GPULAB_SIM_* environment variable, read in this one place, once, the
-// first time a setting is asked for (docs/sim.md lists them). A program chooses its device's spec
+// The sim's settings: every GPULAB_SIM_* environment variable and the CUDA runtime's
+// CUDA_LAUNCH_BLOCKING, read in this one place, once, the first time a setting is asked for
+// (docs/sim.md lists them). A program chooses its device's spec
 // and clock through the runtime's functions (prepare_device, set_clock_mode), never by setting
 // these variables in its own process; a child process gets them in its environment.
 #pragma once
@@ -21,9 +22,10 @@ struct Settings {
   Schedule schedule;                        // GPULAB_SIM_SCHEDULE
   unsigned workers = 1;                     // GPULAB_SIM_WORKERS, else the hardware threads
   std::size_t stack_bytes = 0;              // GPULAB_SIM_STACK_BYTES: each CUDA thread's stack
+  bool launch_blocking = false;  // CUDA_LAUNCH_BLOCKING=1: each launch waits for its kernel
   // The first of the variables above that is set to something it cannot be: the device is then
   // unusable, and every CUDA call says so (cudaErrorInitializationError). The two tuning knobs,
-  // workers and stack bytes, are instead ignored with a line on stderr.
+  // workers and stack bytes, and CUDA_LAUNCH_BLOCKING are instead ignored with a line on stderr.
   std::string error;
 };
 
