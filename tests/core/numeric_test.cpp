@@ -252,6 +252,39 @@ TEST(NumericMessage, CountsEveryMismatchAndReportsTheFirst) {
             "index 1 of 4: expected 2, got 2.5, tolerance 0.1; 2 elements out of tolerance");
 }
 
+TEST(NumericMessage, AShapeGivesTheFirstMismatchsCoordinates) {
+  // 2 x 3 x 4: element 17 is [1, 1, 1].
+  const TensorShape shape = {{"batch", 2}, {"row", 3}, {"column", 4}};
+  std::vector<double> expected(24, 1.0);
+  std::vector<double> got = expected;
+  got[17] = 3.0;
+  got[20] = 3.0;
+  EXPECT_EQ(compare_close(expected, got, Tolerance{0, 0.5}, shape).message,
+            "at batch 1, row 1, column 1 (index 17 of 24): expected 1, got 3, tolerance 0.5; 2 "
+            "elements out of tolerance");
+  // Float and an all-zero output likewise.
+  const std::vector<float> zeros(24, 0.0f);
+  const std::vector<float> ones(24, 1.0f);
+  EXPECT_TRUE(contains(compare_close(ones, zeros, Tolerance{1, 1}, shape).message,
+                       "but the reference is not: at batch 0, row 0, column 0 (index 0 of 24) "
+                       "expected 1"))
+      << compare_close(ones, zeros, Tolerance{1, 1}, shape).message;
+  // A shape of another size is left out: the flat index alone.
+  const TensorShape wrong = {{"row", 5}, {"column", 5}};
+  EXPECT_TRUE(compare_close(expected, got, Tolerance{0, 0.5}, wrong)
+                  .message.starts_with("index 17 of 24: expected 1"));
+}
+
+TEST(NumericMessage, CoordinatesOfARowMajorIndex) {
+  const TensorShape shape = {{"batch", 2}, {"row", 3}, {"column", 4}};
+  EXPECT_EQ(coordinates(shape, 0), "batch 0, row 0, column 0");
+  EXPECT_EQ(coordinates(shape, 23), "batch 1, row 2, column 3");
+  EXPECT_EQ(coordinates(shape, 24), "");  // past the end
+  EXPECT_EQ(coordinates({}, 0), "");
+  EXPECT_EQ(coordinates({{"row", 0}}, 0), "");
+  EXPECT_EQ(coordinates({{"i", 7}}, 6), "i 6");
+}
+
 TEST(NumericMessage, FloatsPrintWithNineDigitsAndDoublesWithFifteen) {
   const CloseResult f =
       compare_close(std::vector<float>{0.1f}, std::vector<float>{0.2f}, Tolerance{});

@@ -458,6 +458,31 @@ TEST(JudgeTest, TheExcerptHasAtMostSixteenLines) {
   EXPECT_EQ(verdict.excerpt.size(), 16u) << describe(verdict);
 }
 
+TEST(JudgeTest, EveryFailureIsShownWholeWhileItFitsThenInOneLineThenCounted) {
+  // 13 failures of 4 lines each, one per shape: 4 fit whole in 16 lines, 8 more in a line each
+  // (the test's message, which names the shape), and the last is counted.
+  std::string body;
+  for (int shape = 0; shape < 13; ++shape) {
+    body +=
+        "      <failure message=\"x.cpp:9&#x0A;Value of: matches(c)&#x0A;  Actual: false (y, "
+        "S=" +
+        std::to_string(shape) +
+        ": index 3 of 8: expected 1, got 2)&#x0A;Expected: true\" type=\"\"></failure>\n";
+  }
+  const Verdict verdict = judge_test(
+      exited(1, one_case_xml("Lab01Summary", "CountMinMaxAndMean", 13, "completed", body)));
+  EXPECT_EQ(verdict.disposition, Disposition::failed) << describe(verdict);
+  EXPECT_EQ(verdict.detail, "Actual: false (y, S=0: index 3 of 8: expected 1, got 2)");
+  ASSERT_EQ(verdict.excerpt.size(), 16u + 8u + 1u) << describe(verdict);
+  EXPECT_EQ(verdict.excerpt[12], "x.cpp:9");
+  EXPECT_EQ(verdict.excerpt[14], "  Actual: false (y, S=3: index 3 of 8: expected 1, got 2)");
+  EXPECT_EQ(verdict.excerpt[16],
+            "also failed: Actual: false (y, S=4: index 3 of 8: expected 1, got 2)");
+  EXPECT_EQ(verdict.excerpt[23],
+            "also failed: Actual: false (y, S=11: index 3 of 8: expected 1, got 2)");
+  EXPECT_EQ(verdict.excerpt[24], "and 1 more failure (13 in all)");
+}
+
 TEST(JudgeTest, AnIllegalAddressInTheFailureIsACrash) {
   const Verdict verdict =
       judge_test(exited(1, thrown_xml("Lab01Summary", "CountMinMaxAndMean",

@@ -206,6 +206,15 @@ TEST(AttentionTolerance, RejectsAnInvalidConfig) {
   EXPECT_THROW((void)forward_tolerance({1, 16, 50, 3, false}, 1.0), std::invalid_argument);
 }
 
+TEST(AttentionShapes, NameWhereAnElementOfYAndAttnIs) {
+  const AttentionConfig config{2, 37, 48, 3, false};  // 3552 elements, head_dim 16
+  // Element 1 * 37 * 48 + 5 * 48 + 35: batch 1, token 5, column 35, which is head 2's column 3.
+  const std::size_t index = 1 * 37 * 48 + 5 * 48 + 35;
+  EXPECT_EQ(coordinates(output_shape(config), index), "batch 1, row 5, column 35");
+  EXPECT_EQ(coordinates(heads_shape(config), index), "batch 1, row 5, head 2, column 3");
+  EXPECT_EQ(coordinates(output_shape(config), 2 * 37 * 48), "");  // past the end
+}
+
 // ------------------------------------------------------------------------------------------------
 // Inputs and CPU references (host only)
 // ------------------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ namespace gpulab::testing {
 /// line, prefixed with `what` (which tensor, which seed) when given.
 inline ::testing::AssertionResult all_close(std::span<const float> expected,
                                             std::span<const float> got, const Tolerance& tolerance,
-                                            std::string_view what = "") {
-  const CloseResult result = compare_close(expected, got, tolerance);
+                                            std::string_view what = "",
+                                            const TensorShape& shape = {}) {
+  const CloseResult result = compare_close(expected, got, tolerance, shape);
   if (result.ok) {
     return ::testing::AssertionSuccess();
   }
@@ -34,8 +35,9 @@ inline ::testing::AssertionResult all_close(std::span<const float> expected,
 /// The same for doubles.
 inline ::testing::AssertionResult all_close(std::span<const double> expected,
                                             std::span<const double> got, const Tolerance& tolerance,
-                                            std::string_view what = "") {
-  const CloseResult result = compare_close(expected, got, tolerance);
+                                            std::string_view what = "",
+                                            const TensorShape& shape = {}) {
+  const CloseResult result = compare_close(expected, got, tolerance, shape);
   if (result.ok) {
     return ::testing::AssertionSuccess();
   }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace gpulab {
 
@@ -71,9 +72,26 @@ double rms_of(std::span<const T> values) noexcept {
   return finite == 0 ? 0.0 : std::sqrt(sum / static_cast<double>(finite));
 }
 
+// How many elements a tensor of `shape` holds; 0 for an empty shape.
+std::size_t elements_of(const TensorShape& shape) noexcept {
+  std::size_t elements = shape.empty() ? 0 : 1;
+  for (const Dim& dim : shape) {
+    elements *= dim.extent;
+  }
+  return elements;
+}
+
+// Where element i of n is: "at batch 0, row 17, column 3 (index i of n)" when `shape` holds n
+// elements, else "index i of n".
+std::string place(const TensorShape& shape, std::size_t i, std::size_t n) {
+  const std::string flat = "index " + std::to_string(i) + " of " + std::to_string(n);
+  const std::string at = elements_of(shape) == n ? coordinates(shape, i) : "";
+  return at.empty() ? flat : "at " + at + " (" + flat + ")";
+}
+
 template <class T>
-CloseResult compare(std::span<const T> expected, std::span<const T> got,
-                    const Tolerance& tolerance) {
+CloseResult compare(std::span<const T> expected, std::span<const T> got, const Tolerance& tolerance,
+                    const TensorShape& shape) {
   CloseResult result;
   if (expected.size() != got.size()) {
     result.ok = false;
@@ -116,13 +134,13 @@ CloseResult compare(std::span<const T> expected, std::span<const T> got,
   result.tolerance = tolerance.allowed(result.expected);
   std::ostringstream text;
   if (result.all_zero) {
-    text << "every element is 0 (" << result.size << " of them), but the reference is not: index "
-         << i << " expected " << format_value(expected[i]) << ", tolerance "
-         << format_tolerance(result.tolerance)
+    text << "every element is 0 (" << result.size
+         << " of them), but the reference is not: " << place(shape, i, result.size) << " expected "
+         << format_value(expected[i]) << ", tolerance " << format_tolerance(result.tolerance)
          << " (an output the kernel never wrote, or only zero-filled, never passes)";
   } else {
-    text << "index " << i << " of " << result.size << ": expected " << format_value(expected[i])
-         << ", got " << format_value(got[i]) << ", tolerance " << format_tolerance(result.tolerance)
+    text << place(shape, i, result.size) << ": expected " << format_value(expected[i]) << ", got "
+         << format_value(got[i]) << ", tolerance " << format_tolerance(result.tolerance)
          << hint(expected[i], got[i]);
   }
   text << "; " << result.mismatches << (result.mismatches == 1 ? " element" : " elements")
@@ -197,14 +215,31 @@ double rms(std::span<const double> values) noexcept {
   return rms_of(values);
 }
 
+std::string coordinates(const TensorShape& shape, std::size_t index) {
+  const std::size_t elements = elements_of(shape);
+  if (elements == 0 || index >= elements) {
+    return {};
+  }
+  std::vector<std::size_t> at(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    at[d] = index % shape[d].extent;
+    index /= shape[d].extent;
+  }
+  std::string text;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    text += (d == 0 ? "" : ", ") + shape[d].name + " " + std::to_string(at[d]);
+  }
+  return text;
+}
+
 CloseResult compare_close(std::span<const float> expected, std::span<const float> got,
-                          const Tolerance& tolerance) {
-  return compare(expected, got, tolerance);
+                          const Tolerance& tolerance, const TensorShape& shape) {
+  return compare(expected, got, tolerance, shape);
 }
 
 CloseResult compare_close(std::span<const double> expected, std::span<const double> got,
-                          const Tolerance& tolerance) {
-  return compare(expected, got, tolerance);
+                          const Tolerance& tolerance, const TensorShape& shape) {
+  return compare(expected, got, tolerance, shape);
 }
 
 }  // namespace gpulab

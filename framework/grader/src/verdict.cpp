@@ -140,6 +140,34 @@ std::string failure_detail(const std::vector<std::string>& lines) {
   return detail;
 }
 
+// The failures' lines worth showing: each failure in full while they fit in kMaxExcerpt lines (the
+// first always, cut to fit); each later one in one line, what it says (failure_detail), up to
+// kMaxSummaries of them; then how many more there were. So a test that fails on many shapes names
+// each (its message says which) or counts them.
+std::vector<std::string> failures_excerpt(const std::vector<std::string>& failures) {
+  constexpr std::size_t kMaxSummaries = 8;
+  std::vector<std::string> excerpt;
+  std::size_t next = 0;
+  for (; next < failures.size(); ++next) {
+    std::vector<std::string> lines = lines_of(failures[next], kMaxExcerpt);
+    if (next > 0 && excerpt.size() + lines.size() > kMaxExcerpt) {
+      break;
+    }
+    excerpt.insert(excerpt.end(), lines.begin(), lines.end());
+  }
+  for (std::size_t summaries = 0; next < failures.size() && summaries < kMaxSummaries;
+       ++next, ++summaries) {
+    const std::string detail = failure_detail(lines_of(failures[next], kMaxExcerpt));
+    excerpt.push_back("also failed: " + (detail.empty() ? "(no message)" : detail));
+  }
+  if (next < failures.size()) {
+    const std::size_t more = failures.size() - next;
+    excerpt.push_back("and " + std::to_string(more) + " more failure" + (more == 1 ? "" : "s") +
+                      " (" + std::to_string(failures.size()) + " in all)");
+  }
+  return excerpt;
+}
+
 // A skip's reason as gtest writes it into the result file: "path/to/file.cpp:12\n<reason>"; the
 // reason alone.
 std::string skip_reason(const std::string& message) {
@@ -360,12 +388,8 @@ Verdict judge_test(const TestEvidence& evidence) {
   if (found != nullptr && !found->failures.empty()) {
     for (const std::string& failure : found->failures) {
       text += failure + "\n";
-      for (std::string& line : lines_of(failure, kMaxExcerpt)) {
-        if (excerpt.size() < kMaxExcerpt) {
-          excerpt.push_back(std::move(line));
-        }
-      }
     }
+    excerpt = failures_excerpt(found->failures);
   } else {
     text = evidence.output;
     excerpt = last_lines(evidence.output, 6);

@@ -148,7 +148,8 @@ void expect_output_matches_reference(const AttentionConfig& config) {
     const std::vector<float> expected = kernels::attention_reference(config, problem.inputs);
     EXPECT_TRUE(all_close(expected, problem.buffers.y.to_vector(),
                           kernels::forward_tolerance(config, gpulab::rms(expected)),
-                          "y (input seed " + std::to_string(seed) + ")"))
+                          "y (input seed " + std::to_string(seed) + ")",
+                          kernels::output_shape(config)))
         << "y is poisoned with NaN before the profile runs: a NaN left in it means the profile "
            "did not run every component, in order, on these buffers";
     const std::pair<const char*, const std::vector<float>*> inputs[] = {

@@ -170,13 +170,12 @@ CoreResult run_core(int level, const Case& c) {
   return result;
 }
 
+// The message names the shape first, on one line, so that every failing shape is listed.
 ::testing::AssertionResult matches(const CoreResult& r, int level, const Case& c) {
-  ::testing::AssertionResult result = all_close(r.expected, r.got, r.tolerance);
-  if (!result) {
-    result << "\n  attn of level " << level << "'s core, " << describe(c.config) << ", seed "
-           << c.seed;
-  }
-  return result;
+  return all_close(r.expected, r.got, r.tolerance,
+                   "attn of level " + std::to_string(level) + "'s core, " + describe(c.config) +
+                       ", seed " + std::to_string(c.seed),
+                   kernels::heads_shape(c.config));
 }
 
 // attn of `level`'s core against the reference's.
@@ -198,12 +197,10 @@ CoreResult run_core(int level, const Case& c) {
   const std::vector<float> expected = kernels::attention_reference(c.config, inputs);
   const gpulab::Tolerance tolerance =
       kernels::level_tolerance(c.config, level, gpulab::rms(expected));
-  ::testing::AssertionResult result = all_close(expected, buffers.y.to_vector(), tolerance);
-  if (!result) {
-    result << "\n  y of optimize_attention(level " << level << "), " << describe(c.config)
-           << ", seed " << c.seed;
-  }
-  return result;
+  return all_close(expected, buffers.y.to_vector(), tolerance,
+                   "y of optimize_attention(level " + std::to_string(level) + "), " +
+                       describe(c.config) + ", seed " + std::to_string(c.seed),
+                   kernels::output_shape(c.config));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -394,7 +391,8 @@ double level_memory(int level, const AttentionConfig& config) {
     if (run == 0) {
       const std::vector<float> expected = kernels::attention_reference(config, inputs);
       EXPECT_TRUE(all_close(expected, buffers.y.to_vector(),
-                            kernels::level_tolerance(config, level, gpulab::rms(expected))))
+                            kernels::level_tolerance(config, level, gpulab::rms(expected)), "y",
+                            kernels::output_shape(config)))
           << "level " << level << ", " << describe(config);
     }
   }
@@ -690,7 +688,8 @@ GPULAB_GRADED_TEST(
     const double scale = gpulab::rms(before.attn);
     EXPECT_TRUE(all_close(before.attn, after.attn,
                           kernels::level_tolerance(c.config, c.after, scale) +
-                              kernels::level_tolerance(c.config, c.before, scale)))
+                              kernels::level_tolerance(c.config, c.before, scale),
+                          "attn", kernels::heads_shape(c.config)))
         << "level " << c.after << "'s attn against level " << c.before << "'s, "
         << describe(c.config);
     const gpulab::ComparisonResult result = gpulab::compare(before.time, after.time);

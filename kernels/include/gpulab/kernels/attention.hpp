@@ -238,4 +238,21 @@ struct AttentionStages {
 [[nodiscard]] gpulab::Tolerance level_tolerance(const AttentionConfig& config, int level,
                                                 double scale);
 
+/// y's shape (and attn's: heads concatenated, [B*S, D]) for messages such as compare_close's:
+/// batch, row (the token), column.
+[[nodiscard]] inline gpulab::TensorShape output_shape(const AttentionConfig& config) {
+  return {{"batch", static_cast<std::size_t>(config.batch)},
+          {"row", static_cast<std::size_t>(config.seq_len)},
+          {"column", static_cast<std::size_t>(config.d_model)}};
+}
+
+/// attn with its heads apart ([B, S, H, dh], the same elements as output_shape's): batch, row,
+/// head, and column within the head.
+[[nodiscard]] inline gpulab::TensorShape heads_shape(const AttentionConfig& config) {
+  return {{"batch", static_cast<std::size_t>(config.batch)},
+          {"row", static_cast<std::size_t>(config.seq_len)},
+          {"head", static_cast<std::size_t>(config.heads)},
+          {"column", static_cast<std::size_t>(config.head_dim())}};
+}
+
 }  // namespace gpulab::kernels

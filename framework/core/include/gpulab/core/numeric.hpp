@@ -10,7 +10,9 @@
 //   the sum of the stages' tolerances (operator+).
 // - NaN or inf in got fails unless expected holds the same non-finite value; an all-zero got
 //   never passes against a reference with a nonzero element, whatever the tolerance.
-// - A failure is reported on one line: index, expected, got, tolerance (compare_close).
+// - A failure is reported on one line: where (the coordinates in the tensor's shape when the
+//   caller gives it, and the flat index), expected, got, tolerance, and how many elements are out
+//   of tolerance (compare_close).
 //
 // Host-only and free of gtest: tests/support/numeric_check.hpp adapts compare_close to gtest
 // and poisons device outputs with NaN before a kernel runs.
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace gpulab {
 
@@ -70,6 +73,19 @@ struct Tolerance {
 [[nodiscard]] double rms(std::span<const float> values) noexcept;
 [[nodiscard]] double rms(std::span<const double> values) noexcept;
 
+/// One dimension of a tensor, for messages: its name ("batch", "row", "head", ...) and extent.
+struct Dim {
+  std::string name;
+  std::size_t extent = 0;
+};
+
+/// A row-major tensor's dimensions, outermost first; empty for a flat array.
+using TensorShape = std::vector<Dim>;
+
+/// Where element `index` of a row-major tensor of `shape` is: "batch 1, row 17, column 3". Empty
+/// when the shape is empty, has a dimension of extent 0, or holds no element `index`.
+[[nodiscard]] std::string coordinates(const TensorShape& shape, std::size_t index);
+
 /// The outcome of compare_close. On a size mismatch only ok and message are meaningful.
 struct CloseResult {
   bool ok = true;              ///< every element within tolerance, sizes equal, not all-zero
@@ -87,10 +103,13 @@ struct CloseResult {
 /// file). The message reads, e.g.
 ///   index 17 of 4096: expected 0.25, got nan, tolerance 1.0325e-05 (NaN: an element the kernel
 ///   never wrote keeps the NaN poison); 1 element out of tolerance
+/// and, given the tensor's `shape` (when it holds as many elements as expected),
+///   at batch 0, row 0, column 17 (index 17 of 4096): expected 0.25, ...
 [[nodiscard]] CloseResult compare_close(std::span<const float> expected, std::span<const float> got,
-                                        const Tolerance& tolerance);
+                                        const Tolerance& tolerance, const TensorShape& shape = {});
 /// The same for doubles (values print with 15 significant digits instead of float's 9).
 [[nodiscard]] CloseResult compare_close(std::span<const double> expected,
-                                        std::span<const double> got, const Tolerance& tolerance);
+                                        std::span<const double> got, const Tolerance& tolerance,
+                                        const TensorShape& shape = {});
 
 }  // namespace gpulab

@@ -83,8 +83,10 @@ struct TestEvidence {
 /// The verdict on one test.
 struct Verdict {
   Disposition disposition = Disposition::not_run;
-  std::string detail;                ///< one line: why this disposition
-  std::vector<std::string> excerpt;  ///< failure lines worth showing (at most 8)
+  std::string detail;  ///< one line: why this disposition
+  /// The failure lines worth showing: whole failures in at most 16 lines, then a line for each
+  /// of up to 8 more ("also failed: ..."), then how many more there were.
+  std::vector<std::string> excerpt;
 };
 
 /// The verdict from the evidence (see the top of this file). Exit status 77 is the graded
