@@ -22,6 +22,9 @@
 #include "gpulab/runtime/memory.hpp"
 #include "schedules.hpp"
 #include "test_device.hpp"
+#if defined(GPULAB_BACKEND_SIM)
+#include "block_sum.hpp"
+#endif
 
 namespace {
 
@@ -31,28 +34,8 @@ using gpulab::testing::failure_of;
 #endif
 
 #if defined(GPULAB_BACKEND_SIM)
-constexpr unsigned kBlock = 256;
-
-// Tree reduction of one block. With `barrier_in_loop` false it has the classic bug: no
-// __syncthreads between the steps, so a thread may read a partial sum before it is written.
-template <bool barrier_in_loop>
-__global__ void block_sum(const float* in, float* out) {
-  __shared__ float partial[kBlock];
-  const unsigned t = threadIdx.x;
-  partial[t] = in[blockIdx.x * kBlock + t];
-  __syncthreads();
-  for (unsigned stride = kBlock / 2; stride > 0; stride /= 2) {
-    if (t < stride) {
-      partial[t] += partial[t + stride];
-    }
-    if (barrier_in_loop) {
-      __syncthreads();
-    }
-  }
-  if (t == 0) {
-    out[blockIdx.x] = partial[0];
-  }
-}
+constexpr unsigned kBlock = gpulab::testing::kSumBlock;
+using gpulab::testing::block_sum;
 
 // Runs the reduction of 4 blocks of ones under `schedule`; returns the block sums.
 template <bool barrier_in_loop>

@@ -43,6 +43,7 @@ TEST(SimSettings, NothingSetGivesTheDefaults) {
   EXPECT_GE(s.workers, 1u);
   EXPECT_GE(s.stack_bytes, 256u * 1024);
   EXPECT_FALSE(s.launch_blocking);
+  EXPECT_FALSE(s.sanitize);
 }
 
 TEST(SimSettings, EachVariableIsRead) {
@@ -68,13 +69,17 @@ TEST(SimSettings, EachVariableIsRead) {
   EXPECT_FALSE(read({{"CUDA_LAUNCH_BLOCKING", "0"}}).launch_blocking);
 }
 
-TEST(SimSettings, TheModeledClockAndTheCountersFileNeedCounting) {
+TEST(SimSettings, TheModeledClockTheCountersFileAndTheSanitizerNeedCounting) {
   const std::string file = testing::TempDir() + "gpulab-settings-counters.jsonl";
-  const Settings s = read({{"GPULAB_SIM_CLOCK", "modeled"}, {"GPULAB_SIM_COUNTERS", file}});
+  const Settings s = read({{"GPULAB_SIM_CLOCK", "modeled"},
+                           {"GPULAB_SIM_COUNTERS", file},
+                           {"GPULAB_SIM_SANITIZE", "1"}});
   if (gpulab::sim::counting_available()) {
     EXPECT_EQ(s.error, "");
     EXPECT_TRUE(s.clock == ClockMode::modeled);
     EXPECT_EQ(s.counters_file, file);
+    EXPECT_TRUE(s.sanitize);
+    EXPECT_FALSE(read({{"GPULAB_SIM_SANITIZE", "0"}}).sanitize);
   } else {
     EXPECT_NE(s.error.find("GPULAB_SIM_COUNTERS is set, but"), std::string::npos) << s.error;
     EXPECT_EQ(s.counters_file, "");
@@ -87,7 +92,7 @@ TEST(SimSettings, AWrongValueIsTheDevicesError) {
   const std::map<std::string, std::string> wrong[] = {
       {{"GPULAB_SIM_MEMORY_BYTES", "0"}},    {{"GPULAB_SIM_MEMORY_BYTES", ""}},
       {{"GPULAB_SIM_CLOCK", "fast"}},        {{"GPULAB_SIM_CACHE_CONTROL", "some"}},
-      {{"GPULAB_SIM_SCHEDULE", "sideways"}},
+      {{"GPULAB_SIM_SCHEDULE", "sideways"}}, {{"GPULAB_SIM_SANITIZE", "yes"}},
   };
   for (const auto& variables : wrong) {
     const std::string name = variables.begin()->first;

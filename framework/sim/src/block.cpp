@@ -235,7 +235,7 @@ bool release_active_masks(Worker& w) {
       }
     }
     if (mask != 0 && w.counter != nullptr) {
-      counting_warp_collective(WarpOp::active, base / kWarp);
+      counting_warp_collective(WarpOp::active, base / kWarp, 0);
     }
     for (unsigned lane = 0; lane < kWarp; ++lane) {
       if ((mask & (1u << lane)) != 0) {
@@ -290,7 +290,10 @@ bool release_barrier(Worker& w) {
   ++w.phase;
   if (w.counter != nullptr) {
     counting_barrier((w.thread_count + kWarp - 1) / kWarp);
-    counting_end_phase();
+    if (std::optional<std::string> wrong = counting_end_phase()) {
+      fail_block(w, cudaErrorLaunchFailure, *wrong);
+      return false;
+    }
   }
   if (w.launch->schedule.order == Schedule::Order::shuffle) {
     make_order(w);
@@ -373,7 +376,9 @@ void run_block(Worker& w, unsigned block_linear) {
                        w.launch->spec.block.x * w.launch->spec.block.y * w.launch->spec.block.z,
                        w.shared, w.shared_bytes);
   run_threads(w, block_linear);
-  counting_end_block(w.failure.has_value());
+  if (std::optional<std::string> wrong = counting_end_block(w.failure.has_value())) {
+    fail_block(w, cudaErrorLaunchFailure, *wrong);
+  }
 }
 
 // Points the worker at a launch: built-in dimensions and this launch's dynamic shared memory.
@@ -440,18 +445,21 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
   const dim3 grid = launch.spec.grid;
   const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
   const BlockOrder order(blocks, launch.schedule);
-  std::atomic<bool> failed{false};
+  // The failure reported is that of the lowest failing block, whatever the number of workers and
+  // the order they finished in: once a block failed, only blocks below it still run.
+  std::atomic<std::uint64_t> failed_block{blocks};
   std::mutex mutex;
   std::optional<KernelFailure> failure;
   LaunchCounterPtr counter = begin_counting(launch);
   parallel_for(blocks, [&](std::size_t i) {
-    if (failed.load(std::memory_order_relaxed)) {
+    const std::uint64_t block = order(i);
+    if (block >= failed_block.load(std::memory_order_relaxed)) {
       return;
     }
     Worker& w = this_worker();
     current_worker = &w;
     try {
-      w.block_linear = static_cast<unsigned>(order(i));
+      w.block_linear = static_cast<unsigned>(block);
       enter_launch(w, launch);
       w.counter = counter.get();
       run_block(w, w.block_linear);
@@ -463,10 +471,10 @@ std::optional<KernelFailure> execute_kernel(const KernelLaunch& launch,
     w.counter = nullptr;
     if (w.failure) {
       std::scoped_lock lock(mutex);
-      if (!failure) {
+      if (block < failed_block.load(std::memory_order_relaxed)) {
         failure = std::move(w.failure);
+        failed_block.store(block, std::memory_order_relaxed);
       }
-      failed.store(true, std::memory_order_relaxed);
     }
   });
   counted = finish_counting(std::move(counter), failure.has_value(), launch.kept);

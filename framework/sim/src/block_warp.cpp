@@ -99,7 +99,7 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, WarpOp op) {
     }
   }
   if (w.counter != nullptr) {
-    counting_warp_collective(op, warp);
+    counting_warp_collective(op, warp, arrived);
   }
   return true;
 }

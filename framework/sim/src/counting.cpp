@@ -139,6 +139,7 @@ void BlockCounter::enter(unsigned linear) {
   }
   current_warp = warp_logs[warp];
   current_lane = linear % kWarp;
+  current_thread = linear;
   current_ops = &thread_ops[linear];
   find_place();
 }
@@ -196,9 +197,15 @@ void BlockCounter::clear_warp_sectors() {
   }
   if (dynamic_shared.contains(a)) {
     log(instruction_key(pc, Space::shared, op), a, bytes);
+    if (sanitize) [[unlikely]] {
+      note_shared(a, bytes, op, pc);
+    }
   } else if (tls.contains(a)) {
     if (!is_builtin(*this, a)) {
       log(instruction_key(pc, Space::shared, op), a, bytes);
+      if (sanitize) [[unlikely]] {
+        note_shared(a, bytes, op, pc);
+      }
     }
   } else if (const InstructionGlobal& g = instruction_globals[slot(pc)];
              g.pc == pc && g.range->contains(a)) {
@@ -254,6 +261,27 @@ void BlockCounter::clear_warp_sectors() {
   ++counts.other_accesses;
 }
 
+// An access of the running thread to shared memory, kept for the sanitizer's check of the phase.
+[[gnu::noinline]] void BlockCounter::note_shared(std::uintptr_t a, std::uint32_t bytes, Op op,
+                                                 std::uint64_t pc) {
+  shared_accesses.push_back({a, pc, current_thread, sync_epochs[current_thread], bytes,
+                             op != Op::load, op == Op::atomic});
+}
+
+std::optional<std::string> BlockCounter::check_phase() {
+  if (!sanitize) {
+    return std::nullopt;
+  }
+  std::optional<std::string> what;
+  if (const std::optional<SharedRace> race = find_shared_race(shared_accesses)) {
+    what = describe_shared_race(*race, launch->launch().spec.block, dynamic_shared.begin,
+                                dynamic_shared.bytes);
+  }
+  shared_accesses.clear();
+  std::fill(sync_epochs.begin(), sync_epochs.end(), 0);
+  return what;
+}
+
 // The CUDA thread `linear` waits at a barrier or exited: when it is its warp's last, the warp's
 // requests are complete.
 void BlockCounter::lane_done(unsigned linear, bool exited) {
@@ -304,6 +332,9 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.warp_path.assign(warps, WarpPath{});
   c.sectors.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
+  c.sanitize = counter.launch().sanitize;
+  c.shared_accesses.clear();
+  c.sync_epochs.assign(c.sanitize ? thread_count : 0, 0);
   c.instruction_globals.fill({});
   c.recent_globals.fill(nullptr);
 }
@@ -320,8 +351,13 @@ void counting_barrier(unsigned warps) noexcept {
   this_block_counter().counts.barrier_instructions += warps;
 }
 
-void counting_warp_collective(WarpOp op, unsigned warp) noexcept {
+void counting_warp_collective(WarpOp op, unsigned warp, unsigned lanes) noexcept {
   BlockCounter& block = this_block_counter();
+  if (block.sanitize && op == WarpOp::sync) {  // orders the lanes' accesses to shared memory
+    for (unsigned lane = 0; lane < kWarp; ++lane) {
+      block.sync_epochs[warp * kWarp + lane] += (lanes >> lane) & 1u;
+    }
+  }
   block.warp_path[warp].collectives += 1;
   MemoryCounters& c = block.counts;
   switch (op) {
@@ -364,11 +400,13 @@ void counting_thread_done(unsigned linear, bool exited) {
   c.lane_done(linear, exited);
 }
 
-void counting_end_phase() {
-  this_block_counter().end_phase();
+std::optional<std::string> counting_end_phase() {
+  BlockCounter& c = this_block_counter();
+  c.end_phase();
+  return c.check_phase();
 }
 
-void counting_end_block(bool failed) {
+std::optional<std::string> counting_end_block(bool failed) {
   BlockCounter& c = this_block_counter();
   active = nullptr;
   c.park();
@@ -379,13 +417,16 @@ void counting_end_block(bool failed) {
       }
     }
     c.clear_warp_sectors();
+    c.shared_accesses.clear();
     c.launch = nullptr;
-    return;
+    return std::nullopt;
   }
   c.end_phase();
+  std::optional<std::string> what = c.check_phase();
   c.launch->block_done(c.block, c.counts, std::move(c.sectors));
   c.sectors = {};
   c.launch = nullptr;
+  return what;
 }
 
 void device_code_enter() noexcept {

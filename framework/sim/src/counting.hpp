@@ -48,16 +48,18 @@ void counting_leave_thread() noexcept;
 /// phase. Ends its counting until counting_enter_thread().
 void counting_thread_done(unsigned linear, bool exited);
 /// Every live thread of the block reached the same barrier: the requests formed so far are
-/// complete.
-void counting_end_phase();
-/// The block finished (or failed: its counts are dropped).
-void counting_end_block(bool failed);
+/// complete. Returns what the sanitizer found wrong in the phase, in words (a race on shared
+/// memory), or none: then the block fails with it.
+[[nodiscard]] std::optional<std::string> counting_end_phase();
+/// The block finished (or failed: its counts are dropped). Returns what the sanitizer found wrong
+/// in its last phase, as counting_end_phase does.
+[[nodiscard]] std::optional<std::string> counting_end_block(bool failed);
 /// A warp of the block completed an mma_sync of m x n x k on `input` elements.
 void counting_tensor_mma(MatrixElement input, int m, int n, int k) noexcept;
 /// `warps` warps of the block passed a __syncthreads.
 void counting_barrier(unsigned warps) noexcept;
-/// Warp `warp` of the block completed the warp collective `op`.
-void counting_warp_collective(WarpOp op, unsigned warp) noexcept;
+/// The lanes `lanes` (a mask) of warp `warp` of the block completed the warp collective `op`.
+void counting_warp_collective(WarpOp op, unsigned warp, unsigned lanes) noexcept;
 
 /// A CUDA thread (counted or not) runs on this OS thread from device_code_enter() to
 /// device_code_leave(): its accesses to device memory are a kernel's. Anywhere else, an

@@ -14,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "gpulab/core/sector_cache.hpp"
 #include "op_classes.hpp"
 #include "queue.hpp"  // KernelLaunch
+#include "races.hpp"
 
 namespace gpulab::sim::detail {
 
@@ -250,6 +253,12 @@ struct BlockCounter {
   static constexpr Range kNoRange{};
   std::array<InstructionGlobal, 64> instruction_globals{};
   std::array<const Range*, 4> recent_globals{};  // of this launch, most recent first
+  // The sanitizer (GPULAB_SIM_SANITIZE, races.hpp): the running thread, this phase's accesses to
+  // shared memory, and how many __syncwarp() calls each thread completed in it.
+  bool sanitize = false;
+  unsigned current_thread = 0;
+  std::vector<SharedAccess> shared_accesses;
+  std::vector<std::uint32_t> sync_epochs;
   static std::size_t slot(std::uint64_t pc) { return (pc ^ (pc >> 7)) % 64; }
   // Scratch space of the costing, kept so that costing a request allocates nothing.
   Group scratch_group;
@@ -265,6 +274,7 @@ struct BlockCounter {
   void clear_warp_sectors();
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
+  void note_shared(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void log(std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
     // The usual case: the access matches the reference (which is never longer than the log's
     // capacity, so the address has room). Only `place` is written: one 8-byte store, which the
@@ -291,6 +301,8 @@ struct BlockCounter {
   void cost_global(const Group& g, WarpSectors& out);
   void cost_shared(const Group& g);
   void end_phase();
+  // The sanitizer's check of the phase that ends: its race in words, or none. Starts the next.
+  std::optional<std::string> check_phase();
 };
 
 inline GlobalAccessCounts& global_counts(MemoryCounters& c, Op op) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/sector_cache.hpp"
 #include "gpulab/sim/runtime.hpp"
+#include "gpulab/sim/sanitizer.hpp"
 #include "settings.hpp"
 
 namespace gpulab::sim::detail {
@@ -25,7 +27,8 @@ namespace {
 // The device's L2 model and the record of counted launches.
 struct CountingState {
   std::atomic<bool> on{false};
-  std::mutex mutex;  // guards launches and the file
+  std::atomic<bool> sanitize{false};  // the sanitizer checks later launches
+  std::mutex mutex;                   // guards launches and the file
   std::vector<CountedLaunch> launches;
   std::string file;      // GPULAB_SIM_COUNTERS: every counted launch appended as one JSON line
   bool cold_l2 = false;  // GPULAB_SIM_CACHE_CONTROL=all: L2 emptied before each counted launch
@@ -39,6 +42,7 @@ CountingState& counting_state() {
   static const bool from_environment = [] {
     const Settings& environment = settings();
     state.cold_l2 = environment.cold_l2;
+    state.sanitize.store(environment.sanitize && counting_compiled());
     if (environment.counters_file.empty()) {
       return false;
     }
@@ -306,6 +310,24 @@ bool set_counting(bool on) noexcept {
 
 bool counting() noexcept {
   return detail::counting_state().on.load(std::memory_order_relaxed);
+}
+
+bool set_sanitizing(bool on) noexcept {
+  if (on && !counting_available()) {
+    return false;
+  }
+  detail::counting_state().sanitize.store(on, std::memory_order_relaxed);
+  return true;
+}
+
+bool sanitizing() noexcept {
+  return detail::counting_state().sanitize.load(std::memory_order_relaxed);
+}
+
+ScopedSanitizing::ScopedSanitizing() : previous_(sanitizing()) {
+  if (!set_sanitizing(true)) {
+    throw std::runtime_error(counting_unavailable_reason());
+  }
 }
 
 std::vector<CountedLaunch> counted_launches() {

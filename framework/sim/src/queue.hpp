@@ -55,15 +55,22 @@ struct KernelLaunch {
   LaunchSpec spec;
   KernelCall call;
   Schedule schedule;
-  std::uint64_t id = 0;  // unique per launch
-  bool counted = false;  // its memory traffic is counted (counting on, or the modeled clock)
-  bool kept = false;     // its counts go to counted_launches() (counting was on)
+  std::uint64_t id = 0;   // unique per launch
+  bool counted = false;   // its memory traffic is counted (counting on, or the modeled clock)
+  bool kept = false;      // its counts go to counted_launches() (counting was on)
+  bool sanitize = false;  // the sanitizer checks it (which needs it counted)
   // The modeled clock: its start in device cycles, and the longest clock64() wait of a thread.
   std::uint64_t start_cycles = 0;
   mutable std::atomic<std::uint64_t> longest_wait_cycles{0};
   KernelLaunch(const LaunchSpec& s, KernelCall c, Schedule order, std::uint64_t launch_id,
-               bool count, bool keep)
-      : spec(s), call(c), schedule(order), id(launch_id), counted(count), kept(keep) {}
+               bool count, bool keep, bool check = false)
+      : spec(s),
+        call(c),
+        schedule(order),
+        id(launch_id),
+        counted(count || check),
+        kept(keep),
+        sanitize(check) {}
   ~KernelLaunch() { call.destroy(call.payload); }
   KernelLaunch(const KernelLaunch&) = delete;
   KernelLaunch& operator=(const KernelLaunch&) = delete;

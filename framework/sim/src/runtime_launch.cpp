@@ -17,6 +17,7 @@
 #include "counting.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/occupancy.hpp"
+#include "gpulab/sim/sanitizer.hpp"
 #include "queue.hpp"
 #include "runtime_state.hpp"
 #include "settings.hpp"
@@ -177,8 +178,8 @@ void submit_launch(const LaunchSpec& spec, KernelCall call) noexcept {
       order = s.schedule;
     }
     const std::uint64_t id = next_launch_id();
-    auto launch = std::make_shared<KernelLaunch>(spec, call, order, id,
-                                                 counting() || modeled_clock(), counting());
+    auto launch = std::make_shared<KernelLaunch>(
+        spec, call, order, id, counting() || modeled_clock(), counting(), sanitizing());
     if (check_usable() != cudaSuccess) {
       return;
     }

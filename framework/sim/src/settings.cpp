@@ -99,6 +99,16 @@ Settings read_settings(const char* (*get)(const char*)) {
                    text);
     }
   }
+  if (const char* text = value_of(get, "GPULAB_SIM_SANITIZE")) {
+    if (std::string_view(text) == "1") {
+      s.sanitize = true;
+      if (!counting_available()) {
+        fail("GPULAB_SIM_SANITIZE=1 needs memory counting, but " + counting_unavailable_reason());
+      }
+    } else if (std::string_view(text) != "0") {
+      fail(std::string("GPULAB_SIM_SANITIZE must be 0 or 1, not '") + text + "'");
+    }
+  }
   // As the CUDA runtime reads it: 1 makes every kernel launch synchronous (for debugging).
   if (const char* text = get("CUDA_LAUNCH_BLOCKING"); text != nullptr) {
     if (std::string_view(text) == "1") {

@@ -23,6 +23,7 @@ struct Settings {
   unsigned workers = 1;                     // GPULAB_SIM_WORKERS, else the hardware threads
   std::size_t stack_bytes = 0;              // GPULAB_SIM_STACK_BYTES: each CUDA thread's stack
   bool launch_blocking = false;  // CUDA_LAUNCH_BLOCKING=1: each launch waits for its kernel
+  bool sanitize = false;         // GPULAB_SIM_SANITIZE=1: every launch checked (races.hpp)
   // The first of the variables above that is set to something it cannot be: the device is then
   // unusable, and every CUDA call says so (cudaErrorInitializationError). The two tuning knobs,
   // workers and stack bytes, and CUDA_LAUNCH_BLOCKING are instead ignored with a line on stderr.

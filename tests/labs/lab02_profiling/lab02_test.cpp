@@ -46,6 +46,7 @@
 #include "graded_test.hpp"
 #include "lab02.hpp"
 #include "numeric_check.hpp"
+#include "sanitize.hpp"
 #include "test_device.hpp"
 
 #if !GPULAB_BACKEND_CUDA
@@ -142,6 +143,7 @@ std::string listing(const Profile& profile) {
 // (or a constant) does not pass.
 void expect_output_matches_reference(const AttentionConfig& config) {
   SCOPED_TRACE("config " + describe(config));
+  const gpulab::testing::SanitizeOnSim sanitize;
   for (const unsigned seed : {7u, 8u}) {
     Problem problem(config, seed);
     static_cast<void>(problem.profile(single_run_options()));

@@ -51,6 +51,7 @@
 #include "graded_test.hpp"
 #include "lab04.hpp"
 #include "numeric_check.hpp"
+#include "sanitize.hpp"
 #include "test_device.hpp"
 
 #if !GPULAB_BACKEND_CUDA
@@ -160,6 +161,7 @@ struct CoreResult {
 };
 
 CoreResult run_core(int level, const Case& c) {
+  const gpulab::testing::SanitizeOnSim sanitize;
   Core core(c.config, level, c.seed);
   core_of(level)(core.config, core.buffers, core.stream);
   core.stream.synchronize();
@@ -186,6 +188,7 @@ CoreResult run_core(int level, const Case& c) {
 // y of optimize_attention(level) against the reference's, from buffers with only the level's
 // workspace and a poisoned output.
 ::testing::AssertionResult level_matches(int level, const Case& c) {
+  const gpulab::testing::SanitizeOnSim sanitize;
   const kernels::AttentionInputs inputs = kernels::make_attention_inputs(c.config, c.seed);
   AttentionBuffers buffers(c.config, kernels::attention_workspace(level));
   kernels::upload(inputs, buffers);

@@ -1,0 +1,23 @@
+// What the program's debug information says about an address of this process (libdw, from the
+// executable and the shared libraries it loaded): the source line of an instruction, and which
+// static __shared__ variable (a thread_local of the executable on sim) holds a byte. For the
+// sim's reports of what went wrong, not for anything on a hot path: the first call reads the
+// program's debug information (a mutex guards it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpulab::sim::detail {
+
+/// "file.cu:42" (the file's name without its folders) of the instruction before `pc`, a return
+/// address in this process's code; empty where the program has no line information for it (built
+/// without -g).
+[[nodiscard]] std::string source_line(std::uint64_t pc);
+
+/// "name, byte N of its M (static __shared__ of FUNCTION)" for a byte of a static __shared__
+/// variable of the executable, given the byte's address in the running thread's thread_local
+/// block; "name, byte N of its M" for one at namespace scope; empty where no symbol holds it.
+[[nodiscard]] std::string shared_variable_at(std::uintptr_t address);
+
+}  // namespace gpulab::sim::detail
