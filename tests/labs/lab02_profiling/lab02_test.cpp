@@ -150,7 +150,7 @@ void expect_output_matches_reference(const AttentionConfig& config) {
     const std::vector<float> expected = kernels::attention_reference(config, problem.inputs);
     EXPECT_TRUE(all_close(expected, problem.buffers.y.to_vector(),
                           kernels::forward_tolerance(config, gpulab::rms(expected)),
-                          "y (input seed " + std::to_string(seed) + ")",
+                          "y of " + describe(config) + ", input seed " + std::to_string(seed),
                           kernels::output_shape(config)))
         << "y is poisoned with NaN before the profile runs: a NaN left in it means the profile "
            "did not run every component, in order, on these buffers";
