@@ -1,7 +1,7 @@
 // The race check on shared memory (races.hpp): each access to a word that something wrote cut
 // into the 4-byte words it touched, sorted by word, and each word's accesses compared pairwise,
-// after dropping repeats (a thread
-// that adds to its own element in a loop makes one load and one store of it, however often).
+// after dropping repeats (a thread that adds to its own element in a loop makes one load and one
+// store of it, however often).
 #include "races.hpp"
 
 #include <algorithm>
