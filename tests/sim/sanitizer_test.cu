@@ -208,21 +208,29 @@ TEST(Sanitizer, DynamicSharedMemoryIsNamedByItsByte) {
   EXPECT_NE(why.find(std::to_string(kBlock) + " words (4 bytes)"), std::string::npos) << why;
 }
 
-// GPULAB_SIM_SANITIZE=1 turns it on for a whole program (read once per process: a child run).
+// GPULAB_SIM_SANITIZE=1 turns it on for a whole program (read once per process: child runs, with
+// one worker and with seven, where blocks finish in other orders).
 TEST(Sanitizer, TheEnvironmentTurnsItOnForAProgram) {
   REQUIRE_SANITIZER();
-  const std::string command =
-      "GPULAB_SIM_SANITIZE=1 '" + gpulab::testing::self_program().string() +
-      "' --gtest_also_run_disabled_tests --gtest_filter=Sanitizer.DISABLED_IsOn";
-  const gpulab::testing::Outcome run = gpulab::testing::run_command(command);
-  EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.out << run.err;
+  for (const char* workers : {"1", "7"}) {
+    const std::string command =
+        std::string("GPULAB_SIM_SANITIZE=1 GPULAB_SIM_WORKERS=") + workers + " '" +
+        gpulab::testing::self_program().string() +
+        "' --gtest_also_run_disabled_tests --gtest_filter=Sanitizer.DISABLED_IsOn";
+    const gpulab::testing::Outcome run = gpulab::testing::run_command(command);
+    EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.out << run.err;
+  }
 }
 
-// (Disabled: run only as the child of TheEnvironmentTurnsItOnForAProgram.)
+// (Disabled: run only as the child of TheEnvironmentTurnsItOnForAProgram.) Every block races: the
+// lowest is reported under every schedule, whatever the number of workers.
 TEST(Sanitizer, DISABLED_IsOn) {
   EXPECT_TRUE(gpulab::sim::sanitizing());
-  EXPECT_NE(failure_of([] { (void)sum_ones<false>(); }).find("a race on shared memory"),
-            std::string::npos);
+  gpulab::testing::for_each_schedule([] {
+    const std::string why = failure_of([] { (void)sum_ones<false>(); });
+    EXPECT_NE(why.find("failed in block (0,0,0): a race on shared memory"), std::string::npos)
+        << why;
+  });
 }
 
 }  // namespace
