@@ -196,16 +196,10 @@ void BlockCounter::clear_warp_sectors() {
     return;
   }
   if (dynamic_shared.contains(a)) {
-    log(instruction_key(pc, Space::shared, op), a, bytes);
-    if (sanitize) [[unlikely]] {
-      note_shared(a, bytes, op, pc);
-    }
+    log_shared(a, bytes, op, pc);
   } else if (tls.contains(a)) {
     if (!is_builtin(*this, a)) {
-      log(instruction_key(pc, Space::shared, op), a, bytes);
-      if (sanitize) [[unlikely]] {
-        note_shared(a, bytes, op, pc);
-      }
+      log_shared(a, bytes, op, pc);
     }
   } else if (const InstructionGlobal& g = instruction_globals[slot(pc)];
              g.pc == pc && g.range->contains(a)) {
@@ -417,7 +411,6 @@ std::optional<std::string> counting_end_block(bool failed) {
       }
     }
     c.clear_warp_sectors();
-    c.shared_accesses.clear();
     c.launch = nullptr;
     return std::nullopt;
   }

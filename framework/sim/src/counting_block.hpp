@@ -275,6 +275,13 @@ struct BlockCounter {
   void record(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void record_elsewhere(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
   void note_shared(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc);
+  // An access to shared memory: logged, and kept for the sanitizer's check when it is on.
+  void log_shared(std::uintptr_t a, std::uint32_t bytes, Op op, std::uint64_t pc) {
+    log(instruction_key(pc, Space::shared, op), a, bytes);
+    if (sanitize) [[unlikely]] {
+      note_shared(a, bytes, op, pc);
+    }
+  }
   void log(std::uint64_t key, std::uint64_t address, std::uint32_t bytes) {
     // The usual case: the access matches the reference (which is never longer than the log's
     // capacity, so the address has room). Only `place` is written: one 8-byte store, which the
