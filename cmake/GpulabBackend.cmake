@@ -267,18 +267,34 @@ function(gpulab_add_backend_executable name)
 endfunction()
 
 # Unit tests. Each test case runs in its own process (gtest_discover_tests), discovered when
-# ctest runs (PRE_TEST), so building never executes a test binary.
+# ctest runs (PRE_TEST), so building never executes a test binary. Where configure saw no GPU
+# (GPULAB_GPU_SEEN), a cuda test program is one ctest test instead (run_without_gpu.sh): its cases
+# that need a device would each start a process only to skip, and the rest still run.
 #
 #   gpulab_add_test(<name> SOURCES ... [LINK ...] LABEL <label>)
 #     host-only test executable gpulab.test.<name>
 #   gpulab_add_backend_test(<name> SOURCES ... [LINK ...] [LINK_BACKEND ...] [BACKENDS ...])
 #     one executable per backend, gpulab.test.<name>.<backend>, labelled with the backend
 function(_gpulab_discover target label)
+  if(label STREQUAL "cuda" AND NOT GPULAB_GPU_SEEN)
+    _gpulab_add_whole_program_test(${target} ${target} "${label}")
+    return()
+  endif()
   gtest_discover_tests(${target}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT ${GPULAB_TEST_DISCOVERY_TIMEOUT}
     TEST_PREFIX "${target}/"
     PROPERTIES LABELS "${label}" TIMEOUT ${GPULAB_TEST_TIMEOUT})
+endfunction()
+
+# _gpulab_add_whole_program_test(<test name> <program target> <labels> [ARGS...]): the whole
+# program as one ctest test, skipped (77) when every case skipped. Its time limit covers the
+# cases that run without a device, a few at most.
+function(_gpulab_add_whole_program_test test target labels)
+  add_test(NAME ${test}
+           COMMAND ${PROJECT_SOURCE_DIR}/cmake/run_without_gpu.sh $<TARGET_FILE:${target}> ${ARGN})
+  math(EXPR limit "${GPULAB_TEST_TIMEOUT} * 3")
+  set_tests_properties(${test} PROPERTIES LABELS "${labels}" SKIP_RETURN_CODE 77 TIMEOUT ${limit})
 endfunction()
 
 function(gpulab_add_test name)

@@ -534,6 +534,14 @@ const char* gpulab::labkit::report_variant() noexcept {
               FIXTURES_SETUP "gpulab.${lab}.student.${backend}.built")
           endif()
         endif()
+        # Without a GPU the cuda program's graded cases would each start the runner only to skip:
+        # the program runs whole instead, as a cuda unit test does (cmake/GpulabBackend.cmake).
+        if(backend STREQUAL "cuda" AND NOT GPULAB_GPU_SEEN AND in_ctest AND slot EQUAL 0)
+          list(JOIN graded_names ":" filter)
+          _gpulab_add_whole_program_test("gpulab.${lab}.${variant}.${backend}" ${exe}
+            "${lab};${variant};${backend};graded" "--gtest_filter=${filter}")
+          set(in_ctest FALSE)
+        endif()
         foreach(name IN LISTS graded_names)
           if(slot GREATER 0 OR NOT in_ctest)
             continue()  # graded by `gpulab grade` only; ctest lists slot 0's
