@@ -33,10 +33,11 @@
 #      <build>/generated/kernel_table/kernel_table_data.cpp; unexpected ptxas output fails the
 #      build naming the file and the line.
 # Cost: nvcc's front end (cicc) runs once per file and architecture and dominates. Measured on
-# the project's 2-core machine (CUDA 13.0): the six kernel files for the default five
-# architectures take about 27 s of CPU, 22 s of wall time with -j2 while the machine was busy
-# (attention.cu, the longest, about 6 s of CPU alone); one architecture about 8 s of CPU. Only a
-# clean build pays it all: an edited kernel file (or a header it includes) reruns its own step.
+# the project's 2-core machine (CUDA 13.0): kernels/attention/flash.cu (three fully unrolled flash
+# kernels) is a fresh build's longest step, 213 s of wall time for the five architectures in the
+# build of 2026-12-02, before lab 04's attention.cu (83 s), attention.cu (47 s) and gemm.cu
+# (39 s). Only a clean build pays it all: an edited kernel file (or a header it includes) reruns
+# its own step.
 #
 # Sets GPULAB_KERNEL_TABLE_SMS (cache, internal): the architectures the table has, empty when it
 # is empty; tests/core passes it to the table's test.
