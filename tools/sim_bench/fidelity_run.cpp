@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "gpulab/core/console.hpp"
 #include "gpulab/core/fidelity.hpp"
 #include "gpulab/core/files.hpp"
@@ -31,7 +32,6 @@
 #include "gpulab/runtime/device_query.hpp"
 #include "gpulab/runtime/stream.hpp"
 #include "gpulab/sim/runtime.hpp"
-#include "usage_error.hpp"
 
 extern char** environ;
 

@@ -1,0 +1,14 @@
+// gpulab-sim-bench --ladders: the time model against published ladders. Each level of the kernel
+// catalog's transpose at the published sizes, counted on sim, with its modeled effective bandwidth
+// next to published measurements on several specs, and whether the ladder keeps its order; then
+// the reduction ladder on the simulated spec and the GEMM ladder on several specs, the same way
+// (docs/results/model-ladders-*.md, reduction-ladder-*.md, gemm-ladder-*.md).
+#pragma once
+
+namespace gpulab::sim_bench {
+
+/// Prints the four ladders. Throws VerificationError when a level's result is wrong, and
+/// std::runtime_error when the build cannot count or the catalog lacks a ladder.
+void run_ladders();
+
+}  // namespace gpulab::sim_bench
