@@ -284,32 +284,6 @@ function(_gpulab_discover target label)
     PROPERTIES LABELS "${label}" TIMEOUT ${GPULAB_TEST_TIMEOUT})
 endfunction()
 
-# gpulab_discover_tests(<target> [TEST_PREFIX p] [TEST_FILTER f] PROPERTIES <NAME> <value> ...):
-# gtest_discover_tests with the cases listed when ctest starts (PRE_TEST) within the project's
-# discovery timeout. CMake 3.25 writes the properties into the test file unquoted, so a list value
-# (LABELS "a;b") becomes two words there and shifts every property after it (the test silently
-# loses its label, time limit and resource groups): one value per property, checked here.
-function(gpulab_discover_tests target)
-  cmake_parse_arguments(ARG "" "" "PROPERTIES" ${ARGN})
-  list(LENGTH ARG_PROPERTIES count)
-  math(EXPR odd "${count} % 2")
-  set(index 0)
-  while(index LESS count)
-    list(GET ARG_PROPERTIES ${index} name)
-    if(NOT name MATCHES "^[A-Z_]+$")
-      set(odd 1)
-    endif()
-    math(EXPR index "${index} + 2")
-  endwhile()
-  if(odd)
-    message(FATAL_ERROR "gpulab_discover_tests(${target}): PROPERTIES must be NAME value pairs "
-                        "with one value each (no lists such as LABELS \"a;b\"): ${ARG_PROPERTIES}")
-  endif()
-  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST
-    DISCOVERY_TIMEOUT ${GPULAB_TEST_DISCOVERY_TIMEOUT} ${ARG_UNPARSED_ARGUMENTS}
-    PROPERTIES ${ARG_PROPERTIES})
-endfunction()
-
 # _gpulab_add_whole_program_test(<test name> <program target> <labels> [ARGS...]): the whole
 # program as one ctest test, skipped (77) when every case skipped. Its time limit covers the
 # cases that run without a device, a few at most.
