@@ -57,7 +57,8 @@ macro(gpulab_setup_cuda)
         # seen. Where none is, the cuda programs are built (a compile check, and for a GPU machine
         # that shares the build) but not run here: compute_80 PTX alone, which the driver compiles
         # for any GPU of 8.0 or later at the first launch (and caches), costs one nvcc pass per
-        # file instead of two (tests/sim/wmma_test.cu: 15-18 s of CPU against 21 s for 80;90).
+        # file instead of two (tests/sim/wmma_test.cu on an idle 2-core machine: 13.8 s of CPU
+        # against 18.9 s for 80;90).
         set(_gpulab_arch_note "")
         if(NOT GPULAB_CUDA_ARCHITECTURES)
           if(GPULAB_GPU_SEEN)
