@@ -25,10 +25,6 @@
 namespace gpulab::sim_bench {
 namespace {
 
-// ------------------------------------------------------------------------------------------------
-// The model against published ladders
-// ------------------------------------------------------------------------------------------------
-
 // NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++" (Mark Harris, Parallel Forall blog,
 // 2013): effective bandwidth (2 x 1024 x 1024 x 4 bytes / time), GB/s, ECC on, 32 x 32 tiles,
 // blocks of 32 x 8 threads, on Tesla M2050 and Tesla K20c; and yencal, "Optimizing GPU Matrix
