@@ -13,14 +13,14 @@ __global__ void tile_kernel(float* out) {
   __shared__ float tile[Tile * 32];
   tile[threadIdx.x] = static_cast<float>(threadIdx.x);
   __syncthreads();
-  out[threadIdx.x] = tile[(threadIdx.x + Tile) % (Tile * 32)];
+  out[threadIdx.x] = tile[(threadIdx.x + Tile) % 32];  // the 32 elements the block wrote
 }
 
 __global__ void plain_kernel(float* out) {
   __shared__ float tile[64];
   tile[threadIdx.x] = 1.0f;
   __syncthreads();
-  out[threadIdx.x] = tile[63 - threadIdx.x];
+  out[threadIdx.x] = tile[31 - threadIdx.x];  // the 32 elements the block wrote
 }
 
 // Takes any block size; the test gives it registers of its own choosing (set_kernel_resources).

@@ -16,14 +16,14 @@ using gpulab::sim::detail::SharedRace;
 
 SharedAccess load(std::uint32_t thread, std::uint64_t address, std::uint32_t bytes = 4,
                   std::uint32_t epoch = 0) {
-  return {address, 0x100 + thread, thread, epoch, bytes, false, false};
+  return {address, 0x100 + thread, thread, epoch, bytes, false, false, false};
 }
 SharedAccess store(std::uint32_t thread, std::uint64_t address, std::uint32_t bytes = 4,
                    std::uint32_t epoch = 0) {
-  return {address, 0x200 + thread, thread, epoch, bytes, true, false};
+  return {address, 0x200 + thread, thread, epoch, bytes, true, false, false};
 }
 SharedAccess atomic(std::uint32_t thread, std::uint64_t address) {
-  return {address, 0x300 + thread, thread, 0, 4, true, true};
+  return {address, 0x300 + thread, thread, 0, 4, true, true, false};
 }
 
 bool races(const std::vector<SharedAccess>& accesses) {

@@ -1,6 +1,7 @@
 // The sim's sanitizer (gpulab/sim/runtime.hpp, docs/sim.md "The sanitizer"): races on shared
-// memory found from what the threads did, under any schedule, each named with its kernel, block,
-// threads, shared variable and byte, and the source line of both accesses. Sim only: on a GPU,
+// memory and reads of shared memory no thread wrote, found from what the threads did, under any
+// schedule, each named with its kernel, block, threads, shared variable and byte, and the source
+// line of each access. Sim only: on a GPU,
 // compute-sanitizer's racecheck is the tool.
 #include <gtest/gtest.h>
 
@@ -206,6 +207,77 @@ TEST(Sanitizer, DynamicSharedMemoryIsNamedByItsByte) {
       << why;
   EXPECT_NE(why.find("thread (255,0,0) read them"), std::string::npos) << why;
   EXPECT_NE(why.find(std::to_string(kBlock) + " words (4 bytes)"), std::string::npos) << why;
+}
+
+// A block's shared memory starts uninitialized: a histogram whose bins nobody zeroed adds to
+// whatever an earlier block left there. With `zeroed`, each thread zeroes a bin before a barrier.
+constexpr int kBinsAddLine = __LINE__ + 11;  // atomicAdd(&bins[...], 1u)
+template <bool zeroed>
+__global__ void histogram(const unsigned* in, unsigned* out) {
+  __shared__ unsigned bins[64];
+  const unsigned t = threadIdx.x;
+  if (zeroed) {
+    if (t < 64) {
+      bins[t] = 0;
+    }
+    __syncthreads();
+  }
+  atomicAdd(&bins[in[blockIdx.x * blockDim.x + t] % 64], 1u);
+  __syncthreads();
+  if (t < 64) {
+    atomicAdd(&out[t], bins[t]);
+  }
+}
+
+// A tile read one row further than it was staged: the last row of threads reads a row no thread
+// wrote (in the tile's padding, inside the array).
+constexpr int kTileReadLine = __LINE__ + 7;  // `tile[y + 1][x]`
+__global__ void next_row(const float* in, float* out) {
+  __shared__ float tile[17][16];
+  const unsigned x = threadIdx.x;
+  const unsigned y = threadIdx.y;
+  tile[y][x] = in[y * 16 + x];
+  __syncthreads();
+  out[y * 16 + x] = tile[y + 1][x];
+}
+
+TEST(Sanitizer, AReadOfSharedMemoryNoThreadWroteIsNamedWithItsThreadVariableAndLine) {
+  REQUIRE_SANITIZER();
+  const gpulab::sim::ScopedSanitizing sanitize;
+  {
+    DeviceBuffer<unsigned> in(4 * kBlock), out(64);
+    in.copy_from(std::vector<unsigned>(4 * kBlock, 3u));
+    out.fill_bytes(0);
+    histogram<true><<<4, kBlock>>>(in.data(), out.data());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << gpulab::sim::kernel_failure();
+    EXPECT_EQ(out.to_vector()[3], 4 * kBlock);
+  }
+  gpulab::testing::for_each_schedule([] {
+    unsigned* in = scratch<unsigned>(4 * kBlock);
+    unsigned* out = scratch<unsigned>(64);
+    EXPECT_EQ(cudaMemset(in, 0, 4 * kBlock * sizeof(unsigned)), cudaSuccess);  // all to bins[0]
+    const std::string why = failure_of([&] { histogram<false><<<4, kBlock>>>(in, out); });
+    for (const std::string& part :
+         {std::string(
+              "failed in block (0,0,0): a read of shared memory that no thread wrote: "
+              "thread (0,0,0) updated atomically 4 bytes of bins, byte 0 of its 256 "
+              "(static __shared__ of (anonymous namespace)::histogram<false>(unsigned int const*, "
+              "unsigned int*)), at " +
+              line_of(kBinsAddLine) + ", before any thread"),
+          std::string("; 1 word (4 bytes) of shared memory were read before any write between "
+                      "these two barriers")}) {
+      EXPECT_NE(why.find(part), std::string::npos) << "missing: " << part << "\nin: " << why;
+    }
+  });
+  float* in = scratch<float>(256);
+  float* out = scratch<float>(256);
+  const std::string why = failure_of([&] { next_row<<<1, dim3(16, 16)>>>(in, out); });
+  EXPECT_NE(why.find("thread (0,15,0) read 4 bytes of tile, byte 1024 of its 1088 (static "
+                     "__shared__ of (anonymous namespace)::next_row(float const*, float*)), at " +
+                     line_of(kTileReadLine)),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("; 16 words (4 bytes)"), std::string::npos) << why;
 }
 
 // GPULAB_SIM_SANITIZE=1 turns it on for a whole program (read once per process: child runs, with

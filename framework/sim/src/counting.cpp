@@ -259,7 +259,7 @@ void BlockCounter::clear_warp_sectors() {
 [[gnu::noinline]] void BlockCounter::note_shared(std::uintptr_t a, std::uint32_t bytes, Op op,
                                                  std::uint64_t pc) {
   shared_accesses.push_back({a, pc, current_thread, sync_epochs[current_thread], bytes,
-                             op != Op::load, op == Op::atomic});
+                             op != Op::load, op == Op::atomic, atomic_exchange});
 }
 
 std::optional<std::string> BlockCounter::check_phase() {
@@ -267,9 +267,12 @@ std::optional<std::string> BlockCounter::check_phase() {
     return std::nullopt;
   }
   std::optional<std::string> what;
+  const dim3& dims = launch->launch().spec.block;
   if (const std::optional<SharedRace> race = find_shared_race(shared_accesses)) {
-    what = describe_shared_race(*race, launch->launch().spec.block, dynamic_shared.begin,
-                                dynamic_shared.bytes);
+    what = describe_shared_race(*race, dims, dynamic_shared.begin, dynamic_shared.bytes);
+  } else if (const std::optional<UninitializedRead> read =
+                 shared_writes.end_phase(shared_accesses)) {
+    what = describe_uninitialized_read(*read, dims, dynamic_shared.begin, dynamic_shared.bytes);
   }
   shared_accesses.clear();
   std::fill(sync_epochs.begin(), sync_epochs.end(), 0);
@@ -329,6 +332,10 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   c.sanitize = counter.launch().sanitize;
   c.shared_accesses.clear();
   c.sync_epochs.assign(c.sanitize ? thread_count : 0, 0);
+  if (c.sanitize) {
+    c.shared_writes.begin_block(
+        {{c.tls.begin, c.tls.bytes}, {c.dynamic_shared.begin, c.dynamic_shared.bytes}});
+  }
   c.instruction_globals.fill({});
   c.recent_globals.fill(nullptr);
 }
@@ -475,10 +482,12 @@ void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
   look_up_host_access(address, bytes, store, pc);
 }
 
-void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept {
+void count_atomic(const void* address, std::size_t bytes, const void* pc, bool exchange) noexcept {
   if (BlockCounter* c = active; c != nullptr) {
+    c->atomic_exchange = exchange;
     c->record(reinterpret_cast<std::uintptr_t>(address), static_cast<std::uint32_t>(bytes),
               Op::atomic, return_address(pc));
+    c->atomic_exchange = false;
   }
 }
 

@@ -27,6 +27,7 @@
 #include "op_classes.hpp"
 #include "queue.hpp"  // KernelLaunch
 #include "races.hpp"
+#include "uninitialized.hpp"
 
 namespace gpulab::sim::detail {
 
@@ -253,12 +254,15 @@ struct BlockCounter {
   static constexpr Range kNoRange{};
   std::array<InstructionGlobal, 64> instruction_globals{};
   std::array<const Range*, 4> recent_globals{};  // of this launch, most recent first
-  // The sanitizer (GPULAB_SIM_SANITIZE, races.hpp): the running thread, this phase's accesses to
-  // shared memory, and how many __syncwarp() calls each thread completed in it.
+  // The sanitizer (GPULAB_SIM_SANITIZE, races.hpp, uninitialized.hpp): the running thread, this
+  // phase's accesses to shared memory, how many __syncwarp() calls each thread completed in it,
+  // and which bytes of shared memory earlier phases wrote.
   bool sanitize = false;
   unsigned current_thread = 0;
+  bool atomic_exchange = false;  // the atomic being recorded is an atomicExch
   std::vector<SharedAccess> shared_accesses;
   std::vector<std::uint32_t> sync_epochs;
+  SharedWrites shared_writes;
   static std::size_t slot(std::uint64_t pc) { return (pc ^ (pc >> 7)) % 64; }
   // Scratch space of the costing, kept so that costing a request allocates nothing.
   Group scratch_group;
@@ -308,7 +312,8 @@ struct BlockCounter {
   void cost_global(const Group& g, WarpSectors& out);
   void cost_shared(const Group& g);
   void end_phase();
-  // The sanitizer's check of the phase that ends: its race in words, or none. Starts the next.
+  // The sanitizer's checks of the phase that ends: its race, or else its read of shared memory no
+  // thread wrote, in words; or none. Starts the next.
   std::optional<std::string> check_phase();
 };
 

@@ -26,12 +26,6 @@ struct WordPart {
   std::uint8_t mask = 0;     // the bytes of the word it touched
 };
 
-constexpr std::uint32_t kWarpSize = 32;
-
-bool same_warp(const SharedAccess& a, const SharedAccess& b) {
-  return a.thread / kWarpSize == b.thread / kWarpSize;
-}
-
 // Whether nothing orders `a` and `b`, two accesses of one phase, with at least one writing: they
 // race, unless they are one thread's, both atomic, or lanes of one warp with a __syncwarp() of
 // both between them.
@@ -40,17 +34,6 @@ bool race(const SharedAccess& a, const SharedAccess& b) {
     return false;
   }
   return !same_warp(a, b) || a.epoch == b.epoch;
-}
-
-std::string thread_of(std::uint32_t linear, const dim3& block) {
-  return "(" + std::to_string(linear % block.x) + "," + std::to_string(linear / block.x % block.y) +
-         "," + std::to_string(linear / (block.x * block.y)) + ")";
-}
-
-// "at k.cu:47" after `separator`, or nothing where the debug information has no line.
-std::string at_line(std::uint64_t pc, const char* separator = " ") {
-  const std::string line = source_line(pc);
-  return line.empty() ? "" : separator + ("at " + line);
 }
 
 }  // namespace
@@ -163,32 +146,49 @@ std::string describe_shared_race(const SharedRace& race, const dim3& block,
                                  std::uintptr_t dynamic_begin, std::size_t dynamic_bytes) {
   const SharedAccess& write = race.write;
   const SharedAccess& other = race.other;
-  std::string where;
-  if (write.address - dynamic_begin < dynamic_bytes) {
-    where = "dynamic shared memory (extern __shared__), byte " +
-            std::to_string(write.address - dynamic_begin) + " of its " +
-            std::to_string(dynamic_bytes);
-  } else {
-    where = shared_variable_at(write.address);
-    if (where.empty()) {
-      char text[64];
-      std::snprintf(text, sizeof text, "shared memory at %p",
-                    reinterpret_cast<void*>(static_cast<std::uintptr_t>(write.address)));
-      where = text;
-    }
-  }
+  const std::string where = shared_place(write.address, dynamic_begin, dynamic_bytes);
   const auto verb = [](const SharedAccess& a) {
     return a.atomic ? "updated atomically" : a.store ? "wrote" : "read";
   };
-  return "a race on shared memory: thread " + thread_of(write.thread, block) + " " + verb(write) +
+  return "a race on shared memory: thread " + thread_text(write.thread, block) + " " + verb(write) +
          " " + std::to_string(write.bytes) + (write.bytes == 1 ? " byte" : " bytes") + " of " +
-         where + at_line(write.pc, ", ") + ", and thread " + thread_of(other.thread, block) + " " +
-         verb(other) + " " + (other.bytes == write.bytes ? "them" : "some of them") +
-         at_line(other.pc) + ", with no " +
+         where + line_text(write.pc, ", ") + ", and thread " + thread_text(other.thread, block) +
+         " " + verb(other) + " " + (other.bytes == write.bytes ? "them" : "some of them") +
+         line_text(other.pc) + ", with no " +
          (same_warp(write, other) ? "__syncwarp() or __syncthreads()" : "__syncthreads()") +
          " between the two; " + std::to_string(race.words) +
          (race.words == 1 ? " word" : " words") +
          " (4 bytes) of shared memory raced between these two barriers";
+}
+
+bool same_warp(const SharedAccess& a, const SharedAccess& b) {
+  constexpr std::uint32_t kWarpSize = 32;
+  return a.thread / kWarpSize == b.thread / kWarpSize;
+}
+
+std::string thread_text(std::uint32_t linear, const dim3& block) {
+  return "(" + std::to_string(linear % block.x) + "," + std::to_string(linear / block.x % block.y) +
+         "," + std::to_string(linear / (block.x * block.y)) + ")";
+}
+
+std::string line_text(std::uint64_t pc, const char* separator) {
+  const std::string line = source_line(pc);
+  return line.empty() ? "" : separator + ("at " + line);
+}
+
+std::string shared_place(std::uint64_t address, std::uintptr_t dynamic_begin,
+                         std::size_t dynamic_bytes) {
+  if (address - dynamic_begin < dynamic_bytes) {
+    return "dynamic shared memory (extern __shared__), byte " +
+           std::to_string(address - dynamic_begin) + " of its " + std::to_string(dynamic_bytes);
+  }
+  if (std::string variable = shared_variable_at(address); !variable.empty()) {
+    return variable;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "shared memory at %p",
+                reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)));
+  return text;
 }
 
 }  // namespace gpulab::sim::detail

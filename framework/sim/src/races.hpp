@@ -27,8 +27,9 @@ struct SharedAccess {
   std::uint32_t thread = 0;  ///< the thread's linear index in its block
   std::uint32_t epoch = 0;   ///< the __syncwarp() calls its thread completed before, this phase
   std::uint32_t bytes = 0;
-  bool store = false;   ///< it wrote (a store, or an atomic's update)
-  bool atomic = false;  ///< an atomic read-modify-write
+  bool store = false;     ///< it wrote (a store, or an atomic's update)
+  bool atomic = false;    ///< an atomic read-modify-write
+  bool exchange = false;  ///< an atomicExch: what it stored does not depend on what it read
 };
 
 /// A race: `write` wrote bytes that `other`, another thread's access, read or wrote too.
@@ -52,5 +53,18 @@ struct SharedRace {
 [[nodiscard]] std::string describe_shared_race(const SharedRace& race, const dim3& block,
                                                std::uintptr_t dynamic_begin,
                                                std::size_t dynamic_bytes);
+
+// The words the sanitizer's reports share.
+
+/// Whether two threads of a block are lanes of one warp.
+[[nodiscard]] bool same_warp(const SharedAccess& a, const SharedAccess& b);
+/// "(x,y,z)": the thread of linear index `linear` in a block of dimensions `block`.
+[[nodiscard]] std::string thread_text(std::uint32_t linear, const dim3& block);
+/// "at k.cu:47" after `separator`, or nothing where the debug information has no line for `pc`.
+[[nodiscard]] std::string line_text(std::uint64_t pc, const char* separator = " ");
+/// What holds a byte of shared memory: "dynamic shared memory (extern __shared__), byte 12 of its
+/// 4096", the static __shared__ variable and byte (shared_variable_at), or the bare address.
+[[nodiscard]] std::string shared_place(std::uint64_t address, std::uintptr_t dynamic_begin,
+                                       std::size_t dynamic_bytes);
 
 }  // namespace gpulab::sim::detail

@@ -73,7 +73,8 @@ void* dynamic_shared_memory(std::source_location where);
 [[noreturn]] void fail_kernel(bool assertion, const char* message, std::source_location where);
 
 /// Memory counting: an atomic of `bytes` at `address`, made by the instruction at `pc`.
-void count_atomic(const void* address, std::size_t bytes, const void* pc) noexcept;
+void count_atomic(const void* address, std::size_t bytes, const void* pc,
+                  bool exchange = false) noexcept;
 
 /// A cycle counter at the simulated device's clock (from the host's steady clock).
 long long clock_cycles() noexcept;
@@ -200,11 +201,14 @@ GPULAB_SIM_SHUFFLE(__shfl_xor_sync, shfl_xor, int)
 // ------------------------------------------------------------------------------------------------
 // Atomics (return the old value)
 // ------------------------------------------------------------------------------------------------
-#define GPULAB_SIM_ATOMIC(name, T, expression)                                                \
-  __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) inline T name(T* address, T val) noexcept { \
-    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0));       \
-    return gpulab::sim::detail::atomic_update(address, [val](T old) { return expression; });  \
+// `exchange`: what it stores does not depend on what it read (atomicExch), which the sanitizer's
+// check of reads of shared memory no thread wrote takes as a write that sets a value.
+#define GPULAB_SIM_ATOMIC_OP(name, T, expression, exchange)                                       \
+  __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) inline T name(T* address, T val) noexcept {     \
+    gpulab::sim::detail::count_atomic(address, sizeof(T), __builtin_return_address(0), exchange); \
+    return gpulab::sim::detail::atomic_update(address, [val](T old) { return expression; });      \
   }
+#define GPULAB_SIM_ATOMIC(name, T, expression) GPULAB_SIM_ATOMIC_OP(name, T, expression, false)
 GPULAB_SIM_ATOMIC(atomicAdd, int, old + val)
 GPULAB_SIM_ATOMIC(atomicAdd, unsigned int, old + val)
 GPULAB_SIM_ATOMIC(atomicAdd, unsigned long long, old + val)
@@ -212,10 +216,10 @@ GPULAB_SIM_ATOMIC(atomicAdd, float, old + val)
 GPULAB_SIM_ATOMIC(atomicAdd, double, old + val)
 GPULAB_SIM_ATOMIC(atomicSub, int, old - val)
 GPULAB_SIM_ATOMIC(atomicSub, unsigned int, old - val)
-GPULAB_SIM_ATOMIC(atomicExch, int, (static_cast<void>(old), val))
-GPULAB_SIM_ATOMIC(atomicExch, unsigned int, (static_cast<void>(old), val))
-GPULAB_SIM_ATOMIC(atomicExch, unsigned long long, (static_cast<void>(old), val))
-GPULAB_SIM_ATOMIC(atomicExch, float, (static_cast<void>(old), val))
+GPULAB_SIM_ATOMIC_OP(atomicExch, int, (static_cast<void>(old), val), true)
+GPULAB_SIM_ATOMIC_OP(atomicExch, unsigned int, (static_cast<void>(old), val), true)
+GPULAB_SIM_ATOMIC_OP(atomicExch, unsigned long long, (static_cast<void>(old), val), true)
+GPULAB_SIM_ATOMIC_OP(atomicExch, float, (static_cast<void>(old), val), true)
 GPULAB_SIM_ATOMIC(atomicMax, int, old < val ? val : old)
 GPULAB_SIM_ATOMIC(atomicMax, unsigned int, old < val ? val : old)
 GPULAB_SIM_ATOMIC(atomicMax, long long, old < val ? val : old)
@@ -236,6 +240,7 @@ GPULAB_SIM_ATOMIC(atomicXor, unsigned long long, old ^ val)
 GPULAB_SIM_ATOMIC(atomicInc, unsigned int, old >= val ? 0u : old + 1u)
 GPULAB_SIM_ATOMIC(atomicDec, unsigned int, (old == 0u || old > val) ? val : old - 1u)
 #undef GPULAB_SIM_ATOMIC
+#undef GPULAB_SIM_ATOMIC_OP
 
 #define GPULAB_SIM_ATOMIC_CAS(T)                                                                   \
   __attribute__((noinline, GPULAB_SIM_UNCOUNTED)) inline T atomicCAS(T* address, T compare,        \
