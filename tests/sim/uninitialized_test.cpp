@@ -57,6 +57,8 @@ TEST(SharedWrites, AReadOfBytesNoThreadWroteIsReported) {
   EXPECT_TRUE(reported({{store(3, 0)}, {load(0, 4)}}));        // the next word
   EXPECT_TRUE(reported({{atomic(0, 8)}}));                     // an atomic reads what it updates
   EXPECT_FALSE(reported({{store(0, 0, 16)}, {load(5, 12)}}));  // a 16-byte store's last word
+  EXPECT_FALSE(reported({{store(0, 56, 16)}, {load(5, 64, 8)}}));  // across 64 bytes
+  EXPECT_TRUE(reported({{store(0, 56, 8)}, {load(5, 60, 8)}}));    // bytes 64-67 unwritten
   EXPECT_FALSE(reported({{store(0, 0, 1), store(1, 1, 1), store(2, 2, 2)}, {load(9, 0)}}));
   EXPECT_FALSE(reported({{store(0, 0)}, {}, {load(40, 0), load(41, 0)}}));
   EXPECT_FALSE(reported({{}}));

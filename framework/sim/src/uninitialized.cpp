@@ -21,6 +21,18 @@ std::uint64_t end_of(const SharedAccess& a) {
   return a.address + std::max<std::uint32_t>(a.bytes, 1);
 }
 
+// Calls visit(word, mask) for each 64-bit word of a bit array that bits [first, last) touch, with
+// the mask of those bits in it.
+template <typename Visit>
+void for_each_word(std::size_t first, std::size_t last, Visit&& visit) {
+  for (std::size_t word = first / 64; word * 64 < last; ++word) {
+    const std::size_t from = std::max(first, word * 64) - word * 64;
+    const std::size_t to = std::min(last, word * 64 + 64) - word * 64;
+    visit(word,
+          to - from == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << (to - from)) - 1) << from);
+  }
+}
+
 // Whether `a` reads a value it uses: a load, or an atomic update of what was there. An atomicExch
 // reads too, but what it stores does not depend on it: it sets a value, as a store does.
 bool reads(const SharedAccess& a) {
@@ -57,10 +69,37 @@ bool SharedWrites::written(std::uint64_t address) {
   return bits == nullptr || (bits->written[i / 64] >> (i % 64) & 1u) != 0;
 }
 
-void SharedWrites::mark(std::uint64_t address) {
+bool SharedWrites::all_written(std::uint64_t begin, std::uint64_t end) {
   std::size_t i = 0;
-  if (Bits* bits = find(address, i)) {
-    bits->written[i / 64] |= std::uint64_t{1} << (i % 64);
+  const Bits* bits = find(begin, i);
+  if (bits == nullptr || end - bits->window.begin > bits->window.bytes) {
+    // Outside every window, or past one's end: byte by byte.
+    for (std::uint64_t byte = begin; byte < end; ++byte) {
+      if (!written(byte)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  bool all = true;
+  for_each_word(i, i + (end - begin), [&](std::size_t word, std::uint64_t mask) {
+    all = all && (bits->written[word] & mask) == mask;
+  });
+  return all;
+}
+
+void SharedWrites::mark(std::uint64_t begin, std::uint64_t end) {
+  for (std::uint64_t byte = begin; byte < end; ++byte) {
+    std::size_t i = 0;
+    Bits* bits = find(byte, i);
+    if (bits == nullptr) {
+      continue;
+    }
+    // The rest of the range in this window, at once.
+    const std::size_t last = std::min<std::size_t>(i + (end - byte), bits->window.bytes);
+    for_each_word(i, last,
+                  [&](std::size_t word, std::uint64_t mask) { bits->written[word] |= mask; });
+    byte += last - i - 1;
   }
 }
 
@@ -71,14 +110,14 @@ std::optional<UninitializedRead> SharedWrites::end_phase(
   std::vector<std::uint64_t> unwritten;
   for (std::uint32_t i = 0; i < accesses.size(); ++i) {
     const SharedAccess& a = accesses[i];
-    const std::size_t before = unwritten.size();
-    for (std::uint64_t byte = a.address; reads(a) && byte < end_of(a); ++byte) {
+    if (!reads(a) || all_written(a.address, end_of(a))) {
+      continue;
+    }
+    suspects.push_back(i);
+    for (std::uint64_t byte = a.address; byte < end_of(a); ++byte) {
       if (!written(byte)) {
         unwritten.push_back(byte);
       }
-    }
-    if (unwritten.size() > before) {
-      suspects.push_back(i);
     }
   }
   std::optional<UninitializedRead> found;
@@ -136,8 +175,8 @@ std::optional<UninitializedRead> SharedWrites::end_phase(
     }
   }
   for (const SharedAccess& a : accesses) {
-    for (std::uint64_t byte = a.address; sets(a) && byte < end_of(a); ++byte) {
-      mark(byte);
+    if (sets(a)) {
+      mark(a.address, end_of(a));
     }
   }
   return found;

@@ -57,8 +57,9 @@ class SharedWrites {
   };
   // The window holding `address`'s byte and its index there, or null.
   Bits* find(std::uint64_t address, std::size_t& index);
-  bool written(std::uint64_t address);
-  void mark(std::uint64_t address);
+  bool written(std::uint64_t address);                       // outside every window: true
+  bool all_written(std::uint64_t begin, std::uint64_t end);  // every byte of [begin, end)
+  void mark(std::uint64_t begin, std::uint64_t end);
 
   std::vector<Bits> windows_;
 };
