@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 #if defined(GPULAB_BACKEND_SIM)
@@ -407,6 +408,77 @@ TEST(KernelAccesses, HostMemoryIsAnIllegalAddressDeviceAndPinnedMemoryAreNot) {
   GPULAB_CHECK(cudaFreeHost(pinned));
 #else
   GTEST_SKIP() << "on a GPU the launch fails by itself (cudaErrorIllegalAddress)";
+#endif
+}
+
+// Copies float4s from `in + offset` floats: at an offset that is not a multiple of 4 floats each
+// load is 4, 8 or 12 bytes past a multiple of 16, which faults on a GPU.
+[[maybe_unused]] constexpr int kFloat4LoadLine = __LINE__ + 3;  // named by the sim's report
+__global__ void copy_float4s(const float* in, float4* out, int offset) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = reinterpret_cast<const float4*>(in + offset)[i];
+}
+
+// A struct of two floats, copied as a whole: it needs the 4-byte alignment of its members only.
+struct FloatPair {
+  float a;
+  float b;
+};
+__global__ void copy_pairs(const FloatPair* in, FloatPair* out) {
+  out[threadIdx.x] = in[threadIdx.x];
+}
+
+// Launches copy_float4s at 1 float past a 16-byte boundary: the launch's error.
+cudaError_t copy_float4s_misaligned() {
+  float* in = nullptr;
+  float4* out = nullptr;
+  EXPECT_EQ(cudaMalloc(&in, (4 * 64 + 4) * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&out, 64 * sizeof(float4)), cudaSuccess);
+  copy_float4s<<<1, 64>>>(in, out, 1);
+  // The error is sticky: a launch that already ran (counted launches may) reports it too.
+  return cudaDeviceSynchronize();  // (the cudaDeviceReset after it frees both)
+}
+
+TEST(KernelAccesses, AnAccessNotAlignedAsItsTypeNeedsIsAMisalignedAddress) {
+  GPULAB_REQUIRE_DEVICE();
+  (void)cudaGetLastError();
+  {
+    DeviceBuffer<float> in(4 * 64 + 4);
+    in.fill_bytes(0);
+    DeviceBuffer<float4> out(64);
+    copy_float4s<<<1, 64>>>(in.data(), out.data(), 4);
+    GPULAB_CHECK_LAUNCH();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    DeviceBuffer<FloatPair> pairs(32);
+    copy_pairs<<<1, 32>>>(reinterpret_cast<const FloatPair*>(in.data() + 1), pairs.data());
+    GPULAB_CHECK_LAUNCH();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "a pair of floats at 4 bytes past 8";
+  }
+#if defined(GPULAB_BACKEND_SIM)
+  // Counted or not (the graded tests count every launch), with the line of the access.
+  for (const bool counted : {false, true}) {
+    SCOPED_TRACE(counted ? "counted" : "not counted");
+    if (counted && !gpulab::sim::counting_available()) {
+      continue;  // a build that cannot count (the asan preset)
+    }
+    std::optional<gpulab::sim::ScopedCounting> counting;
+    if (counted) {
+      counting.emplace();
+    }
+    EXPECT_EQ(copy_float4s_misaligned(), cudaErrorMisalignedAddress);
+    const std::string failure = gpulab::sim::kernel_failure();
+    for (const std::string& part : {std::string("failed in block (0,0,0)"),
+                                    std::string("misaligned address: read 16 bytes at "),
+                                    ", at planted_bugs_test.cu:" + std::to_string(kFloat4LoadLine) +
+                                        ", which is 4 bytes past a multiple of 16: "}) {
+      EXPECT_NE(failure.find(part), std::string::npos)
+          << "missing: " << part << "\nin: " << failure;
+    }
+    EXPECT_EQ(cudaDeviceReset(), cudaSuccess);  // the error is sticky, as on a GPU
+  }
+#else
+  EXPECT_EQ(copy_float4s_misaligned(), cudaErrorMisalignedAddress);
+  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
 #endif
 }
 

@@ -30,7 +30,11 @@
 //
 //     __gpulab_sim_load(address, bytes);  __gpulab_sim_store(address, bytes);
 //
-// before each access, defined by the sim runtime. AddressSanitizer leaves out a check it finds
+// before each access, defined by the sim runtime. The top byte of `bytes` holds the base-2
+// logarithm of the alignment the access needs (kAlignmentShift): its width, but no more than what
+// GCC knows of the reference's alignment (its type's, or less where it proved less: a struct of
+// floats copied as a whole needs 4, a float4 16), the rule a GPU faults on
+// (cudaErrorMisalignedAddress). AddressSanitizer leaves out a check it finds
 // redundant: the store of a read-modify-write (`a[i] += x`: its load was checked), a second load
 // of an address checked before in the same block. Both are accesses a GPU executes, so a count
 // must see each of them. Otherwise the accesses instrumented are those AddressSanitizer checks
@@ -78,6 +82,7 @@
 #include <stor-layout.h>
 // clang-format on
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -630,8 +635,14 @@ void insert_access(gimple_stmt_iterator* at, tree ref, bool store) {
   }
   const tree address = force_gimple_operand_gsi(at, build_fold_addr_expr(unshare_expr(ref)), true,
                                                 NULL_TREE, true, GSI_SAME_STMT);
-  insert_count(at, store, address,
-               build_int_cst(size_type_node, int_size_in_bytes(TREE_TYPE(ref))));
+  const auto bytes = static_cast<std::uint64_t>(int_size_in_bytes(TREE_TYPE(ref)));
+  // The alignment the access needs: the largest power of 2 dividing its width, at most what GCC
+  // knows of the reference's alignment.
+  const std::uint64_t known = get_object_alignment(ref) / BITS_PER_UNIT;
+  std::uint64_t alignment = bytes & (~bytes + 1);
+  alignment = std::min<std::uint64_t>(alignment, std::max<std::uint64_t>(known, 1));
+  const std::uint64_t shift = static_cast<std::uint64_t>(__builtin_ctzll(alignment));
+  insert_count(at, store, address, build_int_cst(size_type_node, bytes | shift << kAlignmentShift));
 }
 
 // A memory operand: neither a register nor a constant.

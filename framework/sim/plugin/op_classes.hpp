@@ -3,7 +3,7 @@
 // (src/counting.cpp): each basic block of a translated file adds its count of class `c` to
 // gpulab_sim_ops[c], an `extern "C" thread_local std::uint64_t gpulab_sim_ops[kOpSlots]` the
 // runtime defines. Both sides index the array with these values. Below them, the counting rules
-// the two plugins share.
+// the two plugins share, and the layout of the access callbacks' width argument.
 #pragma once
 
 #include <array>
@@ -22,6 +22,11 @@ enum OpClass : unsigned {
   kAddress,     // integer arithmetic that only addresses memory or controls a loop
   kOpClasses    // how many classes
 };
+
+/// The access callbacks' `bytes` argument (__gpulab_sim_load and __gpulab_sim_store, inserted by
+/// the GCC plugin's `memory` argument): the access's width in the low bits and, from this bit on,
+/// the base-2 logarithm of the alignment it needs (0 where nothing is known: no check).
+inline constexpr unsigned kAlignmentShift = 56;
 
 /// Elements of gpulab_sim_ops: the classes, rounded up to a power of two.
 inline constexpr unsigned kOpSlots = 8;

@@ -625,14 +625,26 @@ void* dynamic_shared_memory(std::source_location where) {
   return w->shared;
 }
 
-void fail_illegal_address(const char* what) {
+namespace {
+
+[[noreturn]] void fail_access(cudaError_t error, const char* what) {
   Worker* w = current_worker;
   if (w == nullptr || w->current == nullptr) {
     std::fprintf(stderr, "gpulab sim: %s\n", what);
     std::abort();
   }
-  record_failure(*w, cudaErrorIllegalAddress, what);
+  record_failure(*w, error, what);
   abandon_thread(*w);
+}
+
+}  // namespace
+
+void fail_illegal_address(const char* what) {
+  fail_access(cudaErrorIllegalAddress, what);
+}
+
+void fail_misaligned_address(const char* what) {
+  fail_access(cudaErrorMisalignedAddress, what);
 }
 
 void fail_kernel(bool assertion, const char* message, std::source_location where) {

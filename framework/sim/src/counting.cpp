@@ -48,9 +48,11 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "counting_block.hpp"
+#include "debug_info.hpp"
 #include "fiber.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/sim/runtime.hpp"
@@ -105,6 +107,46 @@ std::uint64_t return_address(const void* pc) {
 }
 
 }  // namespace
+
+// The width of an access callback's `bytes` (op_classes.hpp: the top byte is its alignment).
+constexpr std::size_t kWidthMask = (std::size_t{1} << kAlignmentShift) - 1;
+
+// check_alignment past its usual answer: the running CUDA thread's access is not at a multiple
+// of the alignment it needs, which faults on a GPU.
+[[gnu::noinline, gnu::cold]] void fail_misaligned(std::uintptr_t address, std::size_t bytes,
+                                                  bool store, const void* pc) {
+  const std::uintptr_t alignment = std::uintptr_t{1} << (bytes >> kAlignmentShift);
+  const std::string line = source_line(return_address(pc));
+  char what[512];
+  std::snprintf(what, sizeof what,
+                "misaligned address: %s %zu bytes at %p%s%s, which is %zu bytes past a multiple "
+                "of %zu: an access of this type must be at a multiple of %zu on a GPU (a vector "
+                "type such as float4 read or written through a pointer that is not aligned to "
+                "its size)",
+                store ? "wrote" : "read", bytes & kWidthMask, reinterpret_cast<void*>(address),
+                line.empty() ? "" : ", at ", line.c_str(),
+                static_cast<std::size_t>(address & (alignment - 1)),
+                static_cast<std::size_t>(alignment), static_cast<std::size_t>(alignment));
+  fail_misaligned_address(what);
+}
+
+// Fails the running CUDA thread when its access is not aligned as its callback's `bytes` says.
+inline void check_alignment(std::uintptr_t address, std::size_t bytes, bool store, const void* pc) {
+  if ((address & ((std::uintptr_t{1} << (bytes >> kAlignmentShift)) - 1)) != 0) [[unlikely]] {
+    fail_misaligned(address, bytes, store, pc);
+  }
+}
+
+// An access outside a counted CUDA thread: an uncounted kernel's is checked for its alignment, host
+// code's for device memory.
+inline void check_uncounted_access(std::uintptr_t address, std::size_t bytes, bool store,
+                                   const void* pc) {
+  if (in_device_code) {
+    check_alignment(address, bytes, store, pc);
+  } else {
+    check_host_access(address, bytes & kWidthMask, store, pc);
+  }
+}
 
 // Gives `warp` a log for this phase, from the pool.
 void BlockCounter::begin_phase_logs(unsigned warp) {
@@ -534,28 +576,31 @@ GPULAB_SIM_ACCESS(store, store, 16)
 // The callbacks gpulab's GCC plugin inserts before every load and store in place of
 // AddressSanitizer's, where it is loaded with its `memory` argument (framework/sim/plugin):
 // AddressSanitizer's checks leave out the store of a read-modify-write. `bytes` is the access's
-// width.
+// width; its top byte, the alignment the access needs (op_classes.hpp), checked as a GPU does.
 extern "C" void __gpulab_sim_load(std::uintptr_t address, std::size_t bytes) {
   if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
       __builtin_expect(c != nullptr, 0)) {
+    gpulab::sim::detail::check_alignment(address, bytes, false, __builtin_return_address(0));
     c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::load,
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
   } else {
-    gpulab::sim::detail::check_host_access(address, bytes, false, __builtin_return_address(0));
+    gpulab::sim::detail::check_uncounted_access(address, bytes, false, __builtin_return_address(0));
   }
 }
 
 extern "C" void __gpulab_sim_store(std::uintptr_t address, std::size_t bytes) {
   if (gpulab::sim::detail::BlockCounter* c = gpulab::sim::detail::active;
       __builtin_expect(c != nullptr, 0)) {
+    gpulab::sim::detail::check_alignment(address, bytes, true, __builtin_return_address(0));
     c->record(address, static_cast<std::uint32_t>(bytes), gpulab::sim::detail::Op::store,
               gpulab::sim::detail::return_address(__builtin_return_address(0)));
   } else {
-    gpulab::sim::detail::check_host_access(address, bytes, true, __builtin_return_address(0));
+    gpulab::sim::detail::check_uncounted_access(address, bytes, true, __builtin_return_address(0));
   }
 }
 
-// AddressSanitizer's checks of an access of any width (a build without the plugin): the same.
+// AddressSanitizer's checks of an access of any width (a build without the plugin): the same, with
+// no alignment to check (the top byte is 0).
 extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes)
     __attribute__((alias("__gpulab_sim_load")));
 extern "C" void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes)

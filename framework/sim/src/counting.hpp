@@ -76,6 +76,8 @@ void check_host_access(std::uintptr_t address, std::size_t bytes, bool store,
 /// Ends the running CUDA thread's block with cudaErrorIllegalAddress and `what` (block.cpp); only
 /// from device code.
 [[noreturn]] void fail_illegal_address(const char* what);
+/// The same with cudaErrorMisalignedAddress.
+[[noreturn]] void fail_misaligned_address(const char* what);
 
 /// Copies and memsets pass through the modeled L2 too (a memset over a buffer larger than L2 is
 /// how the harness flushes it); not part of any kernel's counters. Device thread only.
