@@ -66,6 +66,10 @@ Command add_check_command(CLI::App& app) {
   grading.for_record = false;
   add_grading_options(*command, grading);
   command->add_flag("--brief", options->brief, "One line per failed test");
+  command->add_flag("--sanitize", grading.sanitize,
+                    "The sim's sanitizer on for every kernel launch of the tests, not only in the "
+                    "output checks: races on shared memory and reads of shared memory no thread "
+                    "wrote fail the test that made them, with their lines (sim backend; slower)");
   command->footer(
       "Exit code: 0 when every test passed, 1 when one did not (or the code did not build). "
       "The points are those `gpulab grade` would give this code; the grade of record is "

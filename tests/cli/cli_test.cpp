@@ -255,6 +255,9 @@ TEST(CliCheck, AnUnknownLabOrBackendIsAUsageErrorAndHelpNamesTheLoop) {
   const Outcome help = gpulab("check --help");
   EXPECT_EQ(help.exit_code, 0) << help.err;
   EXPECT_NE(help.out.find("--brief"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--sanitize"), std::string::npos) << help.out;
+  EXPECT_EQ(gpulab("grade --sanitize").exit_code, 2)
+      << "a grade of record runs the tests as written";
   EXPECT_NE(gpulab("--help").out.find("check"), std::string::npos);
 }
 

@@ -126,6 +126,7 @@ class Grading {
     if (!fs::is_directory(root_)) {
       throw UsageError("--submission " + root_.string() + ": no such directory");
     }
+    (void)graded_test_environment(LabRun{}, backend_, options_);  // --sanitize's problems first
     take_slot();
     const ResultsContext context = make_context(backend_, "", "");
     report_.submission = fs::absolute(root_).lexically_normal().string();
@@ -447,7 +448,7 @@ class Grading {
         const LabRun& run = graded_by != nullptr ? *graded_by : *runs_[cases[c].lab];
         ProcessSpec spec;
         spec.argv = runner_command(manifest_, run, test, timeout_s, sandboxed_ ? "on" : "off");
-        spec.env = run.environment;
+        spec.env = graded_test_environment(run, backend_, options_);
         spec.timeout_s = timeout_s + kRunnerGraceS;  // the runner's own limit comes first
         const ProcessResult ran = run_process(spec);
         report_.labs[cases[c].lab].tests[cases[c].test] =
@@ -613,6 +614,27 @@ class Grading {
 };
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> graded_test_environment(
+    const LabRun& run, const std::string& backend, const GradeOptions& options) {
+  std::vector<std::pair<std::string, std::string>> environment = run.environment;
+  if (options.sanitize) {
+    if (options.for_record) {
+      throw UsageError(
+          "--sanitize is for `gpulab check`: a grade of record runs the tests as "
+          "they are written");
+    }
+    if (backend != "sim") {
+      throw UsageError(
+          "--sanitize checks launches on the sim backend (on a GPU, run the program "
+          "under compute-sanitizer)");
+    }
+    std::erase_if(environment,
+                  [](const auto& entry) { return entry.first == "GPULAB_SIM_SANITIZE"; });
+    environment.emplace_back("GPULAB_SIM_SANITIZE", "1");
+  }
+  return environment;
+}
 
 GradingResult grade_submission(const GradeOptions& options) {
   Grading grading(options);

@@ -24,6 +24,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/exit_codes.hpp"
@@ -46,8 +47,16 @@ struct GradeOptions {
   bool reseal = false;
   bool no_sandbox = false;
   bool each_test = true;  ///< a progress line per test (false: one for all, `gpulab check --brief`)
+  bool sanitize = false;  ///< the sim's sanitizer on for every launch (`gpulab check --sanitize`)
   CudaDevices cuda;       ///< the cuda backend's devices (empty: the command has no cuda backend)
 };
+
+/// The environment each graded test of `run` runs with, on `backend`: the run's own (the
+/// manifest's), and GPULAB_SIM_SANITIZE=1 where `options.sanitize` asks for the sim's sanitizer.
+/// Throws UsageError for --sanitize on the cuda backend (compute-sanitizer is the tool there) or
+/// in a grading of record.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> graded_test_environment(
+    const LabRun& run, const std::string& backend, const GradeOptions& options);
 
 /// What a grading gave: its report (totalled) and the exit code (kSuccess when grading ran,
 /// kIntegrityFailure, or kFailure when grading itself had problems).
