@@ -419,6 +419,16 @@ __global__ void copy_float4s(const float* in, float4* out, int offset) {
   out[i] = reinterpret_cast<const float4*>(in + offset)[i];
 }
 
+#if defined(GPULAB_BACKEND_SIM)
+// The same through __ldg: on sim a function of the sim's headers, inlined; the report names the
+// line that called it.
+constexpr int kLdgLoadLine = __LINE__ + 3;
+__global__ void copy_float4s_ldg(const float* in, float4* out, int offset) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = __ldg(reinterpret_cast<const float4*>(in + offset) + i);
+}
+#endif
+
 // A struct of two floats, copied as a whole: it needs the 4-byte alignment of its members only.
 struct FloatPair {
   float a;
@@ -476,6 +486,17 @@ TEST(KernelAccesses, AnAccessNotAlignedAsItsTypeNeedsIsAMisalignedAddress) {
     }
     EXPECT_EQ(cudaDeviceReset(), cudaSuccess);  // the error is sticky, as on a GPU
   }
+  float* in = nullptr;
+  float4* out = nullptr;
+  ASSERT_EQ(cudaMalloc(&in, (4 * 64 + 4) * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&out, 64 * sizeof(float4)), cudaSuccess);
+  copy_float4s_ldg<<<1, 64>>>(in, out, 1);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+  const std::string failure = gpulab::sim::kernel_failure();
+  const std::string line =
+      ", at planted_bugs_test.cu:" + std::to_string(kLdgLoadLine) + " (in device.hpp:";
+  EXPECT_NE(failure.find(line), std::string::npos) << "missing: " << line << "\nin: " << failure;
+  EXPECT_EQ(cudaDeviceReset(), cudaSuccess);
 #else
   EXPECT_EQ(copy_float4s_misaligned(), cudaErrorMisalignedAddress);
   EXPECT_EQ(cudaDeviceReset(), cudaSuccess);

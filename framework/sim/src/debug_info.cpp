@@ -4,6 +4,8 @@
 
 #if defined(GPULAB_SIM_LIBDW)
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "gpulab/sim/device.hpp"
 #endif
@@ -86,6 +89,69 @@ bool find_tls_symbol(Dwfl_Module* module, const char* name, GElf_Addr offset, Tl
   return false;
 }
 
+// "file.cu:42": a path's file name and a line.
+std::string file_and_line(const char* path, int line) {
+  const char* slash = std::strrchr(path, '/');
+  return std::string(slash != nullptr ? slash + 1 : path) + ":" + std::to_string(line);
+}
+
+// Whether `path` is one of the sim's own headers (gpulab/sim/...: __ldg, the vector types' and
+// half precision's operators), whose lines say less than the code that called them.
+bool sim_header(const char* path) {
+  return std::strstr(path, "/gpulab/sim/") != nullptr;
+}
+
+// The DIEs under `parent` that hold `pc`, outermost first, appended to `chain`: the function and
+// the blocks and scopes inlined into it. A function's code may be described anywhere below the
+// compile unit (a lambda's inside the function that holds it, a function inside its namespace),
+// so every DIE is looked into until one holds `pc`. Returns whether one did.
+bool scopes_at(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& chain) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) {
+    return false;
+  }
+  do {
+    if (dwarf_haspc(&child, pc) > 0) {
+      chain.push_back(child);
+      scopes_at(&chain.back(), pc, chain);
+      return true;
+    }
+    if (dwarf_haschildren(&child) > 0 && scopes_at(&child, pc, chain)) {
+      return true;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
+// Where the code at `address`, inlined from the sim's headers, was written: the call site of its
+// innermost inlined scope whose call is in a file that is not one of them; empty when none is.
+std::string inlined_caller(Dwfl* dwfl, Dwarf_Addr address) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_addrdie(dwfl, address, &bias);
+  Dwarf_Files* files = nullptr;
+  std::size_t count = 0;
+  if (cu == nullptr || dwarf_getsrcfiles(cu, &files, &count) != 0) {
+    return "";
+  }
+  std::vector<Dwarf_Die> chain;
+  scopes_at(cu, address - bias, chain);
+  for (auto scope = chain.rbegin(); scope != chain.rend(); ++scope) {  // innermost first
+    Dwarf_Attribute attribute;
+    Dwarf_Word file = 0;
+    Dwarf_Word line = 0;
+    if (dwarf_tag(&*scope) != DW_TAG_inlined_subroutine ||
+        dwarf_formudata(dwarf_attr(&*scope, DW_AT_call_file, &attribute), &file) != 0 ||
+        dwarf_formudata(dwarf_attr(&*scope, DW_AT_call_line, &attribute), &line) != 0) {
+      continue;
+    }
+    const char* path = dwarf_filesrc(files, file, nullptr, nullptr);
+    if (path != nullptr && !sim_header(path)) {
+      return file_and_line(path, static_cast<int>(line));
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string source_line(std::uint64_t pc) {
@@ -101,8 +167,13 @@ std::string source_line(std::uint64_t pc) {
   if (file == nullptr || number <= 0) {
     return "";
   }
-  const char* slash = std::strrchr(file, '/');
-  return std::string(slash != nullptr ? slash + 1 : file) + ":" + std::to_string(number);
+  const std::string here = file_and_line(file, number);
+  if (sim_header(file)) {
+    if (const std::string caller = inlined_caller(dwfl, pc - 1); !caller.empty()) {
+      return caller + " (in " + here + ")";
+    }
+  }
+  return here;
 }
 
 std::string shared_variable_at(std::uintptr_t address) {

@@ -12,7 +12,8 @@ namespace gpulab::sim::detail {
 
 /// "file.cu:42" (the file's name without its folders) of the instruction before `pc`, a return
 /// address in this process's code; empty where the program has no line information for it (built
-/// without -g).
+/// without -g). Code of the sim's own headers inlined into a kernel (__ldg, say) is named by the
+/// line that called it: "k.cu:42 (in device.hpp:262)".
 [[nodiscard]] std::string source_line(std::uint64_t pc);
 
 /// "name, byte N of its M (static __shared__ of FUNCTION)" for a byte of a static __shared__
