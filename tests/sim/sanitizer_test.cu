@@ -264,7 +264,7 @@ TEST(Sanitizer, AReadOfSharedMemoryNoThreadWroteIsNamedWithItsThreadVariableAndL
               "(static __shared__ of (anonymous namespace)::histogram<false>(unsigned int const*, "
               "unsigned int*)), at " +
               line_of(kBinsAddLine) + ", before any thread"),
-          std::string("; 1 word (4 bytes) of shared memory were read before any write between "
+          std::string("; 1 word (4 bytes) of shared memory was read before any write between "
                       "these two barriers")}) {
       EXPECT_NE(why.find(part), std::string::npos) << "missing: " << part << "\nin: " << why;
     }

@@ -194,7 +194,8 @@ std::string describe_uninitialized_read(const UninitializedRead& read, const dim
          " (a block's shared memory starts uninitialized on a GPU, holding whatever an earlier "
          "block left there: write it, or zero it, before a barrier and then read it); " +
          std::to_string(read.words) + (read.words == 1 ? " word" : " words") +
-         " (4 bytes) of shared memory were read before any write between these two barriers";
+         " (4 bytes) of shared memory " + (read.words == 1 ? "was" : "were") +
+         " read before any write between these two barriers";
 }
 
 }  // namespace gpulab::sim::detail
