@@ -438,13 +438,14 @@ __global__ void copy_pairs(const FloatPair* in, FloatPair* out) {
   out[threadIdx.x] = in[threadIdx.x];
 }
 
-// Launches copy_float4s at 1 float past a 16-byte boundary: the launch's error.
-cudaError_t copy_float4s_misaligned() {
+// Launches `kernel` (copy_float4s or its __ldg twin) at 1 float past a 16-byte boundary: the
+// launch's error.
+cudaError_t copy_float4s_misaligned(void (*kernel)(const float*, float4*, int) = copy_float4s) {
   float* in = nullptr;
   float4* out = nullptr;
   EXPECT_EQ(cudaMalloc(&in, (4 * 64 + 4) * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMalloc(&out, 64 * sizeof(float4)), cudaSuccess);
-  copy_float4s<<<1, 64>>>(in, out, 1);
+  kernel<<<1, 64>>>(in, out, 1);
   // The error is sticky: a launch that already ran (counted launches may) reports it too.
   return cudaDeviceSynchronize();  // (the cudaDeviceReset after it frees both)
 }
@@ -486,12 +487,7 @@ TEST(KernelAccesses, AnAccessNotAlignedAsItsTypeNeedsIsAMisalignedAddress) {
     }
     EXPECT_EQ(cudaDeviceReset(), cudaSuccess);  // the error is sticky, as on a GPU
   }
-  float* in = nullptr;
-  float4* out = nullptr;
-  ASSERT_EQ(cudaMalloc(&in, (4 * 64 + 4) * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&out, 64 * sizeof(float4)), cudaSuccess);
-  copy_float4s_ldg<<<1, 64>>>(in, out, 1);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+  EXPECT_EQ(copy_float4s_misaligned(copy_float4s_ldg), cudaErrorMisalignedAddress);
   const std::string failure = gpulab::sim::kernel_failure();
   const std::string line =
       ", at planted_bugs_test.cu:" + std::to_string(kLdgLoadLine) + " (in device.hpp:";

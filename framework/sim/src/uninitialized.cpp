@@ -63,6 +63,12 @@ SharedWrites::Bits* SharedWrites::find(std::uint64_t address, std::size_t& index
   return nullptr;
 }
 
+SharedWrites::Bits* SharedWrites::holding(std::uint64_t begin, std::uint64_t end,
+                                          std::size_t& first) {
+  Bits* bits = find(begin, first);
+  return bits != nullptr && end - bits->window.begin <= bits->window.bytes ? bits : nullptr;
+}
+
 bool SharedWrites::written(std::uint64_t address) {
   std::size_t i = 0;
   const Bits* bits = find(address, i);
@@ -70,36 +76,34 @@ bool SharedWrites::written(std::uint64_t address) {
 }
 
 bool SharedWrites::all_written(std::uint64_t begin, std::uint64_t end) {
-  std::size_t i = 0;
-  const Bits* bits = find(begin, i);
-  if (bits == nullptr || end - bits->window.begin > bits->window.bytes) {
-    // Outside every window, or past one's end: byte by byte.
-    for (std::uint64_t byte = begin; byte < end; ++byte) {
-      if (!written(byte)) {
-        return false;
-      }
-    }
-    return true;
+  std::size_t first = 0;
+  if (const Bits* bits = holding(begin, end, first)) {
+    bool all = true;
+    for_each_word(first, first + (end - begin), [&](std::size_t word, std::uint64_t mask) {
+      all = all && (bits->written[word] & mask) == mask;
+    });
+    return all;
   }
-  bool all = true;
-  for_each_word(i, i + (end - begin), [&](std::size_t word, std::uint64_t mask) {
-    all = all && (bits->written[word] & mask) == mask;
-  });
-  return all;
+  for (std::uint64_t byte = begin; byte < end; ++byte) {  // outside a window, or across its end
+    if (!written(byte)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void SharedWrites::mark(std::uint64_t begin, std::uint64_t end) {
-  for (std::uint64_t byte = begin; byte < end; ++byte) {
-    std::size_t i = 0;
-    Bits* bits = find(byte, i);
-    if (bits == nullptr) {
-      continue;
-    }
-    // The rest of the range in this window, at once.
-    const std::size_t last = std::min<std::size_t>(i + (end - byte), bits->window.bytes);
-    for_each_word(i, last,
+  std::size_t first = 0;
+  if (Bits* bits = holding(begin, end, first)) {
+    for_each_word(first, first + (end - begin),
                   [&](std::size_t word, std::uint64_t mask) { bits->written[word] |= mask; });
-    byte += last - i - 1;
+    return;
+  }
+  for (std::uint64_t byte = begin; byte < end; ++byte) {  // outside a window, or across its end
+    std::size_t i = 0;
+    if (Bits* bits = find(byte, i)) {
+      bits->written[i / 64] |= std::uint64_t{1} << (i % 64);
+    }
   }
 }
 

@@ -57,6 +57,8 @@ class SharedWrites {
   };
   // The window holding `address`'s byte and its index there, or null.
   Bits* find(std::uint64_t address, std::size_t& index);
+  // The window holding every byte of [begin, end) and `begin`'s index there, or null.
+  Bits* holding(std::uint64_t begin, std::uint64_t end, std::size_t& first);
   bool written(std::uint64_t address);                       // outside every window: true
   bool all_written(std::uint64_t begin, std::uint64_t end);  // every byte of [begin, end)
   void mark(std::uint64_t begin, std::uint64_t end);
