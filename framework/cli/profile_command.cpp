@@ -1,9 +1,11 @@
 // `gpulab profile [LAB|PROGRAM] [--solution|--student] [--backend cuda|sim] [--kernel REGEX]
-// [--spec NAME] [--metrics LIST] [--launches] [--json FILE] [-- ARGS]`: runs a lab's report (or any
-// project program) and prints, per kernel, what its launches did to memory (counters.hpp, under
-// Nsight Compute's metric names) and the time modeled from those figures (traffic_model.hpp), like
-// `ncu --print-summary per-kernel`. On sim the figures are counted (GPULAB_SIM_COUNTERS); on a GPU
-// with Nsight Compute on PATH, `ncu --metrics <the same names> --csv` measures them.
+// [--spec NAME] [--metrics LIST] [--launches] [--source] [--json FILE] [-- ARGS]`: runs a lab's
+// report (or any project program) and prints, per kernel, what its launches did to memory
+// (counters.hpp, under Nsight Compute's metric names) and the time modeled from those figures
+// (traffic_model.hpp), like `ncu --print-summary per-kernel`; with --source, also per line of each
+// kernel's code (source_view.hpp), like Nsight Compute's Source page. On sim the figures are
+// counted (GPULAB_SIM_COUNTERS, GPULAB_SIM_COUNTERS_BY_LINE); on a GPU with Nsight Compute on
+// PATH, `ncu --metrics <the same names> --csv` measures them.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +26,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/core/source_view.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
 #include "gpulab/grader/process.hpp"
@@ -41,6 +44,7 @@ struct Options {
   std::string spec;
   std::string metrics;
   bool launches = false;
+  bool source = false;
   std::string cache_control = "all";
   std::string json;
   std::string backend;  // "" = cuda when a GPU and ncu are there, else sim
@@ -50,6 +54,14 @@ struct Options {
 
 // Where the figures come from: "cuda" (Nsight Compute on the GPU) or "sim" (counted).
 std::string choose_profile_backend(const Options& options, bool have_ncu) {
+  if (options.source) {
+    if (options.backend == "cuda") {
+      throw UsageError(
+          "--source counts by line on the sim backend only; on a GPU, Nsight Compute's Source "
+          "page shows measured figures per line (docs/profiling/nsight.md)");
+    }
+    return "sim";
+  }
   if (!options.backend.empty()) {
     if (options.backend == "cuda" && !have_ncu) {
       throw std::runtime_error(
@@ -111,6 +123,7 @@ struct KernelSummary {
   std::string kernel;
   std::size_t launches = 0;
   MemoryCounters counters;
+  std::vector<SourceLineCounters> lines;  // --source: the launches' figures per line, summed
   double modeled_s = 0;
   std::map<ModelBound, double> time_by_bound;
   std::string assumptions;
@@ -145,6 +158,68 @@ ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std
 std::string count_text(double value) {
   return format_fixed(value,
                       value == static_cast<double>(static_cast<std::uint64_t>(value)) ? 0 : 2);
+}
+
+// The kernel's source view: one row per line of its code that accessed memory, in file and line
+// order, then its hottest lines.
+void print_source_view(const KernelSummary& k) {
+  std::cout << "\nSource of " << k.kernel << " (" << k.launches
+            << (k.launches == 1 ? " launch" : " launches") << "), counted per line:\n";
+  if (k.lines.empty()) {
+    std::cout << "  no line of it accessed global or shared memory\n";
+    return;
+  }
+  const std::vector<SourceViewLine> view = source_view(k.lines);
+  const auto where = [](const SourceLineCounters& l) {
+    if (l.file.empty()) {
+      return std::string("(no line information)");
+    }
+    return std::filesystem::path(l.file).filename().string() + ":" + std::to_string(l.line);
+  };
+  // A figure where the line has what it is a figure of, else an empty cell.
+  const auto when = [](bool has, const std::string& text) { return has ? text : std::string(); };
+  Table table({{"line", "", Align::left},
+               {"requests", "", Align::right},
+               {"ld sect/req", "", Align::right},
+               {"st sect/req", "", Align::right},
+               {"excess sect", "", Align::right},
+               {"shared wf", "", Align::right},
+               {"conflicts", "", Align::right},
+               {"L2 hit", "%", Align::right},
+               {"DRAM read", "", Align::right},
+               {"L1", "%", Align::right},
+               {"code", "", Align::left}});
+  for (const SourceViewLine& v : view) {
+    const MemoryCounters& c = v.figures.counters;
+    const std::uint64_t global =
+        c.global_load.requests + c.global_store.requests + c.global_atomic.requests;
+    const std::uint64_t shared =
+        c.shared_load.requests + c.shared_store.requests + c.shared_atomic.requests;
+    const std::uint64_t wavefronts =
+        c.shared_load.wavefronts + c.shared_store.wavefronts + c.shared_atomic.wavefronts;
+    const std::uint64_t conflicts = c.shared_load.bank_conflicts + c.shared_store.bank_conflicts +
+                                    c.shared_atomic.bank_conflicts;
+    std::string code = v.code;
+    if (code.size() > 60) {
+      code = code.substr(0, 57) + "...";
+    }
+    table.add_row(
+        {where(v.figures), std::to_string(global + shared),
+         when(c.global_load.requests > 0, format_fixed(c.sectors_per_load_request(), 2)),
+         when(c.global_store.requests > 0, format_fixed(c.sectors_per_store_request(), 2)),
+         when(global > 0, std::to_string(excess_sectors(c))),
+         when(shared > 0, std::to_string(wavefronts)), when(shared > 0, std::to_string(conflicts)),
+         when(global > 0, format_fixed(c.l2_hit_rate_pct(), 1)),
+         when(global > 0, format_bytes(static_cast<double>(c.dram_bytes_read))),
+         format_fixed(v.l1_share_pct, 1), code});
+  }
+  std::cout << table
+            << "Hottest lines by their share of the kernel's L1 traffic (L1: a global "
+               "sector 32 bytes, a shared-memory wavefront 128):";
+  for (const SourceViewLine& v : hottest_lines(view, 3)) {
+    std::cout << " " << where(v.figures) << " " << format_fixed(v.l1_share_pct, 1) << "%";
+  }
+  std::cout << "\n";
 }
 
 int run(const Options& options) {
@@ -246,6 +321,9 @@ int run(const Options& options) {
     if (chosen) {
       env.emplace_back("GPULAB_SIM_SPEC", chosen->key);
     }
+    if (options.source) {
+      env.emplace_back("GPULAB_SIM_COUNTERS_BY_LINE", "1");
+    }
     std::cout << "gpulab profile: " << program.filename().string()
               << " with memory counting on (sim backend)\n"
               << std::flush;
@@ -289,6 +367,7 @@ int run(const Options& options) {
     }
     it->launches += 1;
     it->counters += launch.counters;
+    add_source_lines(it->lines, launch.lines);
     it->modeled_s += m.time_s;
     it->time_by_bound[m.bound] += m.time_s;
     if (it->assumptions.empty()) {
@@ -365,6 +444,11 @@ int run(const Options& options) {
       std::cout << "  " << k.kernel << ": " << k.assumptions << "\n";
     }
   }
+  if (options.source) {
+    for (const KernelSummary& k : kernels) {
+      print_source_view(k);
+    }
+  }
   std::cout << "\nSums over each kernel's launches. Metric names as in Nsight Compute (gpulab "
                "profile --metrics NAME,... prints any of them); docs/sim.md explains the counts "
                "and the model.\n";
@@ -401,6 +485,10 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
   command->add_option("--metrics", options->metrics,
                       "Comma-separated metric names to print instead of the summary table");
   command->add_flag("--launches", options->launches, "Also print one line per launch");
+  command->add_flag("--source", options->source,
+                    "Also print, per kernel, the figures counted on each line of its code and its "
+                    "hottest lines, like Nsight Compute's Source page (counted on the sim backend, "
+                    "which it implies)");
   command->add_flag("--list-metrics", options->list_metrics,
                     "Print the metric names profile reports, one per line, and exit: Nsight "
                     "Compute's (measured with --backend cuda) first, then the sim's own");
@@ -413,7 +501,7 @@ Command add_profile_command(CLI::App& app, const std::vector<std::string>& progr
                       "Also save each kernel's counts and modeled time to this results file "
                       "(provenance \"counted\"; gpulab show and gpulab view read it)");
   command->footer(
-      "Example: gpulab profile lab02 --kernel softmax\n"
+      "Example: gpulab profile lab02 --kernel softmax --source\n"
       "Arguments after -- go to the program. Any sim program counts with "
       "GPULAB_SIM_COUNTERS=FILE set (docs/sim.md).");
   return {command, [options] { return run(*options); }};

@@ -69,6 +69,33 @@ TEST(CliProfile, TableOfTheProgramsKernels) {
   EXPECT_TRUE(contains(run.out, "16.00")) << run.out;
 }
 
+TEST(CliProfile, SourceGivesEachLineOfTheKernelItsFiguresAndCode) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const Outcome run = profile("--source");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out, "Source of copy_float4 (1 launch), counted per line:")) << run.out;
+  // The kernel's one line: a load and a store request of 16 sectors each, no excess, the whole of
+  // the kernel's L1 traffic; its code read from counting_test.cu.
+  const std::size_t row = run.out.find("\ncounting_test.cu:");
+  ASSERT_NE(row, std::string::npos) << run.out;
+  const std::string line = run.out.substr(row + 1, run.out.find('\n', row + 1) - row - 1);
+  EXPECT_TRUE(contains(line, "out[threadIdx.x] = in[threadIdx.x];")) << line;
+  const std::size_t load = line.find("16.00");
+  ASSERT_NE(load, std::string::npos) << line;
+  EXPECT_NE(line.find("16.00", load + 1), std::string::npos) << line;  // and the store's
+  EXPECT_TRUE(contains(line, "100.0")) << line;
+  EXPECT_TRUE(contains(run.out, "Hottest lines by their share of the kernel's L1 traffic"))
+      << run.out;
+}
+
+TEST(CliProfile, SourceIsForTheSimBackend) {
+  const Outcome run =
+      gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile " +
+                                   shell_quote(GPULAB_SIM_PROGRAM) + " --source --backend cuda");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(contains(run.err, "--source counts by line on the sim backend only")) << run.err;
+}
+
 TEST(CliProfile, MetricsByNcuName) {
   GPULAB_REQUIRE_COUNTING_BUILD();
   const Outcome run =

@@ -11,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "temp_dir.hpp"
 
@@ -208,6 +210,67 @@ TEST(Counters, LineRoundTrips) {
   launch.longest_wait_cycles = 123456;
   EXPECT_EQ(gpulab::counted_launch_from_json_line(gpulab::counted_launch_to_json_line(launch)),
             launch);
+}
+
+TEST(Counters, FiguresPerSourceLineRoundTripAndOnlyTheirNonZeroFieldsAreWritten) {
+  CountedLaunch launch;
+  launch.counters = sample();
+  gpulab::SourceLineCounters strided{"/src/k.cu", 37, {}};
+  strided.counters.global_load = {.requests = 2, .sectors = 64, .bytes_requested = 256};
+  strided.counters.l2_sector_reads = 64;
+  strided.counters.dram_bytes_read = 2048;
+  gpulab::SourceLineCounters tile{"/src/k.cu", 40, {}};
+  tile.counters.shared_store = {.requests = 1, .wavefronts = 32, .bank_conflicts = 31, .lanes = 32};
+  launch.lines = {strided, tile};
+  const std::string line = gpulab::counted_launch_to_json_line(launch);
+  EXPECT_NE(line.find(R"({"counters":{"dram_bytes_read":2048,"global_load_bytes_requested":256,)"
+                      R"("global_load_requests":2,"global_load_sectors":64,"l2_sector_reads":64},)"
+                      R"("file":"/src/k.cu","line":37})"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(gpulab::counted_launch_from_json_line(line), launch);
+  // A line without "lines" (not counted by line) reads as none; a bad figure is refused.
+  launch.lines.clear();
+  EXPECT_EQ(gpulab::counted_launch_from_json_line(gpulab::counted_launch_to_json_line(launch)),
+            launch);
+  nlohmann::json j = nlohmann::json::parse(line);
+  j["lines"][0]["counters"]["global_load_sectors"] = -1;
+  try {
+    static_cast<void>(gpulab::counted_launch_from_json_line(j.dump()));
+    FAIL() << "a negative count was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("global_load_sectors"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Counters, SourceLinesAddUpByFileAndLineInOrder) {
+  const auto line = [](std::string file, unsigned number, std::uint64_t requests) {
+    gpulab::SourceLineCounters l{std::move(file), number, {}};
+    l.counters.global_load.requests = requests;
+    return l;
+  };
+  std::vector<gpulab::SourceLineCounters> into;
+  gpulab::add_source_lines(into, {line("b.cu", 3, 1), line("a.cu", 9, 2)});
+  gpulab::add_source_lines(into, {line("a.cu", 9, 5), line("a.cu", 10, 1), line("a.cu", 2, 4)});
+  ASSERT_EQ(into.size(), 4u);
+  EXPECT_EQ(into[0], line("a.cu", 2, 4));
+  EXPECT_EQ(into[1], line("a.cu", 9, 7));
+  EXPECT_EQ(into[2], line("a.cu", 10, 1));
+  EXPECT_EQ(into[3], line("b.cu", 3, 1));
+}
+
+TEST(Counters, ExcessSectorsAreThoseBeyondTheBytesAskedFor) {
+  MemoryCounters c;
+  // 32 lanes reading 4 bytes each 128 bytes apart: 32 sectors where 4 would do.
+  c.global_load = {.requests = 1, .sectors = 32, .bytes_requested = 128, .lanes = 32};
+  EXPECT_EQ(gpulab::excess_sectors(c), 28u);
+  // A broadcast (every lane the same word) moves fewer sectors than the lanes' bytes: no excess.
+  c.global_load = {.requests = 1, .sectors = 1, .bytes_requested = 128, .lanes = 32};
+  EXPECT_EQ(gpulab::excess_sectors(c), 0u);
+  // Stores and atomics count too; 33 bytes need 2 sectors.
+  c.global_store = {.requests = 1, .sectors = 5, .bytes_requested = 33, .lanes = 1};
+  c.global_atomic = {.requests = 1, .sectors = 2, .bytes_requested = 8, .lanes = 2};
+  EXPECT_EQ(gpulab::excess_sectors(c), 4u);
 }
 
 TEST(Counters, LinesWrittenBeforeTheBusiestSectorReadItAsZero) {

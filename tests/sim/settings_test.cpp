@@ -44,6 +44,7 @@ TEST(SimSettings, NothingSetGivesTheDefaults) {
   EXPECT_GE(s.stack_bytes, 256u * 1024);
   EXPECT_FALSE(s.launch_blocking);
   EXPECT_FALSE(s.sanitize);
+  EXPECT_FALSE(s.by_line);
 }
 
 TEST(SimSettings, EachVariableIsRead) {
@@ -73,13 +74,16 @@ TEST(SimSettings, TheModeledClockTheCountersFileAndTheSanitizerNeedCounting) {
   const std::string file = testing::TempDir() + "gpulab-settings-counters.jsonl";
   const Settings s = read({{"GPULAB_SIM_CLOCK", "modeled"},
                            {"GPULAB_SIM_COUNTERS", file},
-                           {"GPULAB_SIM_SANITIZE", "1"}});
+                           {"GPULAB_SIM_SANITIZE", "1"},
+                           {"GPULAB_SIM_COUNTERS_BY_LINE", "1"}});
   if (gpulab::sim::counting_available()) {
     EXPECT_EQ(s.error, "");
     EXPECT_TRUE(s.clock == ClockMode::modeled);
     EXPECT_EQ(s.counters_file, file);
     EXPECT_TRUE(s.sanitize);
+    EXPECT_TRUE(s.by_line);
     EXPECT_FALSE(read({{"GPULAB_SIM_SANITIZE", "0"}}).sanitize);
+    EXPECT_FALSE(read({{"GPULAB_SIM_COUNTERS_BY_LINE", "0"}}).by_line);
   } else {
     EXPECT_NE(s.error.find("GPULAB_SIM_COUNTERS is set, but"), std::string::npos) << s.error;
     EXPECT_EQ(s.counters_file, "");
@@ -90,9 +94,10 @@ TEST(SimSettings, TheModeledClockTheCountersFileAndTheSanitizerNeedCounting) {
 // A wrong value makes the device unusable, with the first wrong variable's reason.
 TEST(SimSettings, AWrongValueIsTheDevicesError) {
   const std::map<std::string, std::string> wrong[] = {
-      {{"GPULAB_SIM_MEMORY_BYTES", "0"}},    {{"GPULAB_SIM_MEMORY_BYTES", ""}},
-      {{"GPULAB_SIM_CLOCK", "fast"}},        {{"GPULAB_SIM_CACHE_CONTROL", "some"}},
-      {{"GPULAB_SIM_SCHEDULE", "sideways"}}, {{"GPULAB_SIM_SANITIZE", "yes"}},
+      {{"GPULAB_SIM_MEMORY_BYTES", "0"}},      {{"GPULAB_SIM_MEMORY_BYTES", ""}},
+      {{"GPULAB_SIM_CLOCK", "fast"}},          {{"GPULAB_SIM_CACHE_CONTROL", "some"}},
+      {{"GPULAB_SIM_SCHEDULE", "sideways"}},   {{"GPULAB_SIM_SANITIZE", "yes"}},
+      {{"GPULAB_SIM_COUNTERS_BY_LINE", "on"}},
   };
   for (const auto& variables : wrong) {
     const std::string name = variables.begin()->first;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "gpulab/core/json_reader.hpp"
 
@@ -197,6 +198,20 @@ std::string counted_launch_to_json_line(const CountedLaunch& launch) {
     line["registers_per_thread"] = launch.registers_per_thread;
     line["static_shared_bytes"] = launch.static_shared_bytes;
   }
+  if (!launch.lines.empty()) {
+    // Per line only the figures it has: most are 0 (a line is one kind of access).
+    nlohmann::json lines = nlohmann::json::array();
+    for (const SourceLineCounters& l : launch.lines) {
+      nlohmann::json figures = nlohmann::json::object();
+      for_each_field(l.counters, [&](const std::string& name, std::uint64_t value) {
+        if (value != 0) {
+          figures[name] = value;
+        }
+      });
+      lines.push_back({{"file", l.file}, {"line", l.line}, {"counters", figures}});
+    }
+    line["lines"] = std::move(lines);
+  }
   return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -236,10 +251,49 @@ CountedLaunch counted_launch_from_json_line(std::string_view line) {
       }
       value = field.get<std::uint64_t>();
     });
+    for (const nlohmann::json& l : j.value("lines", nlohmann::json::array())) {
+      SourceLineCounters figures;
+      figures.file = l.at("file").get<std::string>();
+      figures.line = l.at("line").get<unsigned>();
+      const nlohmann::json& counts = l.at("counters");
+      for_each_field(figures.counters, [&](const std::string& name, std::uint64_t& value) {
+        if (const auto found = counts.find(name); found != counts.end()) {
+          if (!found->is_number_unsigned()) {
+            throw std::runtime_error("lines: counters." + name + " is not a count");
+          }
+          value = found->get<std::uint64_t>();
+        }
+      });
+      launch.lines.push_back(std::move(figures));
+    }
     return launch;
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(e.what());
   }
+}
+
+void add_source_lines(std::vector<SourceLineCounters>& into,
+                      const std::vector<SourceLineCounters>& from) {
+  const auto place = [](const SourceLineCounters& l) { return std::tie(l.file, l.line); };
+  for (const SourceLineCounters& l : from) {
+    auto it = std::lower_bound(into.begin(), into.end(), l,
+                               [&](const auto& a, const auto& b) { return place(a) < place(b); });
+    if (it != into.end() && place(*it) == place(l)) {
+      it->counters += l.counters;
+    } else {
+      into.insert(it, l);
+    }
+  }
+}
+
+std::uint64_t excess_sectors(const MemoryCounters& counters) {
+  std::uint64_t excess = 0;
+  for (const GlobalAccessCounts* g :
+       {&counters.global_load, &counters.global_store, &counters.global_atomic}) {
+    const std::uint64_t needed = (g->bytes_requested + 31) / 32;
+    excess += g->sectors > needed ? g->sectors - needed : 0;
+  }
+  return excess;
 }
 
 std::vector<CountedLaunch> read_counted_launches(const std::filesystem::path& path) {

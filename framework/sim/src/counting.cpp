@@ -228,6 +228,7 @@ void BlockCounter::clear_warp_sectors() {
   for (WarpSectors& w : warp_sectors) {
     w.sectors.clear();
     w.ends.clear();
+    w.keys.clear();
   }
 }
 
@@ -369,7 +370,10 @@ void counting_begin_block(LaunchCounter& counter, unsigned block_linear, unsigne
   // leaves the array empty).
   std::fill(std::begin(gpulab_sim_ops), std::end(gpulab_sim_ops), 0);
   c.warp_path.assign(warps, WarpPath{});
-  c.sectors.clear();
+  c.sectors.sectors.clear();
+  c.sectors.keys.clear();
+  c.by_line = counter.by_line();
+  c.instructions_by_key.clear();
   c.dynamic_shared = Range{reinterpret_cast<std::uintptr_t>(dynamic_shared), dynamic_shared_bytes};
   c.sanitize = counter.launch().sanitize;
   c.shared_accesses.clear();
@@ -465,7 +469,7 @@ std::optional<std::string> counting_end_block(bool failed) {
   }
   c.end_phase();
   std::optional<std::string> what = c.check_phase();
-  c.launch->block_done(c.block, c.counts, std::move(c.sectors));
+  c.launch->block_done(c.block, c.counts, std::move(c.sectors), c.instructions_by_key);
   c.sectors = {};
   c.launch = nullptr;
   return what;

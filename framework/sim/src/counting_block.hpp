@@ -146,11 +146,23 @@ struct InstructionVisits {
 constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
 
 // The global sectors of one warp's costed requests, in their order, each request's run of
-// `sectors` ending at `ends[i].second` with position `ends[i].first`.
+// `sectors` ending at `ends[i].second` with position `ends[i].first`; counting by line, the
+// request's instruction key is `keys[i]`.
 struct WarpSectors {
   std::vector<std::uint64_t> sectors;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;
+  std::vector<std::uint64_t> keys;
 };
+
+// A block's global sectors in request order, (sector << 2) | op, and, counting by line, the
+// instruction key of each.
+struct BlockSectors {
+  std::vector<std::uint64_t> sectors;
+  std::vector<std::uint64_t> keys;
+};
+
+// Counting by line: the figures of each instruction key (the requests it made, their L2 lookups).
+using InstructionCounts = std::unordered_map<std::uint64_t, MemoryCounters>;
 
 struct Range {
   std::uintptr_t begin = 0;
@@ -166,9 +178,11 @@ constexpr std::uintptr_t kPastTheEndBytes = 64 * 1024;
 class LaunchCounter {
  public:
   // `l2`: the device's L2 model as the launch starts; its DRAM traffic from here on is the
-  // launch's.
-  LaunchCounter(const KernelLaunch& launch, std::vector<Range> globals, const SectorCache& l2)
+  // launch's. `by_line`: the launch's figures are also kept per instruction.
+  LaunchCounter(const KernelLaunch& launch, std::vector<Range> globals, const SectorCache& l2,
+                bool by_line)
       : launch_(launch),
+        by_line_(by_line),
         globals_(std::move(globals)),
         dram_reads_before_(l2.dram_sector_reads()),
         dram_writes_before_(l2.dram_sector_writes()) {
@@ -178,6 +192,7 @@ class LaunchCounter {
 
   const KernelLaunch& launch() const { return launch_; }
   const Range& arguments() const { return arguments_; }
+  bool by_line() const { return by_line_; }
 
   // The last global range that starts at or below `a`, or null.
   const Range* global_below(std::uintptr_t a) const {
@@ -197,19 +212,24 @@ class LaunchCounter {
     return it->contains(a) ? &*it : nullptr;
   }
 
-  void block_done(std::uint64_t block, const MemoryCounters& counts,
-                  std::vector<std::uint64_t> sectors);
+  // A block's counts, its global sectors and, counting by line, its instructions' figures.
+  void block_done(std::uint64_t block, const MemoryCounters& counts, BlockSectors sectors,
+                  const InstructionCounts& instructions);
   MemoryCounters finish();
+  // Counting by line, after finish(): the figures per source line (debug_info.hpp).
+  std::vector<SourceLineCounters> source_lines() const;
 
  private:
-  void feed(const std::vector<std::uint64_t>& sectors);
+  void feed(const BlockSectors& block);
 
   const KernelLaunch& launch_;
+  bool by_line_;
+  InstructionCounts instructions_;
   std::vector<Range> globals_;  // sorted by begin
   Range arguments_;
   std::mutex mutex_;
   MemoryCounters totals_;
-  std::map<std::uint64_t, std::vector<std::uint64_t>> pending_;  // blocks done out of order
+  std::map<std::uint64_t, BlockSectors> pending_;  // blocks done out of order
   std::uint64_t next_block_ = 0;
   HeavyHitters atomic_sectors_{1024};  // global atomic requests per sector, in block order
   std::uint64_t dram_reads_before_;
@@ -237,10 +257,13 @@ struct BlockCounter {
   const Instruction* reference = nullptr;
   std::size_t reference_size = 0;
   MemoryCounters counts;
-  std::vector<OpCounts> thread_ops;    // per CUDA thread of the block, this phase
-  OpCounts* current_ops = nullptr;     // the running thread's
-  std::vector<WarpPath> warp_path;     // per warp, this phase
-  std::vector<std::uint64_t> sectors;  // (sector << 2) | op, in request order
+  std::vector<OpCounts> thread_ops;  // per CUDA thread of the block, this phase
+  OpCounts* current_ops = nullptr;   // the running thread's
+  std::vector<WarpPath> warp_path;   // per warp, this phase
+  BlockSectors sectors;
+  // Counting by line (the launch's by_line()): each instruction's figures in this block.
+  bool by_line = false;
+  InstructionCounts instructions_by_key;
   Range dynamic_shared;
   Range tls;
   std::array<std::uintptr_t, 4> builtins{};  // threadIdx, blockIdx, blockDim, gridDim

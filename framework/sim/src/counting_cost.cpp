@@ -12,6 +12,27 @@
 #include "counting_block.hpp"
 
 namespace gpulab::sim::detail {
+namespace {
+
+// Adds what one request added to the block's counts (now - before) to its instruction's.
+void add_difference(GlobalAccessCounts& to, const GlobalAccessCounts& now,
+                    const GlobalAccessCounts& before) {
+  to.requests += now.requests - before.requests;
+  to.sectors += now.sectors - before.sectors;
+  to.bytes_requested += now.bytes_requested - before.bytes_requested;
+  to.lanes += now.lanes - before.lanes;
+  to.partial_sectors += now.partial_sectors - before.partial_sectors;
+}
+
+void add_difference(SharedAccessCounts& to, const SharedAccessCounts& now,
+                    const SharedAccessCounts& before) {
+  to.requests += now.requests - before.requests;
+  to.wavefronts += now.wavefronts - before.wavefronts;
+  to.bank_conflicts += now.bank_conflicts - before.bank_conflicts;
+  to.lanes += now.lanes - before.lanes;
+}
+
+}  // namespace
 
 // Adds `warp`'s arithmetic of this phase to the block's counts: per class, its slowest lane's (a
 // warp issues an instruction when any of its lanes executes it), and every lane's FP32 FLOPs.
@@ -113,10 +134,16 @@ void BlockCounter::cost_requests(unsigned warp, const WarpLog* log) {
         high / 4 - low / 4 < kWarp) {
       // Words among 32 consecutive ones are in different banks (or the same word): the most
       // common shared request, one wavefront.
-      SharedAccessCounts& c = shared_counts(counts, op_of(key));
-      c.requests += 1;
-      c.wavefronts += 1;
-      c.lanes += static_cast<std::uint64_t>(std::popcount(mask));
+      const auto lanes_active = static_cast<std::uint64_t>(std::popcount(mask));
+      for (SharedAccessCounts* c :
+           {&shared_counts(counts, op_of(key)),
+            by_line ? &shared_counts(instructions_by_key[key], op_of(key)) : nullptr}) {
+        if (c != nullptr) {
+          c->requests += 1;
+          c->wavefronts += 1;
+          c->lanes += lanes_active;
+        }
+      }
       continue;
     }
     for (std::uint32_t m = mask; m != 0; m &= m - 1) {
@@ -191,12 +218,27 @@ void BlockCounter::cost(unsigned warp, const Group& g) {
   if (global || op == Op::atomic) {
     loading = global && op == Op::load;
   }
-  if (global) {
-    WarpSectors& out = warp_sectors[warp];
+  WarpSectors& out = warp_sectors[warp];
+  if (by_line) [[unlikely]] {
+    // The request's figures are also its instruction's: what it adds to the block's counts.
+    MemoryCounters& instruction = instructions_by_key[g.key];
+    if (global) {
+      const GlobalAccessCounts before = global_counts(counts, op);
+      cost_global(g, out);
+      add_difference(global_counts(instruction, op), global_counts(counts, op), before);
+      out.keys.push_back(g.key);
+    } else {
+      const SharedAccessCounts before = shared_counts(counts, op);
+      cost_shared(g);
+      add_difference(shared_counts(instruction, op), shared_counts(counts, op), before);
+    }
+  } else if (global) {
     cost_global(g, out);
-    out.ends.emplace_back(g.position, static_cast<std::uint32_t>(out.sectors.size()));
   } else {
     cost_shared(g);
+  }
+  if (global) {
+    out.ends.emplace_back(g.position, static_cast<std::uint32_t>(out.sectors.size()));
   }
 }
 
@@ -376,13 +418,21 @@ void BlockCounter::end_phase() {
   counts.path_shared_requests += most.shared;
   counts.path_collectives += most.collectives;
   counts.path_arithmetic += most.arithmetic;
+  // Counting by line, the instruction key of each sector of request `i` of `w`.
+  const auto append_keys = [&](const WarpSectors& w, std::size_t i) {
+    const std::uint32_t begin = i == 0 ? 0 : w.ends[i - 1].second;
+    sectors.keys.insert(sectors.keys.end(), w.ends[i].second - begin, w.keys[i]);
+  };
   unsigned with_sectors = 0;
   for (const WarpSectors& w : warp_sectors) {
     with_sectors += w.ends.empty() ? 0 : 1;
   }
   if (with_sectors == 1) {
-    for (WarpSectors& w : warp_sectors) {
-      sectors.insert(sectors.end(), w.sectors.begin(), w.sectors.end());
+    for (const WarpSectors& w : warp_sectors) {
+      sectors.sectors.insert(sectors.sectors.end(), w.sectors.begin(), w.sectors.end());
+      for (std::size_t i = 0; by_line && i < w.ends.size(); ++i) {
+        append_keys(w, i);
+      }
     }
   } else if (with_sectors > 1) {
     merge_cursor.assign(warps, 0);
@@ -402,8 +452,11 @@ void BlockCounter::end_phase() {
         std::size_t& i = merge_cursor[warp];
         for (; i < w.ends.size() && w.ends[i].first == position; ++i) {
           const std::uint32_t begin = i == 0 ? 0 : w.ends[i - 1].second;
-          sectors.insert(sectors.end(), w.sectors.begin() + begin,
-                         w.sectors.begin() + w.ends[i].second);
+          sectors.sectors.insert(sectors.sectors.end(), w.sectors.begin() + begin,
+                                 w.sectors.begin() + w.ends[i].second);
+          if (by_line) {
+            append_keys(w, i);
+          }
         }
       }
     }

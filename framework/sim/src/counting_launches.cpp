@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "counting_block.hpp"
+#include "debug_info.hpp"
 #include "gpulab/core/counters.hpp"
 #include "gpulab/core/sector_cache.hpp"
 #include "gpulab/sim/runtime.hpp"
@@ -28,6 +29,7 @@ namespace {
 struct CountingState {
   std::atomic<bool> on{false};
   std::atomic<bool> sanitize{false};  // the sanitizer checks later launches
+  std::atomic<bool> by_line{false};   // later counted launches are also counted per source line
   std::mutex mutex;                   // guards launches and the file
   std::vector<CountedLaunch> launches;
   std::string file;      // GPULAB_SIM_COUNTERS: every counted launch appended as one JSON line
@@ -43,6 +45,7 @@ CountingState& counting_state() {
     const Settings& environment = settings();
     state.cold_l2 = environment.cold_l2;
     state.sanitize.store(environment.sanitize && counting_compiled());
+    state.by_line.store(environment.by_line && counting_compiled());
     if (environment.counters_file.empty()) {
       return false;
     }
@@ -87,33 +90,54 @@ SectorCache& l2_model() {
 
 }  // namespace
 
-void LaunchCounter::feed(const std::vector<std::uint64_t>& sectors) {
+void LaunchCounter::feed(const BlockSectors& block) {
   SectorCache& l2 = l2_model();
-  for (const std::uint64_t entry : sectors) {
+  const bool keyed = !block.keys.empty();
+  for (std::size_t i = 0; i < block.sectors.size(); ++i) {
+    const std::uint64_t entry = block.sectors[i];
     const std::uint64_t sector = entry >> 2;
+    // What this sector did in L2: lookups of reads and writes, hits, and reads that missed.
+    MemoryCounters d;
     switch (static_cast<Op>(entry & 3u)) {
       case Op::load:
-        totals_.l2_sector_reads += 1;
-        totals_.l2_sector_hits += l2.read(sector) ? 1 : 0;
+        d.l2_sector_reads = 1;
+        d.l2_sector_hits = l2.read(sector) ? 1 : 0;
+        d.dram_bytes_read = 32 * (1 - d.l2_sector_hits);
         break;
       case Op::store:
-        totals_.l2_sector_writes += 1;
-        totals_.l2_sector_hits += l2.write(sector) ? 1 : 0;
+        d.l2_sector_writes = 1;
+        d.l2_sector_hits = l2.write(sector) ? 1 : 0;
         break;
-      case Op::atomic:  // a read-modify-write at L2
+      case Op::atomic: {  // a read-modify-write at L2
         atomic_sectors_.add(sector);
-        totals_.l2_sector_reads += 1;
-        totals_.l2_sector_writes += 1;
-        totals_.l2_sector_hits += (l2.read(sector) ? 1 : 0) + (l2.write(sector) ? 1 : 0);
+        const bool read = l2.read(sector);
+        d.l2_sector_reads = 1;
+        d.l2_sector_writes = 1;
+        d.l2_sector_hits = (read ? 1 : 0) + (l2.write(sector) ? 1 : 0);
+        d.dram_bytes_read = read ? 0 : 32;
         break;
+      }
+    }
+    totals_.l2_sector_reads += d.l2_sector_reads;
+    totals_.l2_sector_writes += d.l2_sector_writes;
+    totals_.l2_sector_hits += d.l2_sector_hits;
+    if (keyed) {
+      MemoryCounters& line = instructions_[block.keys[i]];
+      line.l2_sector_reads += d.l2_sector_reads;
+      line.l2_sector_writes += d.l2_sector_writes;
+      line.l2_sector_hits += d.l2_sector_hits;
+      line.dram_bytes_read += d.dram_bytes_read;
     }
   }
 }
 
 void LaunchCounter::block_done(std::uint64_t block, const MemoryCounters& counts,
-                               std::vector<std::uint64_t> sectors) {
+                               BlockSectors sectors, const InstructionCounts& instructions) {
   std::scoped_lock lock(mutex_);
   totals_ += counts;
+  for (const auto& [key, figures] : instructions) {
+    instructions_[key] += figures;
+  }
   pending_.emplace(block, std::move(sectors));
   while (!pending_.empty() && pending_.begin()->first == next_block_) {
     feed(pending_.begin()->second);
@@ -130,6 +154,15 @@ MemoryCounters LaunchCounter::finish() {
   totals_.dram_bytes_written = (l2.dram_sector_writes() - dram_writes_before_) * 32;
   totals_.l2_atomic_busiest_sector = atomic_sectors_.largest();
   return totals_;
+}
+
+std::vector<SourceLineCounters> LaunchCounter::source_lines() const {
+  std::vector<SourceLineCounters> lines;
+  for (const auto& [key, figures] : instructions_) {
+    SourcePlace place = source_place(key >> 3);  // instruction_key(): the address above 3 bits
+    add_source_lines(lines, {{std::move(place.file), place.line, figures}});
+  }
+  return lines;
 }
 
 void LaunchCounterDeleter::operator()(LaunchCounter* counter) const noexcept {
@@ -158,7 +191,8 @@ LaunchCounterPtr begin_counting(const KernelLaunch& launch) {
   if (counting_state().cold_l2) {
     l2.clear();  // as Nsight Compute's --cache-control all; the write-back is no launch's
   }
-  return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals), l2));
+  const bool by_line = launch.kept && counting_state().by_line.load(std::memory_order_relaxed);
+  return LaunchCounterPtr(new LaunchCounter(launch, std::move(globals), l2, by_line));
 }
 
 std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool failed, bool keep) {
@@ -183,6 +217,9 @@ std::optional<CountedLaunch> finish_counting(LaunchCounterPtr counter, bool fail
   }
   record.longest_wait_cycles = launch.longest_wait_cycles.load();
   record.counters = counter->finish();
+  if (counter->by_line()) {
+    record.lines = counter->source_lines();
+  }
   if (keep) {
     keep_counted_launch(record);
   }
@@ -310,6 +347,18 @@ bool set_counting(bool on) noexcept {
 
 bool counting() noexcept {
   return detail::counting_state().on.load(std::memory_order_relaxed);
+}
+
+bool set_counting_by_line(bool on) noexcept {
+  if (on && !counting_available()) {
+    return false;
+  }
+  detail::counting_state().by_line.store(on, std::memory_order_relaxed);
+  return true;
+}
+
+bool counting_by_line() noexcept {
+  return detail::counting_state().by_line.load(std::memory_order_relaxed);
 }
 
 bool set_sanitizing(bool on) noexcept {

@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpulab/sim/device.hpp"
@@ -124,14 +126,14 @@ bool scopes_at(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& chain) 
 }
 
 // Where the code at `address`, inlined from the sim's headers, was written: the call site of its
-// innermost inlined scope whose call is in a file that is not one of them; empty when none is.
-std::string inlined_caller(Dwfl* dwfl, Dwarf_Addr address) {
+// innermost inlined scope whose call is in a file that is not one of them; {} when none is.
+SourcePlace inlined_caller(Dwfl* dwfl, Dwarf_Addr address) {
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_addrdie(dwfl, address, &bias);
   Dwarf_Files* files = nullptr;
   std::size_t count = 0;
   if (cu == nullptr || dwarf_getsrcfiles(cu, &files, &count) != 0) {
-    return "";
+    return {};
   }
   std::vector<Dwarf_Die> chain;
   scopes_at(cu, address - bias, chain);
@@ -146,34 +148,54 @@ std::string inlined_caller(Dwfl* dwfl, Dwarf_Addr address) {
     }
     const char* path = dwarf_filesrc(files, file, nullptr, nullptr);
     if (path != nullptr && !sim_header(path)) {
-      return file_and_line(path, static_cast<int>(line));
+      return {path, static_cast<unsigned>(line)};
     }
   }
-  return "";
+  return {};
 }
 
-}  // namespace
-
-std::string source_line(std::uint64_t pc) {
-  std::scoped_lock lock(debug_info_mutex());
+// The line of the instruction before `pc` and, where that line is in the sim's own headers, the
+// kernel's line that called them (else {}). The caller holds the mutex.
+std::pair<SourcePlace, SourcePlace> places_of(std::uint64_t pc) {
   Dwfl* dwfl = session();
   if (dwfl == nullptr || pc == 0) {
-    return "";
+    return {};
   }
   Dwfl_Line* line = dwfl_getsrc(dwfl, pc - 1);
   int number = 0;
   const char* file =
       line == nullptr ? nullptr : dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
   if (file == nullptr || number <= 0) {
+    return {};
+  }
+  const SourcePlace here{file, static_cast<unsigned>(number)};
+  return {here, sim_header(file) ? inlined_caller(dwfl, pc - 1) : SourcePlace{}};
+}
+
+}  // namespace
+
+std::string source_line(std::uint64_t pc) {
+  std::scoped_lock lock(debug_info_mutex());
+  const auto [here, caller] = places_of(pc);
+  if (here.line == 0) {
     return "";
   }
-  const std::string here = file_and_line(file, number);
-  if (sim_header(file)) {
-    if (const std::string caller = inlined_caller(dwfl, pc - 1); !caller.empty()) {
-      return caller + " (in " + here + ")";
-    }
+  const std::string text = file_and_line(here.file.c_str(), static_cast<int>(here.line));
+  if (caller.line != 0) {
+    return file_and_line(caller.file.c_str(), static_cast<int>(caller.line)) + " (in " + text + ")";
   }
-  return here;
+  return text;
+}
+
+SourcePlace source_place(std::uint64_t pc) {
+  std::scoped_lock lock(debug_info_mutex());
+  // A lab's program launches its kernels many times: each instruction is looked up once.
+  static std::unordered_map<std::uint64_t, SourcePlace> known;
+  if (const auto it = known.find(pc); it != known.end()) {
+    return it->second;
+  }
+  const auto [here, caller] = places_of(pc);
+  return known[pc] = caller.line != 0 ? caller : here;
 }
 
 std::string shared_variable_at(std::uintptr_t address) {
@@ -205,6 +227,9 @@ std::string shared_variable_at(std::uintptr_t address) {
 // Without libdw (configuring said so): no debug information is read.
 std::string source_line(std::uint64_t /*pc*/) {
   return "";
+}
+SourcePlace source_place(std::uint64_t /*pc*/) {
+  return {};
 }
 std::string shared_variable_at(std::uintptr_t /*address*/) {
   return "";

@@ -50,6 +50,17 @@ Settings read_settings(const char* (*get)(const char*)) {
       s.counters_file = file;
     }
   }
+  if (const char* text = value_of(get, "GPULAB_SIM_COUNTERS_BY_LINE")) {
+    if (std::string_view(text) == "1") {
+      s.by_line = true;
+      if (!counting_available()) {
+        fail("GPULAB_SIM_COUNTERS_BY_LINE=1 needs memory counting, but " +
+             counting_unavailable_reason());
+      }
+    } else if (std::string_view(text) != "0") {
+      fail(std::string("GPULAB_SIM_COUNTERS_BY_LINE must be 0 or 1, not '") + text + "'");
+    }
+  }
   if (const char* text = value_of(get, "GPULAB_SIM_CLOCK")) {
     if (std::string_view(text) == "modeled") {
       s.clock = ClockMode::modeled;

@@ -17,6 +17,7 @@ struct Settings {
   std::string spec;                         // GPULAB_SIM_SPEC: a key or name of `gpulab specs`
   std::optional<std::size_t> memory_bytes;  // GPULAB_SIM_MEMORY_BYTES: the device's capacity
   std::string counters_file;                // GPULAB_SIM_COUNTERS: every launch counted, appended
+  bool by_line = false;                     // GPULAB_SIM_COUNTERS_BY_LINE=1: and per source line
   std::optional<ClockMode> clock;           // GPULAB_SIM_CLOCK: what events read
   bool cold_l2 = false;                     // GPULAB_SIM_CACHE_CONTROL=all: L2 emptied per launch
   Schedule schedule;                        // GPULAB_SIM_SCHEDULE

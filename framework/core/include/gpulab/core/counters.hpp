@@ -120,6 +120,29 @@ struct MemoryCounters {
   [[nodiscard]] double global_load_efficiency_pct() const;
 };
 
+/// What the instructions of one source line did, summed over the line's instructions (a source
+/// view, like Nsight Compute's Source page; counted on sim with GPULAB_SIM_COUNTERS_BY_LINE=1).
+/// Only the figures a line's own accesses make: its requests, sectors, wavefronts and bank
+/// conflicts, its L2 lookups and hits, and the DRAM bytes its L2 misses read. DRAM writes
+/// (write-backs of evicted sectors), arithmetic, barriers and the critical path belong to no one
+/// line and stay 0.
+struct SourceLineCounters {
+  std::string file;   ///< the source file's path as the debug information names it; "" unknown
+  unsigned line = 0;  ///< 1-based; 0 where the program has no line information
+  MemoryCounters counters;
+  friend bool operator==(const SourceLineCounters&, const SourceLineCounters&) = default;
+};
+
+/// Adds each line of `from` to the line of `into` with the same file and line (appended where
+/// `into` has none), keeping `into` sorted by file and line.
+void add_source_lines(std::vector<SourceLineCounters>& into,
+                      const std::vector<SourceLineCounters>& from);
+
+/// Sectors a line's global requests moved beyond the bytes their lanes asked for, rounded up to
+/// whole sectors (0 where they moved no more): what a fully coalesced access would save. Summed
+/// over loads, stores and atomics.
+[[nodiscard]] std::uint64_t excess_sectors(const MemoryCounters& counters);
+
 /// One counted kernel launch.
 struct CountedLaunch {
   std::uint64_t launch_id = 0;                 ///< the process's launches so far, this one included
@@ -135,6 +158,8 @@ struct CountedLaunch {
   std::uint64_t static_shared_bytes = 0;
   std::uint64_t longest_wait_cycles = 0;  ///< the longest clock64() wait of one of its threads
   MemoryCounters counters;
+  /// The counters per source line, sorted by file and line, when counted by line (else empty).
+  std::vector<SourceLineCounters> lines;
   friend bool operator==(const CountedLaunch&, const CountedLaunch&) = default;
 };
 

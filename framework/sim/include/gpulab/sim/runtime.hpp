@@ -341,6 +341,15 @@ bool prepare_device(std::string_view spec, std::string* why = nullptr);
 bool set_counting(bool on) noexcept;
 /// Whether later launches are counted.
 [[nodiscard]] bool counting() noexcept;
+/// Turns counting by source line on or off for counted launches that start after the call: each
+/// then also carries its figures per line of the kernel's code (CountedLaunch::lines; `gpulab
+/// profile --source`). GPULAB_SIM_COUNTERS_BY_LINE=1 starts with it on. It costs a table lookup
+/// per warp-level request, and one lookup of the program's debug information per instruction (a
+/// program built without -g gets one line 0 of file ""). Returns false, changing nothing, when
+/// `on` is asked of a build that cannot count.
+bool set_counting_by_line(bool on) noexcept;
+/// Whether counted launches are also counted by line.
+[[nodiscard]] bool counting_by_line() noexcept;
 /// The `where` of a counted cuBLAS call: the sim models each SGEMM as a kernel launch, named
 /// "cublasSgemm as KERNEL" (docs/sim.md, "cuBLAS"), which counts as a launch of the work.
 inline constexpr std::string_view kCublasWhere = "cuBLAS";
