@@ -26,6 +26,7 @@
 #include "gpulab/core/files.hpp"
 #include "gpulab/core/kernel_table.hpp"
 #include "gpulab/core/results.hpp"
+#include "gpulab/core/rules.hpp"
 #include "gpulab/core/source_view.hpp"
 #include "gpulab/core/specs.hpp"
 #include "gpulab/core/traffic_model.hpp"
@@ -122,6 +123,7 @@ std::vector<std::string> split_list(const std::string& text) {
 struct KernelSummary {
   std::string kernel;
   std::size_t launches = 0;
+  std::vector<CountedLaunch> counted;  // --source: its launches, for the rules
   MemoryCounters counters;
   std::vector<SourceLineCounters> lines;  // --source: the launches' figures per line, summed
   double modeled_s = 0;
@@ -162,7 +164,7 @@ std::string count_text(double value) {
 
 // The kernel's source view: one row per line of its code that accessed memory, in file and line
 // order, then its hottest lines.
-void print_source_view(const KernelSummary& k) {
+void print_source_view(const KernelSummary& k, const GpuSpec& spec) {
   std::cout << "\nSource of " << k.kernel << " (" << k.launches
             << (k.launches == 1 ? " launch" : " launches") << "), counted per line:\n";
   if (k.lines.empty()) {
@@ -220,6 +222,18 @@ void print_source_view(const KernelSummary& k) {
     std::cout << " " << where(v.figures) << " " << format_fixed(v.l1_share_pct, 1) << "%";
   }
   std::cout << "\n";
+  const std::vector<Finding> findings = find_problems(k.counted, spec);
+  if (findings.empty()) {
+    std::cout << "No problem the rules know of would gain 5% or more here (modeled, " << spec.name
+              << ").\n";
+    return;
+  }
+  std::cout << "Problems, largest modeled gain first (" << spec.name << "):\n";
+  for (const Finding& f : findings) {
+    std::cout << "  " << (f.line == 0 ? std::string("the kernel") : where({f.file, f.line, {}}))
+              << ": " << to_string(f.problem) << ": " << f.what << "; fixed, the kernel would be "
+              << format_fixed(f.speedup, 2) << "x as fast (modeled)\n";
+  }
 }
 
 int run(const Options& options) {
@@ -367,7 +381,13 @@ int run(const Options& options) {
     }
     it->launches += 1;
     it->counters += launch.counters;
-    add_source_lines(it->lines, launch.lines);
+    if (options.source) {
+      add_source_lines(it->lines, launch.lines);
+      it->counted.push_back(launch);
+      if (chosen) {
+        it->counted.back().spec = chosen->key;
+      }
+    }
     it->modeled_s += m.time_s;
     it->time_by_bound[m.bound] += m.time_s;
     if (it->assumptions.empty()) {
@@ -445,8 +465,10 @@ int run(const Options& options) {
     }
   }
   if (options.source) {
+    const GpuSpec spec =
+        chosen ? *chosen : find_spec(launches.front().spec).value_or(default_spec());
     for (const KernelSummary& k : kernels) {
-      print_source_view(k);
+      print_source_view(k, spec);
     }
   }
   std::cout << "\nSums over each kernel's launches. Metric names as in Nsight Compute (gpulab "

@@ -81,27 +81,6 @@ const gpulab::kernels::Op& transpose_op() {
   return *op;
 }
 
-// Every launch of each level of `op` on `problem`, verified against the CPU reference first, then
-// counted with a cold L2 (as Nsight Compute measures). A wrong result is never modeled.
-std::vector<std::vector<gpulab::CountedLaunch>> count_levels(const gpulab::kernels::Op& op,
-                                                             gpulab::kernels::OpProblem& problem) {
-  std::vector<std::vector<gpulab::CountedLaunch>> levels;
-  for (std::size_t index = 0; index < op.levels.size(); ++index) {
-    std::fprintf(stderr, "gpulab-sim-bench: %s level %d (%s)...\n", std::string(op.name).c_str(),
-                 op.levels[index].number, std::string(op.levels[index].name).c_str());
-    try {
-      problem.verify(index, nullptr, 0);
-    } catch (const std::runtime_error& e) {
-      throw VerificationError(e.what());
-    }
-    levels.push_back(gpulab::sim::count_launches([&] {
-      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
-      problem.launch(index, nullptr, 0);
-    }));
-  }
-  return levels;
-}
-
 // Each level of the catalog's transpose on a side x side matrix (one launch each), counted.
 std::vector<gpulab::CountedLaunch> count_transpose_levels(int side) {
   const gpulab::kernels::Op& op = transpose_op();
@@ -342,6 +321,25 @@ void run_gemm_ladder() {
 }
 
 }  // namespace
+
+std::vector<std::vector<gpulab::CountedLaunch>> count_levels(const gpulab::kernels::Op& op,
+                                                             gpulab::kernels::OpProblem& problem) {
+  std::vector<std::vector<gpulab::CountedLaunch>> levels;
+  for (std::size_t index = 0; index < op.levels.size(); ++index) {
+    std::fprintf(stderr, "gpulab-sim-bench: %s level %d (%s)...\n", std::string(op.name).c_str(),
+                 op.levels[index].number, std::string(op.levels[index].name).c_str());
+    try {
+      problem.verify(index, nullptr, op.default_block);
+    } catch (const std::runtime_error& e) {
+      throw VerificationError(e.what());
+    }
+    levels.push_back(gpulab::sim::count_launches([&] {
+      GPULAB_CHECK(gpulab::sim::reset_modeled_l2());
+      problem.launch(index, nullptr, op.default_block);
+    }));
+  }
+  return levels;
+}
 
 void run_ladders() {
   if (!gpulab::sim::counting_available()) {

@@ -76,6 +76,7 @@
 #include "gpulab/runtime/stream.hpp"
 #include "gpulab/sim/runtime.hpp"
 #include "ladders.hpp"
+#include "rules_check.hpp"
 
 namespace {
 
@@ -546,6 +547,7 @@ int main(int argc, char** argv) {
   std::string json_path;
   bool counting_cost = false;
   bool ladders = false;
+  bool rules = false;
   bool lab04 = false;
   gpulab::sim_bench::FidelityOptions fidelity;
   std::string corpus;
@@ -557,6 +559,10 @@ int main(int argc, char** argv) {
   app.add_flag("--ladders", ladders,
                "Model the transpose, reduction and GEMM ladders from their counted traffic "
                "against published figures instead");
+  app.add_flag("--rules", rules,
+               "Check the rules' predicted speed-ups (gpulab profile --source) against the real "
+               "fixes of the catalog's ladders instead (exit 1 when one is off by more than 2x or "
+               "names the wrong line)");
   app.add_flag("--lab04", lab04,
                "Time lab 04's report (the solution's program) at three sizes instead");
   app.add_option("--fidelity", fidelity.files,
@@ -619,6 +625,14 @@ int main(int argc, char** argv) {
   if (!fidelity.files.empty()) {
     try {
       return gpulab::sim_bench::run_fidelity(fidelity);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpulab-sim-bench: error: %s\n", e.what());
+      return kFailure;
+    }
+  }
+  if (rules) {
+    try {
+      return gpulab::sim_bench::run_rules_check();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpulab-sim-bench: error: %s\n", e.what());
       return kFailure;
