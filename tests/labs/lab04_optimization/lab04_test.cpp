@@ -52,6 +52,7 @@
 #include "lab04.hpp"
 #include "numeric_check.hpp"
 #include "sanitize.hpp"
+#include "slow_lines.hpp"
 #include "test_device.hpp"
 
 #if !GPULAB_BACKEND_CUDA
@@ -701,7 +702,14 @@ GPULAB_GRADED_TEST(
         << " ms) against level " << c.before << "'s (median " << before.time.median_ms
         << " ms): " << gpulab::to_string(result.verdict) << ", ratio " << result.ratio << ", noise "
         << result.noise << ", " << describe(c.config)
-        << (gpulab::event_clock() == gpulab::TimingClock::modeled ? " (modeled clock)" : "");
+        << (gpulab::event_clock() == gpulab::TimingClock::modeled ? " (modeled clock)" : "")
+        << (result.verdict == gpulab::Comparison::faster
+                ? std::string()
+                : gpulab::testing::where_time_goes([&] {
+                    Core core(c.config, c.after, 2, false);
+                    core_of(c.after)(core.config, core.buffers, core.stream);
+                    GPULAB_CHECK(cudaStreamSynchronize(core.stream));
+                  }));
   }
 }
 
