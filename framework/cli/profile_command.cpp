@@ -124,6 +124,7 @@ struct KernelSummary {
   std::string kernel;
   std::size_t launches = 0;
   std::vector<CountedLaunch> counted;  // --source: its launches, for the rules
+  std::vector<Finding> findings;       // --source: the rules' problems of its launches
   MemoryCounters counters;
   std::vector<SourceLineCounters> lines;  // --source: the launches' figures per line, summed
   double modeled_s = 0;
@@ -153,6 +154,13 @@ ResultsFile profile_results(const std::vector<KernelSummary>& kernels, const std
         counter_results_metrics(k.counters, sim ? Provenance::counted : Provenance::measured)};
     result.metrics.push_back(Metric::modeled("time_ms", k.modeled_s * 1e3, spec));
     file.results.push_back(std::move(result));
+    // --source: the kernel's lines and its problems (the viewer's Source panel).
+    for (const SourceViewLine& line : source_view(k.lines)) {
+      file.results.push_back(source_line_result(k.kernel, line));
+    }
+    for (const Finding& f : k.findings) {
+      file.results.push_back(finding_result(k.kernel, f, spec));
+    }
   }
   return file;
 }
@@ -164,7 +172,7 @@ std::string count_text(double value) {
 
 // The kernel's source view: one row per line of its code that accessed memory, in file and line
 // order, then its hottest lines.
-void print_source_view(const KernelSummary& k, const GpuSpec& spec) {
+void print_source_view(const KernelSummary& k, const std::string& spec_name) {
   std::cout << "\nSource of " << k.kernel << " (" << k.launches
             << (k.launches == 1 ? " launch" : " launches") << "), counted per line:\n";
   if (k.lines.empty()) {
@@ -222,14 +230,13 @@ void print_source_view(const KernelSummary& k, const GpuSpec& spec) {
     std::cout << " " << where(v.figures) << " " << format_fixed(v.l1_share_pct, 1) << "%";
   }
   std::cout << "\n";
-  const std::vector<Finding> findings = find_problems(k.counted, spec);
-  if (findings.empty()) {
-    std::cout << "No problem the rules know of would gain 5% or more here (modeled, " << spec.name
+  if (k.findings.empty()) {
+    std::cout << "No problem the rules know of would gain 5% or more here (modeled, " << spec_name
               << ").\n";
     return;
   }
-  std::cout << "Problems, largest modeled gain first (" << spec.name << "):\n";
-  for (const Finding& f : findings) {
+  std::cout << "Problems, largest modeled gain first (" << spec_name << "):\n";
+  for (const Finding& f : k.findings) {
     std::cout << "  " << (f.line == 0 ? std::string("the kernel") : where({f.file, f.line, {}}))
               << ": " << to_string(f.problem) << ": " << f.what << "; fixed, the kernel would be "
               << format_fixed(f.speedup, 2) << "x as fast (modeled)\n";
@@ -467,8 +474,9 @@ int run(const Options& options) {
   if (options.source) {
     const GpuSpec spec =
         chosen ? *chosen : find_spec(launches.front().spec).value_or(default_spec());
-    for (const KernelSummary& k : kernels) {
-      print_source_view(k, spec);
+    for (KernelSummary& k : kernels) {
+      k.findings = find_problems(k.counted, spec);
+      print_source_view(k, spec.name);
     }
   }
   std::cout << "\nSums over each kernel's launches. Metric names as in Nsight Compute (gpulab "

@@ -88,6 +88,25 @@ TEST(CliProfile, SourceGivesEachLineOfTheKernelItsFiguresAndCode) {
       << run.out;
 }
 
+TEST(CliProfile, SourceWithJsonSavesTheLinesAndTheProblemsForTheViewer) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const gpulab::testing::TempDir dir("gpulab-cli-profile-source");
+  const std::string file = (dir.path() / "source.json").string();
+  const Outcome run = profile("--source --json " + shell_quote(file));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const gpulab::ResultsFile results = gpulab::load_results(file);
+  std::size_t lines = 0;
+  for (const gpulab::Result& r : results.results) {
+    if (r.name == gpulab::result_kind::counted_line) {
+      ++lines;
+      EXPECT_EQ(r.params.at("kernel"), "copy_float4");
+      EXPECT_TRUE(r.params.at("file").ends_with("counting_test.cu")) << r.params.at("file");
+      EXPECT_EQ(r.params.at("code"), "out[threadIdx.x] = in[threadIdx.x];");
+    }
+  }
+  EXPECT_EQ(lines, 1u);
+}
+
 TEST(CliProfile, SourceIsForTheSimBackend) {
   const Outcome run =
       gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " profile " +

@@ -137,6 +137,23 @@ TEST(Rules, TheKernelsTailAndItsLaunchOverheadAreProblemsOfTheWholeKernel) {
   EXPECT_FALSE(has(tiny, Problem::uncoalesced));
 }
 
+TEST(Rules, AFindingIsAResultWithItsModeledSpeedup) {
+  const Finding line{Problem::bank_conflicts, "/k.cu", 20, "pad it", 2.5};
+  const gpulab::Result r = gpulab::finding_result("k", line, "H100 SXM");
+  EXPECT_EQ(r.name, gpulab::result_kind::finding);
+  EXPECT_EQ(r.params.at("kernel"), "k");
+  EXPECT_EQ(r.params.at("problem"), "bank conflicts");
+  EXPECT_EQ(r.params.at("file"), "/k.cu");
+  EXPECT_EQ(r.params.at("line"), "20");
+  EXPECT_EQ(r.params.at("what"), "pad it");
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_EQ(r.metrics[0], gpulab::Metric::modeled("speedup_ratio", 2.5, "H100 SXM"));
+  const gpulab::Result whole =
+      gpulab::finding_result("k", {Problem::tail, "", 0, "whole waves", 1.2}, "T4");
+  EXPECT_EQ(whole.params.at("file"), "");
+  EXPECT_EQ(whole.params.at("line"), "0");
+}
+
 TEST(Rules, SmallGainsAreLeftOutAndNoLaunchesHaveNoProblems) {
   const CountedLaunch launch = launch_of(4096, {row_load(4096 * 8), column_store(4096 * 8)});
   for (const Finding& f : gpulab::find_problems({launch}, h100(), 1000)) {

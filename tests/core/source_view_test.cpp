@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,40 @@ TEST(SourceView, EachLineHasItsShareAndItsCode) {
   EXPECT_EQ(hottest[0].figures.line, 2u);
   EXPECT_EQ(hottest[1].figures.file, "");  // ties keep file and line order
   EXPECT_EQ(gpulab::hottest_lines(view, 10).size(), 4u);
+}
+
+TEST(SourceView, ALineIsAResultWithItsCodeAndTheFiguresItHas) {
+  gpulab::SourceViewLine v;
+  v.figures = line("/src/k.cu", 12, 0, 0);
+  v.figures.counters.global_store = {.requests = 2, .sectors = 64, .bytes_requested = 256};
+  v.figures.counters.l2_sector_writes = 64;
+  v.l1_share_pct = 75;
+  v.code = "out[i * n] = x;";
+  const gpulab::Result r = gpulab::source_line_result("k", v);
+  EXPECT_EQ(r.name, gpulab::result_kind::counted_line);
+  EXPECT_EQ(r.params.at("kernel"), "k");
+  EXPECT_EQ(r.params.at("file"), "/src/k.cu");
+  EXPECT_EQ(r.params.at("line"), "12");
+  EXPECT_EQ(r.params.at("code"), "out[i * n] = x;");
+  const auto value = [&](const std::string& name) -> std::optional<double> {
+    for (const gpulab::Metric& m : r.metrics) {
+      if (m.name == name) {
+        EXPECT_EQ(m.provenance, gpulab::Provenance::counted) << name;
+        return m.value;
+      }
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(value("requests_count"), 2.0);
+  EXPECT_EQ(value("store_sectors_per_request_ratio"), 32.0);
+  EXPECT_EQ(value("excess_sectors_count"), 56.0);
+  EXPECT_EQ(value("l2_hit_rate_percent"), 0.0);
+  EXPECT_EQ(value("l1_share_percent"), 75.0);
+  EXPECT_FALSE(value("load_sectors_per_request_ratio"));  // no loads on the line
+  EXPECT_FALSE(value("shared_wavefronts_count"));         // nor shared accesses
+  for (const gpulab::Metric& m : r.metrics) {
+    EXPECT_TRUE(gpulab::has_unit_suffix(m.name)) << m.name;
+  }
 }
 
 TEST(SourceView, AKernelWithoutTrafficHasNoShares) {

@@ -435,6 +435,26 @@ TEST_F(ViewerApp, MemoryPanelDrawsTheCountedKernelsOfAProfileFile) {
   EXPECT_GT(drawn_fraction(loaded), 3 * drawn_fraction(empty));
 }
 
+TEST_F(ViewerApp, SourcePanelDrawsTheLinesOfAProfileBySourceLine) {
+  require_xvfb();
+  if (IsSkipped()) {
+    return;
+  }
+  // profile_source_sim.json: `gpulab profile` of the catalog's transposes with --source on sim.
+  // Without it the panel draws one hint line; with it, the first kernel's problems, its lines
+  // with their heat bars and figures, and its code.
+  const fs::path empty = dir_ / "source_empty.png";
+  const fs::path loaded = dir_ / "source.png";
+  Outcome r = run_headless({"--panel", "source", "--screenshot", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_headless(
+      {"--panel", "source", "--screenshot", loaded.string(), kData + "/profile_source_sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  expect_viewer_png(loaded, 1280, 800);
+  EXPECT_GT(drawn_fraction(loaded), 3 * drawn_fraction(empty));
+}
+
 TEST_F(ViewerApp, LevelsPanelDrawsTheLevelsOfALab04File) {
   require_xvfb();
   if (IsSkipped()) {

@@ -123,6 +123,17 @@ std::string_view to_string(Problem problem) noexcept {
   return "?";
 }
 
+Result finding_result(const std::string& kernel, const Finding& finding,
+                      const std::string& spec_name) {
+  return Result{result_kind::finding,
+                {{"kernel", kernel},
+                 {"problem", std::string(to_string(finding.problem))},
+                 {"file", finding.file},
+                 {"line", std::to_string(finding.line)},
+                 {"what", finding.what}},
+                {Metric::modeled("speedup_ratio", finding.speedup, spec_name)}};
+}
+
 CountedLaunch with_fix(const CountedLaunch& launch, Problem problem,
                        const SourceLineCounters& line) {
   CountedLaunch fixed = launch;

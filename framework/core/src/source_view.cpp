@@ -60,4 +60,43 @@ std::vector<SourceViewLine> hottest_lines(const std::vector<SourceViewLine>& vie
   return hottest;
 }
 
+Result source_line_result(const std::string& kernel, const SourceViewLine& line) {
+  const MemoryCounters& c = line.figures.counters;
+  const std::uint64_t global =
+      c.global_load.requests + c.global_store.requests + c.global_atomic.requests;
+  const std::uint64_t shared =
+      c.shared_load.requests + c.shared_store.requests + c.shared_atomic.requests;
+  Result r{result_kind::counted_line,
+           {{"kernel", kernel},
+            {"file", line.figures.file},
+            {"line", std::to_string(line.figures.line)},
+            {"code", line.code}},
+           {}};
+  const auto add = [&](const char* name, double value) {
+    r.metrics.push_back({name, value, Provenance::counted, "", ""});
+  };
+  add("requests_count", static_cast<double>(global + shared));
+  if (c.global_load.requests > 0) {
+    add("load_sectors_per_request_ratio", c.sectors_per_load_request());
+  }
+  if (c.global_store.requests > 0) {
+    add("store_sectors_per_request_ratio", c.sectors_per_store_request());
+  }
+  add("excess_sectors_count", static_cast<double>(excess_sectors(c)));
+  if (global > 0) {
+    add("l2_hit_rate_percent", c.l2_hit_rate_pct());
+  }
+  add("dram_read_bytes", static_cast<double>(c.dram_bytes_read));
+  if (shared > 0) {
+    add("shared_wavefronts_count",
+        static_cast<double>(c.shared_load.wavefronts + c.shared_store.wavefronts +
+                            c.shared_atomic.wavefronts));
+    add("bank_conflicts_count",
+        static_cast<double>(c.shared_load.bank_conflicts + c.shared_store.bank_conflicts +
+                            c.shared_atomic.bank_conflicts));
+  }
+  add("l1_share_percent", line.l1_share_pct);
+  return r;
+}
+
 }  // namespace gpulab

@@ -228,7 +228,8 @@ void Model::rebuild_views() {
   for (const Source& source : sources) {
     panel_data_.sources.push_back(SourceViews{
         source, benchmark_view(*source.file, spec), components_views(*source.file),
-        sweep_views(*source.file), memory_views(*source.file), levels_views(*source.file),
+        sweep_views(*source.file), memory_views(*source.file), code_views(*source.file),
+        levels_views(*source.file),
         source.history != nullptr ? std::optional(memory_timeline_view(*source.history))
                                   : std::nullopt,
         source.class_summary != nullptr ? std::optional(class_view(*source.class_summary))

@@ -86,26 +86,13 @@ void draw_flow(const MemoryView& v) {
 
 void draw_memory_panel(Model& model) {
   if (panel::begin("memory")) {
-    const PanelData& data = model.panel_data();
     Selections& selections = model.selections();
-    const std::vector<std::size_t> candidates =
-        panel::sources_with(data, [](const SourceViews& views) { return !views.memory.empty(); });
-    if (candidates.empty()) {
-      widgets::wrapped(
-          "no profiled kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
-          "--json FILE)",
-          colours::kUnavailable);
-    } else {
-      const std::size_t source =
-          panel::pick_source("source", data, candidates, selections.memory_source);
-      const std::vector<MemoryView>& kernels = data.sources[source].memory;
-      std::vector<std::string> names;
-      names.reserve(kernels.size());
-      for (const MemoryView& kernel : kernels) {
-        names.push_back(kernel.kernel.empty() ? std::string("(unnamed kernel)") : kernel.kernel);
-      }
-      panel::combo("kernel", selections.memory_kernel, names);
-      draw_flow(kernels[std::min(selections.memory_kernel, kernels.size() - 1)]);
+    if (const MemoryView* v = panel::pick_kernel(
+            model.panel_data(), &SourceViews::memory, selections.memory_source,
+            selections.memory_kernel,
+            "no profiled kernels - open a file that gpulab profile wrote (gpulab profile lab02 "
+            "--json FILE)")) {
+      draw_flow(*v);
     }
   }
   ImGui::End();

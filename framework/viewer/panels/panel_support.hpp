@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "gpulab/viewer/model.hpp"
+#include "gpulab/viewer/plot/colours.hpp"
+#include "panels/widgets.hpp"
 
 namespace gpulab::viewer::panel {
 
@@ -45,6 +48,29 @@ bool combo(const char* label, std::size_t& index, const std::vector<std::string>
 /// candidates is empty.
 std::size_t pick_source(const char* label, const PanelData& data,
                         const std::vector<std::size_t>& candidates, std::size_t& selected);
+
+/// The pickers of a panel of per-kernel views (SourceViews::memory, ::code): the sources that have
+/// some, then the kernel (a `kernel` member) of the picked source's; `hint` in grey when no source
+/// has any. Returns the picked view, or nullptr when there is none.
+template <class View>
+const View* pick_kernel(const PanelData& data, std::vector<View> SourceViews::*views,
+                        std::size_t& source, std::size_t& kernel, const std::string& hint) {
+  const std::vector<std::size_t> candidates =
+      sources_with(data, [&](const SourceViews& v) { return !(v.*views).empty(); });
+  if (candidates.empty()) {
+    widgets::wrapped(hint, colours::kUnavailable);
+    return nullptr;
+  }
+  const std::vector<View>& kernels =
+      data.sources[pick_source("source", data, candidates, source)].*views;
+  std::vector<std::string> names;
+  names.reserve(kernels.size());
+  for (const View& v : kernels) {
+    names.push_back(v.kernel.empty() ? std::string("(unnamed kernel)") : v.kernel);
+  }
+  combo("kernel", kernel, names);
+  return &kernels[std::min(kernel, kernels.size() - 1)];
+}
 
 /// The sentence that goes next to any chart of a sim source: its measured times are CPU time
 /// (and, when `modeled_spec` is given, what the modeled numbers are for); hovering explains.

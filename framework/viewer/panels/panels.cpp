@@ -32,6 +32,7 @@ std::span<const PanelInfo> all_panels() {
       {"occupancy", "Occupancy explorer", &draw_occupancy_panel},
       {"sweep", "Block-size sweep", &draw_sweep_panel},
       {"memory", "Memory traffic", &draw_memory_panel},
+      {"source", "Source", &draw_code_panel},
       {"levels", "Optimization levels", &draw_levels_panel},
       {"history", "Memory history", &draw_history_panel},
       {"class", "Class", &draw_class_panel},

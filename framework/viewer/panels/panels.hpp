@@ -16,7 +16,7 @@ namespace gpulab::viewer {
 /// One panel: its short name (for --panel), its window title, and its draw function.
 struct PanelInfo {
   std::string_view name;   ///< "device", "results", "run", "benchmark", "components",
-                           ///< "roofline", "occupancy", "sweep", "memory", "levels",
+                           ///< "roofline", "occupancy", "sweep", "memory", "source", "levels",
                            ///< "history", "class"
   std::string_view title;  ///< the ImGui window title, e.g. "Device and spec"
   void (*draw)(Model& model);
@@ -49,6 +49,11 @@ void draw_components_panel(Model& model);
 /// "Memory traffic": one profiled kernel's global loads and stores from requests through L1
 /// sectors and L2 to DRAM, and its shared-memory wavefronts and bank conflicts.
 void draw_memory_panel(Model& model);
+
+/// "Source": one kernel's lines counted on sim (gpulab profile --source), hottest first with its
+/// share of the kernel's L1 traffic as a heat bar, each line's figures and code, and the problems
+/// the rules found with the modeled gain of each fix.
+void draw_code_panel(Model& model);
 
 /// "Optimization levels": the lab 04 levels of the selected shape as bars (time with speed-up, or
 /// device memory held) and each level's buffers against the sequence length with its growth

@@ -130,6 +130,10 @@ inline constexpr const char* attention_bottleneck = "attention_bottleneck";  ///
 inline constexpr const char* op_cost = "op_cost";  ///< lab 03: an op placed on the roofline
 inline constexpr const char* block_size_sweep = "block_size_sweep";  ///< viewer: param kernel
 inline constexpr const char* counted_kernel = "counted_kernel";      ///< gpulab profile
+/// gpulab profile --source: params kernel, file, line, code; a line's counted figures
+inline constexpr const char* counted_line = "counted_line";
+/// gpulab profile --source: params kernel, problem, file, line, what; its modeled speedup_ratio
+inline constexpr const char* finding = "finding";
 inline constexpr const char* kernel_bench = "kernel_bench";  ///< gpulab bench: params op, level
 inline constexpr const char* attention_level = "attention_level";  ///< lab 04: param level
 /// lab 04: params level, seq_len; the device memory a level's buffers take at that length

@@ -42,6 +42,12 @@ struct Finding {
 [[nodiscard]] std::vector<Finding> find_problems(const std::vector<CountedLaunch>& launches,
                                                  const GpuSpec& spec, double min_speedup = 1.05);
 
+/// A finding of `kernel` as a results file's result (result_kind::finding): params kernel,
+/// problem (to_string), file, line ("" and "0" for the whole kernel), what; metric speedup_ratio,
+/// modeled on `spec_name`.
+[[nodiscard]] Result finding_result(const std::string& kernel, const Finding& finding,
+                                    const std::string& spec_name);
+
 /// The launch with the figures of `line` changed to those of the fix of `problem` (the others as
 /// counted): what find_problems() models. For the line problems only.
 [[nodiscard]] CountedLaunch with_fix(const CountedLaunch& launch, Problem problem,

@@ -32,4 +32,11 @@ struct SourceViewLine {
 [[nodiscard]] std::vector<SourceViewLine> hottest_lines(const std::vector<SourceViewLine>& view,
                                                         std::size_t count);
 
+/// A line of `kernel`'s view as a results file's result (result_kind::counted_line): params
+/// kernel, file, line, code; counted metrics requests_count, excess_sectors_count,
+/// dram_read_bytes, l1_share_percent, and where the line has them
+/// load_sectors_per_request_ratio, store_sectors_per_request_ratio, l2_hit_rate_percent (global
+/// requests), shared_wavefronts_count and bank_conflicts_count (shared requests).
+[[nodiscard]] Result source_line_result(const std::string& kernel, const SourceViewLine& line);
+
 }  // namespace gpulab

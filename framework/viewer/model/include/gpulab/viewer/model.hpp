@@ -131,6 +131,7 @@ struct SourceViews {
   std::vector<ComponentsView> components;      ///< its attention shapes
   std::vector<SweepView> sweeps;               ///< its block-size sweeps
   std::vector<MemoryView> memory;              ///< its counted kernels
+  std::vector<CodeView> code;                  ///< its kernels' counted lines and problems
   std::vector<LevelsView> levels;              ///< its attention levels (lab 04)
   std::optional<MemoryTimelineView> timeline;  ///< its memory history, when it has one
   std::optional<ClassView> class_view;         ///< its class summary, when it is one
@@ -155,6 +156,8 @@ struct Selections {
   std::size_t sweep_index = 0;        ///< index in that source's sweeps
   std::size_t memory_source = 0;      ///< index in PanelData::sources
   std::size_t memory_kernel = 0;      ///< index in that source's counted kernels
+  std::size_t code_source = 0;        ///< index in PanelData::sources, for the Source panel
+  std::size_t code_kernel = 0;        ///< index in that source's code views
   std::size_t levels_source = 0;      ///< index in PanelData::sources
   std::size_t levels_shape = 0;       ///< index in that source's levels views
   std::size_t history_source = 0;     ///< index in PanelData::sources

@@ -223,6 +223,45 @@ struct MemoryView {
 [[nodiscard]] std::vector<MemoryView> memory_views(const ResultsFile& file);
 
 // ---------------------------------------------------------------------------------------------
+// Source panel
+// ---------------------------------------------------------------------------------------------
+
+/// One line of a kernel's code with what its accesses cost (a counted_line result of `gpulab
+/// profile --source`); a figure the line has no access of is empty.
+struct CodeLine {
+  std::string where;  ///< "transpose.cu:49": the file's name (no folders) and the line
+  std::string code;   ///< the line's text (param code)
+  std::optional<double> requests;
+  std::optional<double> load_sectors_per_request;
+  std::optional<double> store_sectors_per_request;
+  std::optional<double> excess_sectors;  ///< sectors beyond the bytes the lanes asked for
+  std::optional<double> shared_wavefronts;
+  std::optional<double> bank_conflicts;
+  std::optional<double> l2_hit_percent;
+  std::optional<double> dram_read_bytes;
+  double l1_share_percent = 0;  ///< the heat: the line's share of the kernel's L1 traffic, 0-100
+};
+
+/// A problem the rules found in a kernel (a finding result).
+struct CodeProblem {
+  std::string where;              ///< "transpose.cu:49", or "the kernel"
+  std::string problem;            ///< "uncoalesced", "bank conflicts", ...
+  std::string what;               ///< in words
+  std::optional<double> speedup;  ///< modeled: the kernel's time now over its time fixed
+  std::string spec;               ///< of the speed-up
+};
+
+/// One kernel's source view.
+struct CodeView {
+  std::string kernel;
+  std::vector<CodeLine> lines;        ///< hottest first (largest L1 share), then in file order
+  std::vector<CodeProblem> problems;  ///< largest modeled speed-up first
+};
+
+/// Every kernel of `file` with counted lines or problems, in the order of its first result.
+[[nodiscard]] std::vector<CodeView> code_views(const ResultsFile& file);
+
+// ---------------------------------------------------------------------------------------------
 // Levels panel
 // ---------------------------------------------------------------------------------------------
 
