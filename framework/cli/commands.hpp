@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,14 @@ namespace gpulab::cli {
 /// when first asked and kept (a CUDA call costs about a second where a driver is present); empty
 /// where the command links the sim (main.cpp).
 [[nodiscard]] CudaDevices cuda_devices();
+
+/// The program `gpulab profile` and `gpulab sanitize` run for `target`: a path (with a '/': the
+/// program there, UsageError when there is none), else a lab (its report program on `backend`,
+/// the solution's with `solution`, the student's with `student`, else as `gpulab run` chooses),
+/// built first. `command` names the command in messages ("profile one lab at a time").
+[[nodiscard]] std::filesystem::path target_program(const std::string& target, bool solution,
+                                                   bool student, const std::string& backend,
+                                                   const std::string& command);
 
 /// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and
 /// --no-sandbox (grade_command.cpp); `options.cuda` is cuda_devices().
@@ -54,6 +63,9 @@ Command add_check_command(CLI::App& app);
 /// report or a sim program with memory counting on and prints the counts and modeled times per
 /// kernel; `program_args` (what followed --) go to the program.
 Command add_profile_command(CLI::App& app, const std::vector<std::string>& program_args);
+/// `gpulab sanitize TARGET [--solution|--student] [-- ARGS]`: runs a lab's report or a sim
+/// program with the sim's sanitizer on for every launch, and says what it checked.
+Command add_sanitize_command(CLI::App& app, const std::vector<std::string>& program_args);
 /// `gpulab bench [OP] [--level N] [--block N] [--size N] [--backend B] [--spec S] [--json F]`:
 /// verifies, then times the levels of one op of the kernel catalog
 /// (gpulab/kernels/catalog.hpp).

@@ -49,14 +49,16 @@ int main(int argc, char** argv) {
       "2 bad arguments.");
 
   // Everything after "--" belongs to a lab's report program (gpulab run LAB -- ARGS) or the
-  // profiled program (gpulab profile TARGET -- ARGS).
+  // profiled or sanitized program (gpulab profile TARGET -- ARGS, gpulab sanitize TARGET -- ARGS).
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> lab_args;
   if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
     lab_args.assign(dashes + 1, args.end());
     args.erase(dashes, args.end());
-    if (args.empty() || (args.front() != "run" && args.front() != "profile")) {
-      return usage_error("arguments after -- are only for `gpulab run` and `gpulab profile`");
+    if (args.empty() ||
+        (args.front() != "run" && args.front() != "profile" && args.front() != "sanitize")) {
+      return usage_error(
+          "arguments after -- are only for `gpulab run`, `gpulab profile` and `gpulab sanitize`");
     }
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
       gpulab::cli::add_occupancy_command(app),
       gpulab::cli::add_view_command(app),
       gpulab::cli::add_profile_command(app, lab_args),
+      gpulab::cli::add_sanitize_command(app, lab_args),
       gpulab::cli::add_bench_command(app),
   };
 

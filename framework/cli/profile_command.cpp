@@ -80,34 +80,6 @@ std::string choose_profile_backend(const Options& options, bool have_ncu) {
   return choose_backend(build_manifest(), "", cuda_devices());
 }
 
-// The program to run and the arguments it gets.
-std::pair<std::filesystem::path, std::vector<std::string>> program_of(const Options& options,
-                                                                      const std::string& backend) {
-  std::vector<std::string> args = options.extra;
-  const std::filesystem::path as_path(options.target);
-  if (options.target.find('/') != std::string::npos) {
-    if (!std::filesystem::is_regular_file(as_path)) {
-      throw UsageError("no program at '" + options.target + "'");
-    }
-    return {as_path, args};
-  }
-  const LabManifest manifest = build_manifest();
-  const std::vector<const LabEntry*> labs = select_labs(manifest, {options.target});
-  if (labs.size() != 1) {
-    throw UsageError("profile one lab at a time, not '" + options.target + "'");
-  }
-  const std::string variant = choose_variant(manifest, options.solution, options.student);
-  const LabRun* run = find_run(*labs.front(), variant, backend);
-  if (run == nullptr) {
-    throw std::runtime_error(labs.front()->id + " has no " + variant + " build for the " + backend +
-                             " backend");
-  }
-  if (!build_report(*labs.front(), *run, "profile")) {
-    throw std::runtime_error(labs.front()->id + "'s " + variant + " code did not build");
-  }
-  return {run->report, args};
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);
@@ -285,7 +257,9 @@ int run(const Options& options) {
   }
   const std::optional<std::filesystem::path> ncu = find_on_path("ncu");
   const std::string backend = choose_profile_backend(options, ncu.has_value());
-  const auto [program, args] = program_of(options, backend);
+  const std::filesystem::path program =
+      target_program(options.target, options.solution, options.student, backend, "profile");
+  const std::vector<std::string>& args = options.extra;
   if (backend == "sim" && !GPULAB_SIM_COUNTING_AVAILABLE) {
     throw std::runtime_error(
         "memory counting is not available in this build (" GPULAB_SIM_COUNTING_STATUS ")");
