@@ -30,6 +30,22 @@ namespace gpulab::cli {
                                                    bool student, const std::string& backend,
                                                    const std::string& command);
 
+/// A private folder (mkdtemp: mode 0700) in the system's temporary directory, named
+/// "STEM.XXXXXX" with a unique suffix, removed with what it holds when destroyed: where `gpulab
+/// profile` and `gpulab sanitize` have the program they run write its counted launches. Throws
+/// std::runtime_error "cannot create a temporary directory for WHAT" when it cannot be made.
+class PrivateTempFolder {
+ public:
+  PrivateTempFolder(const std::string& stem, const std::string& what);
+  ~PrivateTempFolder();
+  PrivateTempFolder(const PrivateTempFolder&) = delete;
+  PrivateTempFolder& operator=(const PrivateTempFolder&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 /// The options `gpulab grade` and `gpulab check` share: LAB..., --backend, --timeout, -j and
 /// --no-sandbox (grade_command.cpp); `options.cuda` is cuda_devices().
 void add_grading_options(CLI::App& command, GradeOptions& options);

@@ -267,67 +267,62 @@ int run(const Options& options) {
 
   // The figures' file (sim: counted launches; cuda: ncu's CSV): fresh, in a private temporary
   // directory.
-  // mkdtemp replaces the template's trailing six 'X' with a unique suffix.
-  std::string dir_template =
-      (std::filesystem::temp_directory_path() / ("gpulab-profile." + std::string(6, 'X'))).string();
-  if (mkdtemp(dir_template.data()) == nullptr) {
-    throw std::runtime_error("cannot create a temporary directory for the counters");
-  }
-  const std::filesystem::path dir(dir_template);
   int status = 0;
   std::vector<CountedLaunch> launches;
-  if (backend == "cuda") {
-    const std::filesystem::path csv = dir / "ncu.csv";
-    std::string names;
-    for (const std::string_view name : ncu_metric_names()) {
-      names += (names.empty() ? "" : ",") + std::string(name);
-    }
-    std::vector<std::string> ncu_args = {"--metrics",           names,        "--csv",
-                                         "--print-units",       "base",       "--cache-control",
-                                         options.cache_control, "--log-file", csv.string(),
-                                         program.string()};
-    ncu_args.insert(ncu_args.end(), args.begin(), args.end());
-    std::cout << "gpulab profile: " << program.filename().string() << " under Nsight Compute ("
-              << ncu->string() << ")\n"
-              << std::flush;
-    status = run_program(*ncu, ncu_args);
-    if (const std::optional<std::string> text = read_file(csv)) {
-      try {
-        launches = parse_ncu_csv(*text);
-      } catch (const std::exception& e) {
-        std::filesystem::remove_all(dir);
-        throw std::runtime_error(std::string("reading what ncu wrote: ") + e.what());
+  {
+    const PrivateTempFolder folder("gpulab-profile", "the counters");
+    const std::filesystem::path& dir = folder.path();
+    if (backend == "cuda") {
+      const std::filesystem::path csv = dir / "ncu.csv";
+      std::string names;
+      for (const std::string_view name : ncu_metric_names()) {
+        names += (names.empty() ? "" : ",") + std::string(name);
+      }
+      std::vector<std::string> ncu_args = {"--metrics",           names,        "--csv",
+                                           "--print-units",       "base",       "--cache-control",
+                                           options.cache_control, "--log-file", csv.string(),
+                                           program.string()};
+      ncu_args.insert(ncu_args.end(), args.begin(), args.end());
+      std::cout << "gpulab profile: " << program.filename().string() << " under Nsight Compute ("
+                << ncu->string() << ")\n"
+                << std::flush;
+      status = run_program(*ncu, ncu_args);
+      if (const std::optional<std::string> text = read_file(csv)) {
+        try {
+          launches = parse_ncu_csv(*text);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(std::string("reading what ncu wrote: ") + e.what());
+        }
+      }
+      // The modeled times are for the GPU that was measured, unless --spec says otherwise.
+      const CudaDevices devices = cuda_devices();
+      if (const DeviceQuery query = devices ? devices() : DeviceQuery{}; query.usable()) {
+        const std::string key = spec_for_device(query.devices.front()).key;
+        for (CountedLaunch& launch : launches) {
+          launch.spec = key;
+        }
+      }
+    } else {
+      // The program's sim settings, in its environment (this process's stays as it is).
+      const std::filesystem::path file = dir / "counters.jsonl";
+      std::vector<std::pair<std::string, std::string>> env = {
+          {"GPULAB_SIM_COUNTERS", file.string()},
+          {"GPULAB_SIM_CACHE_CONTROL", options.cache_control}};
+      if (chosen) {
+        env.emplace_back("GPULAB_SIM_SPEC", chosen->key);
+      }
+      if (options.source) {
+        env.emplace_back("GPULAB_SIM_COUNTERS_BY_LINE", "1");
+      }
+      std::cout << "gpulab profile: " << program.filename().string()
+                << " with memory counting on (sim backend)\n"
+                << std::flush;
+      status = run_program(program, args, env);
+      if (std::filesystem::exists(file)) {
+        launches = read_counted_launches(file);
       }
     }
-    // The modeled times are for the GPU that was measured, unless --spec says otherwise.
-    const CudaDevices devices = cuda_devices();
-    if (const DeviceQuery query = devices ? devices() : DeviceQuery{}; query.usable()) {
-      const std::string key = spec_for_device(query.devices.front()).key;
-      for (CountedLaunch& launch : launches) {
-        launch.spec = key;
-      }
-    }
-  } else {
-    // The program's sim settings, in its environment (this process's stays as it is).
-    const std::filesystem::path file = dir / "counters.jsonl";
-    std::vector<std::pair<std::string, std::string>> env = {
-        {"GPULAB_SIM_COUNTERS", file.string()},
-        {"GPULAB_SIM_CACHE_CONTROL", options.cache_control}};
-    if (chosen) {
-      env.emplace_back("GPULAB_SIM_SPEC", chosen->key);
-    }
-    if (options.source) {
-      env.emplace_back("GPULAB_SIM_COUNTERS_BY_LINE", "1");
-    }
-    std::cout << "gpulab profile: " << program.filename().string()
-              << " with memory counting on (sim backend)\n"
-              << std::flush;
-    status = run_program(program, args, env);
-    if (std::filesystem::exists(file)) {
-      launches = read_counted_launches(file);
-    }
-  }
-  std::filesystem::remove_all(dir);
+  }  // the folder and its file are removed
   std::cout << "\n";
   if (status != 0) {
     std::cerr << "gpulab profile: " << program.filename().string() << " exited with status "

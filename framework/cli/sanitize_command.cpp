@@ -5,7 +5,6 @@
 // checked. What it finds fails the launch: the program reports the error, with the sim's
 // diagnosis (docs/debugging.md). On a GPU, compute-sanitizer is the tool.
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -38,28 +37,15 @@ int run(const Options& options) {
   const std::filesystem::path program =
       target_program(options.target, options.solution, options.student, "sim", "sanitize");
   // The launches that finished, checked, are appended to a file in a private temporary folder.
-  std::string dir_template =
-      (std::filesystem::temp_directory_path() / "gpulab-sanitize.XXXXXX").string();
-  if (mkdtemp(dir_template.data()) == nullptr) {
-    throw std::runtime_error("cannot create a temporary directory for the checked launches");
-  }
-  const std::filesystem::path dir(dir_template);
-  const std::filesystem::path file = dir / "launches.jsonl";
+  const PrivateTempFolder folder("gpulab-sanitize", "the checked launches");
+  const std::filesystem::path file = folder.path() / "launches.jsonl";
   std::cout << "gpulab sanitize: " << program.filename().string()
             << " with the sim's sanitizer on for every kernel launch\n"
             << std::flush;
   const int status = run_program(program, options.args,
                                  {{"GPULAB_SIM_SANITIZE", "1"}, {"GPULAB_SIM_COUNTERS", file}});
-  std::vector<CountedLaunch> launches;
-  try {
-    if (std::filesystem::exists(file)) {
-      launches = read_counted_launches(file);
-    }
-  } catch (const std::exception&) {
-    std::filesystem::remove_all(dir);
-    throw;
-  }
-  std::filesystem::remove_all(dir);
+  const std::vector<CountedLaunch> launches =
+      std::filesystem::exists(file) ? read_counted_launches(file) : std::vector<CountedLaunch>{};
   std::vector<std::string> kernels;
   for (const CountedLaunch& launch : launches) {
     if (std::find(kernels.begin(), kernels.end(), launch.kernel) == kernels.end()) {

@@ -1,4 +1,7 @@
-// The program `gpulab profile` and `gpulab sanitize` run (commands.hpp).
+// What `gpulab profile` and `gpulab sanitize` share (commands.hpp): the program they run and the
+// private folder its counted launches go to.
+#include <stdlib.h>  // mkdtemp
+
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -32,6 +35,21 @@ std::filesystem::path target_program(const std::string& target, bool solution, b
     throw std::runtime_error(labs.front()->id + "'s " + variant + " code did not build");
   }
   return run->report;
+}
+
+PrivateTempFolder::PrivateTempFolder(const std::string& stem, const std::string& what) {
+  // mkdtemp replaces the template's trailing six 'X' with a unique suffix.
+  std::string name =
+      (std::filesystem::temp_directory_path() / (stem + "." + std::string(6, 'X'))).string();
+  if (mkdtemp(name.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary directory for " + what);
+  }
+  path_ = name;
+}
+
+PrivateTempFolder::~PrivateTempFolder() {
+  std::error_code ignored;  // nothing to do about a folder that cannot be removed
+  std::filesystem::remove_all(path_, ignored);
 }
 
 }  // namespace gpulab::cli

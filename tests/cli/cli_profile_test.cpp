@@ -115,6 +115,22 @@ TEST(CliProfile, SourceIsForTheSimBackend) {
   EXPECT_TRUE(contains(run.err, "--source counts by line on the sim backend only")) << run.err;
 }
 
+TEST(CliSanitize, AProgramThatRunsCleanSaysWhatWasChecked) {
+  GPULAB_REQUIRE_COUNTING_BUILD();
+  const Outcome run = gpulab::testing::run_command(
+      shell_quote(GPULAB_EXE) + " sanitize " + shell_quote(GPULAB_SIM_PROGRAM) +
+      " -- --gtest_filter=CountingGlobal.Float4ContiguousIsSixteenSectors");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out,
+                       "gpulab sanitize: 1 launch of 1 kernel (copy_float4) checked: no "
+                       "race on shared memory"))
+      << run.out;
+  const Outcome missing =
+      gpulab::testing::run_command(shell_quote(GPULAB_EXE) + " sanitize ./no/such/program");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "no program at './no/such/program'")) << missing.err;
+}
+
 TEST(CliProfile, MetricsByNcuName) {
   GPULAB_REQUIRE_COUNTING_BUILD();
   const Outcome run =
